@@ -1,0 +1,75 @@
+#include "base/ids.h"
+
+#include <cctype>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <openssl/rand.h>
+
+namespace telic {
+namespace {
+
+std::string Hex(const unsigned char* bytes, size_t count) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(count * 2);
+  for (size_t i = 0; i < count; ++i) {
+    out.push_back(kHex[bytes[i] >> 4]);
+    out.push_back(kHex[bytes[i] & 0xF]);
+  }
+  return out;
+}
+
+void FillRandom(unsigned char* bytes, size_t count) {
+  if (RAND_bytes(bytes, static_cast<int>(count)) != 1) {
+    throw std::runtime_error("the OS random source failed");
+  }
+}
+
+}  // namespace
+
+std::string RandomIdSource::NewUuid() {
+  unsigned char b[16];
+  FillRandom(b, sizeof b);
+  b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);
+  std::string hex = Hex(b, sizeof b);
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) +
+         "-" + hex.substr(20);
+}
+
+std::string SequentialIdSource::NewUuid() { return fmt::format("00000000-0000-4000-8000-{:012x}", next_++); }
+
+std::string RandomHex(size_t count) {
+  std::string bytes(count, '\0');
+  FillRandom(reinterpret_cast<unsigned char*>(bytes.data()), count);
+  return Hex(reinterpret_cast<const unsigned char*>(bytes.data()), count);
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  if (!std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x80 || !(std::isalnum(u) || c == '.' || c == '_' || c == ':' || c == '-')) return false;
+  }
+  return true;
+}
+
+bool IsUuid(std::string_view s) {
+  if (s.size() != 36) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash != (s[i] == '-')) return false;
+    if (!dash && !std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  if (s == "00000000-0000-0000-0000-000000000000") return true;
+  std::string lower(s);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "ffffffff-ffff-ffff-ffff-ffffffffffff") return true;
+  char version = s[14];
+  char variant = static_cast<char>(std::tolower(static_cast<unsigned char>(s[19])));
+  return version >= '1' && version <= '8' && (variant == '8' || variant == '9' || variant == 'a' || variant == 'b');
+}
+
+}  // namespace telic

@@ -1,0 +1,41 @@
+// Identifiers: random UUIDs and the identifier/reference grammars of the wire contract.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace telic {
+
+// Source of random identifiers; injectable so tests can make runs reproducible.
+class IdSource {
+ public:
+  virtual ~IdSource() = default;
+  virtual std::string NewUuid() = 0;
+};
+
+// Lowercase RFC 4122 version-4 UUIDs from the OS CSPRNG (OpenSSL RAND_bytes).
+class RandomIdSource final : public IdSource {
+ public:
+  std::string NewUuid() override;
+};
+
+// Deterministic UUID-shaped ids (00000000-0000-4000-8000-<counter>) for tests.
+class SequentialIdSource final : public IdSource {
+ public:
+  std::string NewUuid() override;
+
+ private:
+  unsigned long long next_ = 1;
+};
+
+// `count` random bytes as lowercase hex (e.g. session ids); from the OS CSPRNG.
+std::string RandomHex(size_t count);
+
+// Identifier grammar: 1-128 chars, ^[A-Za-z0-9][A-Za-z0-9._:-]*$.
+bool IsIdentifier(std::string_view s);
+
+// UUID grammar accepted for prior_run_id: 8-4-4-4-12 hex, version 1-8 with the
+// RFC variant, or the nil / max UUID.
+bool IsUuid(std::string_view s);
+
+}  // namespace telic

@@ -1,0 +1,23 @@
+#include "base/sha256.h"
+
+#include <openssl/evp.h>
+
+namespace telic {
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(length * 2);
+  for (unsigned int i = 0; i < length; ++i) {
+    hex.push_back(kHex[digest[i] >> 4]);
+    hex.push_back(kHex[digest[i] & 0xF]);
+  }
+  return hex;
+}
+
+std::string Sha256Ref(std::string_view bytes) { return "sha256:" + Sha256Hex(bytes); }
+
+}  // namespace telic

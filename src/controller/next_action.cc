@@ -1,0 +1,243 @@
+#include "controller/next_action.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "controller/phases.h"
+#include "policy/permission_set.h"
+#include "schema/bundle.h"
+#include "schema/registry.h"
+
+namespace telic::controller {
+namespace {
+
+using store::ArtifactMeta;
+using store::RunRecord;
+
+const std::set<std::string, std::less<>> kReferenceFields = {
+    "applicableRuleRefs", "argumentsRef", "changeRefs",     "clarificationRequestRef", "commandRef",
+    "contextManifestRef", "contextRefs",  "derivedRefs",    "directEvidenceRefs",      "diffRef",
+    "evidenceInspected",  "evidenceRefs", "findingRefs",    "followupRequestRefs",     "inputRefs",
+    "instructionRef",     "originalRequestRef", "outputRef", "outputRefs",             "pinnedRefs",
+    "policyRefs",         "problemFrameRef", "promptReadinessRubricRef", "qualityReviewRef", "ref",
+    "requestRef",         "resultRef",    "ruleRefs",       "subjectRef",              "sourceRef",
+    "sourceRefs",         "targetRef",    "taskContractRef", "traceRef",               "toolEventRefs",
+    "userReportRef",      "verificationRefs", "workPlanRef", "workPlanRefs",           "workResultRefs"};
+
+bool IsReferenceString(const std::string& s) {
+  return s.rfind("artifact://", 0) == 0 || s.rfind("repo://", 0) == 0 || s.rfind("trace://", 0) == 0;
+}
+
+void Collect(const Json& value, std::string_view key, std::vector<std::string>& out) {
+  if (value.is_string()) {
+    if (kReferenceFields.count(key) && IsReferenceString(value.get_ref<const std::string&>())) {
+      out.push_back(value.get<std::string>());
+    }
+  } else if (value.is_array()) {
+    for (const Json& item : value) Collect(item, key, out);
+  } else if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) Collect(*it, it.key(), out);
+  }
+}
+
+// The artifact id of "artifact://<runId>/<id>" when it names this run, else "".
+std::string LocalArtifactId(const std::string& ref, const std::string& run_id) {
+  std::string prefix = "artifact://" + run_id + "/";
+  if (ref.rfind(prefix, 0) != 0) return {};
+  std::string id = ref.substr(prefix.size());
+  return id.find('/') == std::string::npos ? id : std::string();
+}
+
+const ArtifactMeta* Latest(const std::vector<ArtifactMeta>& artifacts, std::string_view type) {
+  for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
+    if (it->type == type) return &*it;
+  }
+  return nullptr;
+}
+
+std::string InstructionRef(const RunRecord& run, const PhaseInfo& phase) {
+  std::string role = phase.role;
+  if (run.topology == "micro" && run.phase == "agent_1_frame") role = "scenario_author-micro";
+  if (run.topology == "micro" && run.phase == "agent_3_review") role = "quality_controller-spot";
+  if (run.topology == "forensic" && run.phase == "agent_3_evidence_reverify") role = "quality_controller-reverify";
+  return "artifact://system/roles/" + role + "-v1";
+}
+
+Result<Json> ArtifactSchema(const std::string& type) {
+  return schema::BundleForHost(schema::Registry::Default(), "artifacts/" + type + ".json");
+}
+
+// Σ of node budgets.maximumToolCalls over every stored WorkPlan.
+Result<int64_t> ReservedToolCalls(const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load) {
+  int64_t total = 0;
+  for (const ArtifactMeta& meta : artifacts) {
+    if (meta.type != "WorkPlan") continue;
+    TELIC_ASSIGN_OR_RETURN(Json plan, load(meta));
+    for (const Json& node : plan.value("nodes", Json::array())) {
+      total += node.value("/budgets/maximumToolCalls"_json_pointer, int64_t{0});
+    }
+  }
+  return total;
+}
+
+Json Budgets(const RunRecord& run, int64_t reserved, int64_t workers, int64_t depth) {
+  return {{"promptRevisions", run.prompt_revisions_remaining},
+          {"postExecutionRemediations", run.remediations_remaining},
+          {"remainingPlanToolCalls", std::max<int64_t>(0, kMaxPlanToolCalls - reserved)},
+          {"maximumParallelWorkers", workers},
+          {"maximumSubagentDepth", depth}};
+}
+
+Json CommonFields(const RunRecord& run, std::string rationale, std::string kind) {
+  return {{"schemaVersion", "1.0"}, {"id", ActionId(run)},          {"runId", run.run_id},
+          {"createdAt", run.updated_at}, {"rationaleSummary", std::move(rationale)}, {"kind", std::move(kind)}};
+}
+
+Result<Json> TerminalAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load) {
+  const ArtifactMeta* report = Latest(artifacts, "UserReport");
+  std::string status = run.status;
+  if (report) {
+    TELIC_ASSIGN_OR_RETURN(Json body, load(*report));
+    if (body.value("terminalStatus", "") == "failed_verification") status = "failed_verification";
+  }
+  Json action = CommonFields(run, fmt::format("Controller recorded terminal run status {}.", status), "terminal");
+  action["phase"] = run.status;
+  action["status"] = status;
+  action["reportRef"] = report ? Json(store::ArtifactUri(run.run_id, report->id)) : Json(nullptr);
+  return action;
+}
+
+Result<Json> ClarificationAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, int64_t reserved) {
+  const ArtifactMeta* request = Latest(artifacts, "ClarificationRequest");
+  if (!request) return Fail(ErrorCode::kInternal, "Awaiting-clarification run has no request artifact");
+  Json action = CommonFields(run, "A materially divergent or permission-expanding choice requires the user.",
+                             "clarification");
+  action["phase"] = "awaiting_clarification";
+  action["clarificationRequestRef"] = store::ArtifactUri(run.run_id, request->id);
+  action["effectivePermissions"] = policy::EmptyPermissionSet();
+  action["remainingBudgets"] = Budgets(run, reserved, 1, 0);
+  return action;
+}
+
+// The inputRefs projection (§9.5), in ledger insertion order.
+Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const PhaseInfo& phase,
+                                               const std::vector<ArtifactMeta>& artifacts, const Json& envelope,
+                                               const BodyLoader& load) {
+  std::set<std::string> eligible_types(phase.eligible_inputs.begin(), phase.eligible_inputs.end());
+  std::unordered_map<std::string, const ArtifactMeta*> eligible;
+  std::map<std::string, const ArtifactMeta*> latest_by_type;
+  for (const ArtifactMeta& meta : artifacts) {
+    if (!eligible_types.count(meta.type)) continue;
+    eligible[meta.id] = &meta;
+    latest_by_type[meta.type] = &meta;
+  }
+  std::set<std::string> selected;
+  std::vector<std::string> queue;
+  auto select = [&](const std::string& id) {
+    if (selected.insert(id).second) queue.push_back(id);
+  };
+  for (const auto& [type, meta] : latest_by_type) {
+    if (type != "Evidence") select(meta->id);
+  }
+  std::string request_id = LocalArtifactId(envelope.value("originalRequestRef", ""), run.run_id);
+  if (!request_id.empty()) select(request_id);
+  for (const ArtifactMeta& meta : artifacts) {
+    if (eligible.count(meta.id) && (meta.type == "WorkPlan" || meta.type == "WorkResult")) select(meta.id);
+  }
+  auto overflow = [] {
+    return Fail(ErrorCode::kResourceExhausted,
+                "NextAction input reference closure exceeds 256; use a smaller plan/evidence manifest");
+  };
+  for (size_t i = 0; i < queue.size(); ++i) {
+    if (selected.size() > kMaxInputRefs) return overflow();
+    auto found = eligible.find(queue[i]);
+    if (found == eligible.end()) continue;
+    TELIC_ASSIGN_OR_RETURN(Json body, load(*found->second));
+    std::vector<std::string> refs = CollectReferences(body);
+    refs.insert(refs.end(), found->second->source_refs.begin(), found->second->source_refs.end());
+    for (const std::string& ref : refs) {
+      auto target = eligible.find(LocalArtifactId(ref, run.run_id));
+      if (target != eligible.end() && target->second->type != "Evidence") select(target->first);
+    }
+  }
+  if (selected.size() > kMaxInputRefs) return overflow();
+  for (auto it = artifacts.rbegin(); it != artifacts.rend() && selected.size() < kMaxInputRefs; ++it) {
+    if (it->type == "Evidence" && eligible.count(it->id)) selected.insert(it->id);
+  }
+  std::vector<std::string> refs;
+  for (const ArtifactMeta& meta : artifacts) {
+    if (selected.count(meta.id) && eligible.count(meta.id)) refs.push_back(store::ArtifactUri(run.run_id, meta.id));
+  }
+  return refs;
+}
+
+Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load,
+                         int64_t reserved) {
+  const PhaseInfo* phase = FindPhase(run.phase);
+  if (!phase) return Fail(ErrorCode::kInternal, fmt::format("run {} is in unknown phase {}", run.run_id, run.phase));
+  Json envelope = Json::object();
+  if (const ArtifactMeta* meta = Latest(artifacts, "RunEnvelope")) {
+    TELIC_ASSIGN_OR_RETURN(envelope, load(*meta));
+  }
+  TELIC_ASSIGN_OR_RETURN(std::vector<std::string> inputs, ProjectInputs(run, *phase, artifacts, envelope, load));
+  Json permissions = policy::EmptyPermissionSet();
+  if (run.phase == "context_grounding" && envelope.contains("authorization")) {
+    Json effective = policy::EffectiveRunPermissions(run.requested_mode, envelope["authorization"]["granted"],
+                                                     envelope["authorization"]["denied"]);
+    permissions["repository"]["read"] = effective["repository"]["read"];
+  } else if (run.phase == "agent_4_execute") {
+    return Fail(ErrorCode::kFailedPrecondition, "execution-phase actions are not available in this telic build");
+  }
+  const ArtifactMeta* manifest = Latest(artifacts, "ContextManifest");
+  Json action = CommonFields(
+      run,
+      fmt::format("Controller selected {} for {} topology from immutable run state.", phase->protocol_name,
+                  run.topology),
+      "phase");
+  action["phase"] = phase->protocol_name;
+  action["logicalRole"] = phase->role;
+  action["instructionRef"] = InstructionRef(run, *phase);
+  action["inputRefs"] = inputs;
+  action["contextManifestRef"] = manifest ? Json(store::ArtifactUri(run.run_id, manifest->id)) : Json(nullptr);
+  action["requiredOutputType"] = phase->accepted_types.front();
+  TELIC_ASSIGN_OR_RETURN(action["requiredOutputSchema"], ArtifactSchema(phase->accepted_types.front()));
+  Json additional = Json::object();
+  for (size_t i = 1; i < phase->accepted_types.size(); ++i) {
+    TELIC_ASSIGN_OR_RETURN(additional[phase->accepted_types[i]], ArtifactSchema(phase->accepted_types[i]));
+  }
+  action["additionalOutputSchemas"] = additional;
+  action["workNodeId"] = nullptr;
+  action["effectivePermissions"] = permissions;
+  Json host_budgets = envelope.value("budgets", Json::object());
+  action["remainingBudgets"] = Budgets(run, reserved, host_budgets.value("maximumParallelWorkers", int64_t{1}),
+                                       host_budgets.value("maximumSubagentDepth", int64_t{0}));
+  action["stopConditions"] = {
+      "Do not broaden the user-selected intent mode or permissions.",
+      "Stop at a materially divergent user-owned decision.",
+      "Submit concise rationale summaries and evidence references, never hidden chain-of-thought."};
+  return action;
+}
+
+}  // namespace
+
+std::vector<std::string> CollectReferences(const Json& body) {
+  std::vector<std::string> out;
+  Collect(body, "", out);
+  return out;
+}
+
+std::string ActionId(const RunRecord& run) { return fmt::format("action:{}:{}", run.run_id, run.version); }
+
+Result<Json> ComputeNextAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts,
+                               const BodyLoader& load_body) {
+  if (run.IsTerminal()) return TerminalAction(run, artifacts, load_body);
+  TELIC_ASSIGN_OR_RETURN(int64_t reserved, ReservedToolCalls(artifacts, load_body));
+  if (run.status == "awaiting_clarification") return ClarificationAction(run, artifacts, reserved);
+  return PhaseAction(run, artifacts, load_body, reserved);
+}
+
+}  // namespace telic::controller

@@ -1,0 +1,33 @@
+// NextAction: computed on demand from stored state, never stored (WIRE-CONTRACT §9).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/canonical_json.h"
+#include "base/status.h"
+#include "store/records.h"
+
+namespace telic::controller {
+
+inline constexpr size_t kMaxInputRefs = 256;
+inline constexpr int64_t kMaxPlanToolCalls = 4000;
+
+// Loads the parsed body of a stored artifact.
+using BodyLoader = std::function<Result<Json>(const store::ArtifactMeta&)>;
+
+// Every reference string in `body` (§14.1): string values at any depth under a
+// reference-field key, starting with artifact://, repo:// or trace://.
+std::vector<std::string> CollectReferences(const Json& body);
+
+// The single legal NextAction for `run` given its artifacts (insertion order).
+// Pure: the same stored state always yields the same action (createdAt is
+// run.updated_at). Fails when the input closure exceeds 256 references.
+Result<Json> ComputeNextAction(const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts,
+                               const BodyLoader& load_body);
+
+// "action:<runId>:<version>"
+std::string ActionId(const store::RunRecord& run);
+
+}  // namespace telic::controller

@@ -1,0 +1,83 @@
+// RunService: the operations behind the MCP tools and the CLI. Each writing
+// operation is one Store transaction guarded by the run's version.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/canonical_json.h"
+#include "base/clock.h"
+#include "base/ids.h"
+#include "base/status.h"
+#include "store/store.h"
+
+namespace telic::controller {
+
+struct StartRunRequest {
+  std::string original_request;  // stored byte-for-byte
+  std::string mode;
+  std::string host_name = "mcp-host";
+  std::string native_subagents = "unknown";  // available | unavailable | unknown
+  std::vector<std::string> host_capabilities = {"repository.read"};
+  std::optional<std::vector<std::string>> authorization_granted;  // nullopt: the mode default
+  std::vector<std::string> authorization_denied;
+  std::vector<std::string> shell_execute_allowlist;
+  std::vector<std::string> network_read_domains;
+  std::optional<std::string> topology_override;
+  std::optional<std::string> prior_run_id;
+};
+
+// A run with its current NextAction.
+struct RunAndAction {
+  store::RunRecord run;
+  Json next_action;
+};
+
+struct RunDetail {
+  store::RunRecord run;
+  std::vector<store::ArtifactMeta> artifacts;
+  Json next_action;
+};
+
+class RunService {
+ public:
+  RunService(store::Store& store, Clock& clock, IdSource& ids, std::string repository_root)
+      : store_(store), clock_(clock), ids_(ids), repository_root_(std::move(repository_root)) {}
+
+  // Creates a run: stores the exact request (UserMessage) and the RunEnvelope,
+  // classifies the topology, appends run_started / topology_classified (and
+  // lineage_linked), all in one transaction.
+  Result<RunAndAction> StartRun(const StartRunRequest& request);
+
+  Result<Json> GetNextAction(const std::string& run_id);
+  Result<RunDetail> GetRun(const std::string& run_id);
+  Result<std::vector<store::RunRecord>> ListRuns(int limit);
+  Result<store::StoredArtifact> GetArtifact(const std::string& run_id, const std::string& artifact_id);
+  Result<store::TracePage> GetTrace(const std::string& run_id, int64_t after_sequence, int limit);
+
+  // Checks the optimistic-concurrency tokens, in the reference's order: run
+  // exists, version equal (kStaleVersion "Stale run version ..."), action id
+  // equal (kStaleVersion "Stale or foreign action_id; reload the next action").
+  Result<store::RunRecord> CheckTokens(const std::string& run_id, const std::string& action_id,
+                                       int64_t expected_version);
+
+  // Cancels a non-terminal run (status cancelled, version + 1, run_cancelled
+  // event). A terminal run is returned unchanged with no new event.
+  Result<RunAndAction> CancelRun(const std::string& run_id, const std::string& action_id, int64_t expected_version);
+
+  const std::string& repository_root() const { return repository_root_; }
+  store::Store& store() { return store_; }
+
+ private:
+  Result<Json> NextActionFor(const store::RunRecord& run);
+  store::TraceEventRecord NewEvent(const store::RunRecord& run, std::string actor, std::string type,
+                                   std::string summary, const std::string& timestamp);
+
+  store::Store& store_;
+  Clock& clock_;
+  IdSource& ids_;
+  std::string repository_root_;
+};
+
+}  // namespace telic::controller

@@ -1,0 +1,22 @@
+// Wire renderings of stored records (WIRE-CONTRACT §8, §13.17).
+#pragma once
+
+#include "base/canonical_json.h"
+#include "store/records.h"
+
+namespace telic::controller {
+
+// The `run` object of tool results (§8.1).
+Json RunToJson(const store::RunRecord& run);
+// The RunSummary of telic_list_runs (§8.2).
+Json RunSummaryToJson(const store::RunRecord& run);
+// StoredArtifact metadata (§8.3), no body.
+Json ArtifactMetaToJson(const store::ArtifactMeta& meta);
+// Metadata plus the parsed canonical body.
+Json HydratedArtifactToJson(const store::StoredArtifact& artifact);
+// The canonical TraceEvent projection served by telic_get_trace (§17.1).
+Json TraceEventToCanonical(const store::TraceEventRecord& event);
+// The internal record (CLI `telic trace`), including the hash chain.
+Json TraceEventToInternal(const store::TraceEventRecord& event);
+
+}  // namespace telic::controller

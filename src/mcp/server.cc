@@ -1,0 +1,156 @@
+#include "mcp/server.h"
+
+#include <fmt/format.h>
+
+#include "base/text.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/prompts.h"
+#include "mcp/tools.h"
+#include "schema/bundle.h"
+#include "schema/registry.h"
+#include "schema/validator.h"
+
+namespace telic::mcp {
+namespace {
+
+Json IssueToJson(const Issue& issue) {
+  return {{"path", schema::PointerToDottedPath(issue.pointer)},
+          {"pointer", issue.pointer},
+          {"code", issue.code},
+          {"message", CleanMessage(issue.message, 400)}};
+}
+
+// Validates tool arguments; the error lists every violation.
+Status ValidateArguments(const ToolSpec& tool, Json& arguments) {
+  auto validator = schema::Registry::Default().Find(tool.schema_path);
+  if (!validator) return std::unexpected(validator.error());
+  std::vector<Issue> issues = (*validator)->Validate(arguments);
+  if (issues.empty()) return Ok();
+  std::string summary;
+  for (const Issue& issue : issues) {
+    if (!summary.empty()) summary += "; ";
+    summary += fmt::format("{}: {}", issue.pointer.empty() ? "/" : issue.pointer, issue.message);
+  }
+  return Fail(ErrorCode::kInvalidArgument,
+              fmt::format("Input validation error: Invalid arguments for tool {}: {}", tool.name, summary), issues);
+}
+
+}  // namespace
+
+const std::vector<std::string>& SupportedProtocolVersions() {
+  static const std::vector<std::string> kVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+                                                     "2024-10-07"};
+  return kVersions;
+}
+
+Json ToolErrorResult(const Error& error) {
+  Json payload = {{"ok", false}, {"code", ErrorCodeName(error.code())}, {"error", CleanMessage(error.message())}};
+  if (!error.issues().empty()) {
+    Json issues = Json::array();
+    for (size_t i = 0; i < error.issues().size() && i < 32; ++i) issues.push_back(IssueToJson(error.issues()[i]));
+    payload["issues"] = issues;
+  }
+  return {{"content", Json::array({{{"type", "text"}, {"text", Compact(payload)}}})},
+          {"structuredContent", payload},
+          {"isError", true}};
+}
+
+Json ToolSuccessResult(const Json& fields) {
+  Json payload = {{"ok", true}};
+  for (auto it = fields.begin(); it != fields.end(); ++it) payload[it.key()] = it.value();
+  return {{"content", Json::array({{{"type", "text"}, {"text", payload.dump(2, ' ', false, Json::error_handler_t::replace)}}})},
+          {"structuredContent", payload}};
+}
+
+Server::Server(controller::RunService& service) : service_(service), tools_(BuildTools(service)) {}
+
+Json Server::ListTools() const {
+  Json tools = Json::array();
+  for (const ToolSpec& tool : tools_) {
+    auto schema = schema::BundleForHost(schema::Registry::Default(), tool.schema_path);
+    tools.push_back({{"name", tool.name},
+                     {"title", tool.title},
+                     {"description", tool.description},
+                     {"inputSchema", schema ? *schema : Json::object()},
+                     {"annotations",
+                      {{"readOnlyHint", tool.read_only},
+                       {"destructiveHint", false},
+                       {"idempotentHint", tool.idempotent},
+                       {"openWorldHint", false}}},
+                     {"execution", {{"taskSupport", "forbidden"}}}});
+  }
+  return tools;
+}
+
+std::optional<Json> Server::CallTool(const std::string& name, const Json* arguments) {
+  auto it = std::find_if(tools_.begin(), tools_.end(), [&](const ToolSpec& t) { return t.name == name; });
+  if (it == tools_.end()) return std::nullopt;
+  Json args = arguments ? *arguments : Json();
+  if (!arguments) {
+    return ToolErrorResult(Error(ErrorCode::kInvalidArgument,
+                                 fmt::format("Input validation error: Invalid arguments for tool {}: arguments is "
+                                             "required (expected object, received undefined)",
+                                             name),
+                                 {Issue{"", "invalid_type", "expected object, received undefined"}}));
+  }
+  if (auto valid = ValidateArguments(*it, args); !valid) return ToolErrorResult(valid.error());
+  Result<Json> result = [&]() -> Result<Json> {
+    try {
+      return it->handler(args);
+    } catch (const std::exception& ex) {
+      return Fail(ErrorCode::kInternal, fmt::format("internal error: {}", ex.what()));
+    }
+  }();
+  if (!result) return ToolErrorResult(result.error());
+  return ToolSuccessResult(*result);
+}
+
+Json Server::Initialize(const Json& params) const {
+  std::string requested = params.is_object() ? params.value("protocolVersion", "") : "";
+  const auto& versions = SupportedProtocolVersions();
+  bool known = std::find(versions.begin(), versions.end(), requested) != versions.end();
+  return {{"protocolVersion", known ? requested : versions.front()},
+          {"capabilities", {{"tools", {{"listChanged", true}}}, {"prompts", {{"listChanged", true}}}}},
+          {"serverInfo", {{"name", kServerName}, {"version", kServerVersion}}}};
+}
+
+std::optional<std::string> Server::Dispatch(const Json& id, const std::string& method, const Json& params) {
+  if (method == "initialize") {
+    if (!params.is_object()) return ErrorResponse(id, kInvalidParams, "Invalid params: initialize requires params");
+    return ResultResponse(id, Initialize(params));
+  }
+  if (method == "ping") return ResultResponse(id, Json::object());
+  if (method == "tools/list") return ResultResponse(id, Json{{"tools", ListTools()}});
+  if (method == "prompts/list") return ResultResponse(id, Json{{"prompts", ListPrompts()}});
+  if (method == "prompts/get") {
+    auto prompt = GetPrompt(params);
+    if (!prompt) return ErrorResponse(id, kInvalidParams, prompt.error().message());
+    return ResultResponse(id, *prompt);
+  }
+  if (method == "tools/call") {
+    if (!params.is_object() || !params.contains("name") || !params["name"].is_string()) {
+      return ErrorResponse(id, kInvalidParams, "Invalid params: tools/call requires a string name");
+    }
+    const Json* arguments = params.contains("arguments") ? &params["arguments"] : nullptr;
+    if (arguments && !arguments->is_object()) {
+      return ErrorResponse(id, kInvalidParams, "Invalid params: arguments must be an object");
+    }
+    std::string name = params["name"].get<std::string>();
+    auto result = CallTool(name, arguments);
+    if (!result) return ErrorResponse(id, kInvalidParams, fmt::format("Tool {} not found", name));
+    return ResultResponse(id, *result);
+  }
+  return ErrorResponse(id, kMethodNotFound, "Method not found");
+}
+
+std::optional<std::string> Server::HandleLine(std::string_view line) {
+  if (TrimJs(line).empty()) return std::nullopt;
+  Classified classified = ClassifyLine(line, kMaxMessageBytes);
+  if (classified.error_response) return classified.error_response;
+  if (!classified.message) return std::nullopt;
+  const Message& message = *classified.message;
+  if (!message.id) return std::nullopt;  // notifications: initialized, cancelled, others — nothing to answer
+  return Dispatch(*message.id, message.method, message.params);
+}
+
+}  // namespace telic::mcp

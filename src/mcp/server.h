@@ -1,0 +1,69 @@
+// The MCP server core: lifecycle, tools and prompts, independent of transport.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/canonical_json.h"
+#include "base/status.h"
+#include "controller/run_service.h"
+
+namespace telic::mcp {
+
+inline constexpr const char* kServerName = "telic";
+inline constexpr const char* kServerVersion = "0.2.0";
+
+// Protocol versions telic speaks, newest first. An unknown client version is
+// answered with the newest.
+const std::vector<std::string>& SupportedProtocolVersions();
+
+// A tool handler receives arguments already validated against the tool's
+// input schema (defaults applied) and returns the success payload fields
+// (without `ok`) or an Error.
+using ToolHandler = std::function<Result<Json>(const Json& arguments)>;
+
+struct ToolSpec {
+  std::string name;
+  std::string title;
+  std::string description;
+  std::string schema_path;  // under schemas/, e.g. "tools/telic_get_run.json"
+  bool read_only = false;
+  bool idempotent = false;
+  ToolHandler handler;
+};
+
+class Server {
+ public:
+  explicit Server(controller::RunService& service);
+
+  // Handles one line from the client; returns the reply line, if any.
+  std::optional<std::string> HandleLine(std::string_view line);
+
+  // The tools/list entries (also used by docs and the compatibility test).
+  Json ListTools() const;
+
+  // Calls a tool by name with raw arguments; returns the tools/call result
+  // object (content + structuredContent, isError on failure), or nullopt for
+  // an unknown tool.
+  std::optional<Json> CallTool(const std::string& name, const Json* arguments);
+
+  static constexpr size_t kMaxMessageBytes = 16 * 1024 * 1024;
+
+ private:
+  std::optional<std::string> Dispatch(const Json& id, const std::string& method, const Json& params);
+  Json Initialize(const Json& params) const;
+
+  controller::RunService& service_;
+  std::vector<ToolSpec> tools_;
+};
+
+// The tool result for a handled failure: isError, structuredContent
+// {ok:false, code, error, issues?}, text = the same object as compact JSON.
+Json ToolErrorResult(const Error& error);
+// The tool result for a success payload: {ok:true, ...payload}, text pretty.
+Json ToolSuccessResult(const Json& payload);
+
+}  // namespace telic::mcp

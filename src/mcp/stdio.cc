@@ -1,0 +1,68 @@
+#include "mcp/stdio.h"
+
+#include <csignal>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "mcp/jsonrpc.h"
+
+namespace telic::mcp {
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+
+void OnSignal(int) { g_stop = 1; }
+
+void WriteLine(std::FILE* out, const std::string& line) {
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fputc('\n', out);
+  std::fflush(out);
+}
+
+// Reads one line (without '\n') into `line`. Returns false at EOF with no
+// data. Sets `too_long` and keeps consuming when the line exceeds `limit`.
+bool ReadLine(std::FILE* in, std::string& line, size_t limit, bool& too_long) {
+  line.clear();
+  too_long = false;
+  bool any = false;
+  int c;
+  while ((c = getc_unlocked(in)) != EOF) {
+    any = true;
+    if (c == '\n') return true;
+    if (too_long) continue;
+    if (line.size() >= limit) {
+      too_long = true;
+      line.clear();
+      continue;
+    }
+    line.push_back(static_cast<char>(c));
+  }
+  return any;
+}
+
+}  // namespace
+
+int ServeStdio(Server& server, std::FILE* in, std::FILE* out) {
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: a signal interrupts the blocking read
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  std::string line;
+  bool too_long = false;
+  while (!g_stop && ReadLine(in, line, Server::kMaxMessageBytes, too_long)) {
+    if (too_long) {
+      WriteLine(out, ErrorResponse(nullptr, kInvalidRequest,
+                                   fmt::format("Invalid Request: message exceeds {} bytes", Server::kMaxMessageBytes)));
+      continue;
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (auto reply = server.HandleLine(line)) WriteLine(out, *reply);
+  }
+  return 0;
+}
+
+}  // namespace telic::mcp

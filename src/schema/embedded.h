@@ -1,0 +1,16 @@
+// Schema files embedded at build time from schemas/ (see cmake/embed_schemas.cmake).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace telic::schema {
+
+struct EmbeddedFile {
+  std::string_view path;     // relative to schemas/, e.g. "tools/telic_start_run.json"
+  std::string_view content;  // the file's bytes
+};
+
+const std::vector<EmbeddedFile>& EmbeddedSchemaFiles();
+
+}  // namespace telic::schema

@@ -1,0 +1,36 @@
+// The registry of embedded schemas, compiled once per process.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "schema/validator.h"
+
+namespace telic::schema {
+
+class Registry {
+ public:
+  // The process-wide registry of every schema under schemas/. Compiles all of
+  // them on first use; a schema that fails to compile aborts with its error
+  // (that is a build defect, caught by the registry's unit test).
+  static const Registry& Default();
+
+  // The validator for `path` relative to schemas/ (e.g. "tools/telic_get_run.json").
+  Result<const Validator*> Find(std::string_view path) const;
+
+  // The raw schema document for `path`, or nullptr.
+  const Json* Document(std::string_view path) const;
+
+  // Every embedded path, sorted.
+  std::vector<std::string> Paths() const;
+
+  struct Impl;
+  ~Registry();
+
+ private:
+  Registry();
+  Impl* impl_;
+};
+
+}  // namespace telic::schema

@@ -1,0 +1,50 @@
+#include "store/records.h"
+
+#include <fmt/format.h>
+
+#include "base/sha256.h"
+
+namespace telic::store {
+
+bool RunRecord::IsTerminal() const {
+  return status == "completed" || status == "partial" || status == "blocked" || status == "cancelled";
+}
+
+std::string TraceEventHashInput(const TraceEventRecord& e) {
+  Json j = {
+      {"eventId", e.event_id},
+      {"runId", e.run_id},
+      {"sequence", e.sequence},
+      {"timestamp", e.timestamp},
+      {"actor", e.actor},
+      {"phase", e.phase},
+      {"eventType", e.event_type},
+      {"inputRefs", e.input_refs},
+      {"outputRefs", e.output_refs},
+      {"permissionDecision", e.permission_decision ? *e.permission_decision : Json(nullptr)},
+      {"summary", e.summary},
+      {"budgetSnapshot", e.budget_snapshot},
+      {"prevHash", e.prev_hash},
+  };
+  return CanonicalJson(j);
+}
+
+std::string ComputeTraceEventHash(const TraceEventRecord& event) {
+  return Sha256Ref(TraceEventHashInput(event));
+}
+
+std::string ArtifactUri(const std::string& run_id, const std::string& artifact_id) {
+  return "artifact://" + run_id + "/" + artifact_id;
+}
+
+std::string TraceEventUri(const std::string& run_id, int64_t sequence) {
+  return fmt::format("trace://{}/event-{:04}", run_id, sequence);
+}
+
+StoredArtifact MakeArtifact(ArtifactMeta meta, const Json& body) {
+  StoredArtifact artifact{std::move(meta), CanonicalJson(body)};
+  artifact.meta.sha256 = Sha256Ref(artifact.canonical_body);
+  return artifact;
+}
+
+}  // namespace telic::store

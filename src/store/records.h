@@ -1,0 +1,90 @@
+// The records telic stores: runs, immutable artifacts, append-only trace events.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/canonical_json.h"
+
+namespace telic::store {
+
+// One run. Fields mirror the wire `run` object (WIRE-CONTRACT §8.1); `extra`
+// holds controller state that has no wire field (an object, never null).
+struct RunRecord {
+  std::string run_id;
+  std::string schema_version = "1.0";
+  std::string repository_root;
+  std::string requested_mode;
+  std::string topology = "standard";
+  int escalation_count = 0;
+  std::optional<std::string> prior_run_id;
+  std::string status;  // running | awaiting_clarification | completed | partial | blocked | cancelled
+  std::string phase;   // internal phase name
+  std::optional<std::string> resume_phase;
+  int64_t version = 1;
+  int prompt_revisions_remaining = 1;
+  int remediations_remaining = 1;
+  std::optional<std::string> outcome_hint;
+  std::string created_at;
+  std::string updated_at;
+  Json extra = Json::object();
+
+  bool IsTerminal() const;
+};
+
+// Metadata of one immutable artifact (WIRE-CONTRACT §8.3).
+struct ArtifactMeta {
+  std::string id;
+  std::string run_id;
+  std::string type;
+  std::string schema_version = "1.0";
+  std::string producer;
+  std::string sha256;  // "sha256:<hex>" of the canonical body
+  std::vector<std::string> source_refs;
+  std::string redaction = "none";
+  std::string created_at;
+};
+
+// An artifact with its canonical body (the exact bytes its sha256 covers).
+struct StoredArtifact {
+  ArtifactMeta meta;
+  std::string canonical_body;
+};
+
+// One trace event. `sequence`, `prev_hash` and `hash` are assigned by the
+// store when the event is appended: sequence counts from 1 per run with no
+// gaps; hash = sha256 over prev_hash and the event's canonical form, so the
+// events of a run form a hash chain (the first event's prev_hash is "").
+struct TraceEventRecord {
+  std::string event_id;
+  std::string run_id;
+  int64_t sequence = 0;
+  std::string timestamp;
+  std::string actor;
+  std::string phase;       // internal phase name
+  std::string event_type;  // internal event type
+  std::vector<std::string> input_refs;
+  std::vector<std::string> output_refs;
+  std::optional<Json> permission_decision;
+  std::string summary;
+  Json budget_snapshot = Json::object();
+  std::string prev_hash;
+  std::string hash;
+};
+
+// The canonical JSON the hash chain covers (every field but `hash`).
+std::string TraceEventHashInput(const TraceEventRecord& event);
+// sha256 ref of TraceEventHashInput(event).
+std::string ComputeTraceEventHash(const TraceEventRecord& event);
+
+// "artifact://<runId>/<artifactId>"
+std::string ArtifactUri(const std::string& run_id, const std::string& artifact_id);
+// "trace://<runId>/event-NNNN" (at least four digits).
+std::string TraceEventUri(const std::string& run_id, int64_t sequence);
+
+// Builds a StoredArtifact from a parsed body: canonicalises it and computes its digest.
+StoredArtifact MakeArtifact(ArtifactMeta meta, const Json& body);
+
+}  // namespace telic::store

@@ -1,0 +1,480 @@
+#include "store/sqlite_store.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "base/sha256.h"
+
+namespace telic::store {
+namespace {
+
+// Each entry upgrades the schema by one version; never edit a released entry.
+const char* const kMigrations[] = {
+    // 1: runs, content-addressed blobs, artifacts, hash-chained trace events.
+    R"sql(
+CREATE TABLE runs (
+  run_id TEXT PRIMARY KEY,
+  schema_version TEXT NOT NULL,
+  repository_root TEXT NOT NULL,
+  requested_mode TEXT NOT NULL,
+  topology TEXT NOT NULL,
+  escalation_count INTEGER NOT NULL CHECK (escalation_count >= 0),
+  prior_run_id TEXT,
+  status TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  resume_phase TEXT,
+  version INTEGER NOT NULL CHECK (version >= 1),
+  prompt_revisions_remaining INTEGER NOT NULL CHECK (prompt_revisions_remaining >= 0),
+  remediations_remaining INTEGER NOT NULL CHECK (remediations_remaining >= 0),
+  outcome_hint TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  extra_json TEXT NOT NULL
+) STRICT;
+CREATE INDEX runs_by_update ON runs (updated_at DESC, run_id);
+CREATE TABLE blobs (
+  sha256 TEXT PRIMARY KEY,
+  body TEXT NOT NULL
+) STRICT;
+CREATE TABLE artifacts (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL REFERENCES runs (run_id),
+  artifact_id TEXT NOT NULL,
+  type TEXT NOT NULL,
+  schema_version TEXT NOT NULL,
+  producer TEXT NOT NULL,
+  sha256 TEXT NOT NULL REFERENCES blobs (sha256),
+  source_refs_json TEXT NOT NULL,
+  redaction TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE (run_id, artifact_id)
+);
+CREATE TABLE trace_events (
+  run_id TEXT NOT NULL REFERENCES runs (run_id),
+  sequence INTEGER NOT NULL CHECK (sequence >= 1),
+  event_id TEXT NOT NULL UNIQUE,
+  timestamp TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  input_refs_json TEXT NOT NULL,
+  output_refs_json TEXT NOT NULL,
+  permission_decision_json TEXT,
+  summary TEXT NOT NULL,
+  budget_snapshot_json TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (run_id, sequence)
+) STRICT;
+CREATE TRIGGER blobs_immutable BEFORE UPDATE ON blobs BEGIN SELECT RAISE(ABORT, 'blobs are immutable'); END;
+CREATE TRIGGER blobs_append_only BEFORE DELETE ON blobs BEGIN SELECT RAISE(ABORT, 'blobs are append-only'); END;
+CREATE TRIGGER artifacts_immutable BEFORE UPDATE ON artifacts BEGIN SELECT RAISE(ABORT, 'artifacts are immutable'); END;
+CREATE TRIGGER artifacts_append_only BEFORE DELETE ON artifacts BEGIN SELECT RAISE(ABORT, 'artifacts are append-only'); END;
+CREATE TRIGGER trace_immutable BEFORE UPDATE ON trace_events BEGIN SELECT RAISE(ABORT, 'trace events are immutable'); END;
+CREATE TRIGGER trace_append_only BEFORE DELETE ON trace_events BEGIN SELECT RAISE(ABORT, 'trace events are append-only'); END;
+)sql",
+};
+
+constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
+
+// A prepared statement, finalised on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Stmt& Bind(int i, std::string_view v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  Stmt& Bind(int i, const std::string& v) { return Bind(i, std::string_view(v)); }
+  Stmt& Bind(int i, const char* v) { return Bind(i, std::string_view(v)); }
+  Stmt& Bind(int i, const std::optional<std::string>& v) {
+    if (v) return Bind(i, std::string_view(*v));
+    sqlite3_bind_null(stmt_, i);
+    return *this;
+  }
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+  std::string Text(int col) const {
+    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
+  }
+  std::optional<std::string> OptText(int col) const {
+    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::nullopt;
+    return Text(col);
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+Error SqlError(sqlite3* db, std::string_view what) {
+  int rc = sqlite3_extended_errcode(db);
+  ErrorCode code = (rc & 0xFF) == SQLITE_BUSY || (rc & 0xFF) == SQLITE_LOCKED ? ErrorCode::kUnavailable
+                                                                               : ErrorCode::kInternal;
+  return Error(code, fmt::format("SQLite {} failed: {}", what, sqlite3_errmsg(db)));
+}
+
+Status Exec(sqlite3* db, const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    Error error = SqlError(db, message ? message : "exec");
+    sqlite3_free(message);
+    return std::unexpected(error);
+  }
+  return Ok();
+}
+
+std::string ToJson(const std::vector<std::string>& items) { return CanonicalJson(Json(items)); }
+
+std::vector<std::string> FromJsonList(const std::string& text) {
+  return Json::parse(text).get<std::vector<std::string>>();
+}
+
+const char kRunColumns[] =
+    "run_id, schema_version, repository_root, requested_mode, topology, escalation_count, prior_run_id, "
+    "status, phase, resume_phase, version, prompt_revisions_remaining, remediations_remaining, "
+    "outcome_hint, created_at, updated_at, extra_json";
+
+RunRecord ReadRun(const Stmt& s) {
+  RunRecord r;
+  r.run_id = s.Text(0);
+  r.schema_version = s.Text(1);
+  r.repository_root = s.Text(2);
+  r.requested_mode = s.Text(3);
+  r.topology = s.Text(4);
+  r.escalation_count = static_cast<int>(s.Int(5));
+  r.prior_run_id = s.OptText(6);
+  r.status = s.Text(7);
+  r.phase = s.Text(8);
+  r.resume_phase = s.OptText(9);
+  r.version = s.Int(10);
+  r.prompt_revisions_remaining = static_cast<int>(s.Int(11));
+  r.remediations_remaining = static_cast<int>(s.Int(12));
+  r.outcome_hint = s.OptText(13);
+  r.created_at = s.Text(14);
+  r.updated_at = s.Text(15);
+  r.extra = Json::parse(s.Text(16));
+  return r;
+}
+
+void BindRun(Stmt& s, const RunRecord& r) {
+  s.Bind(1, r.run_id).Bind(2, r.schema_version).Bind(3, r.repository_root).Bind(4, r.requested_mode);
+  s.Bind(5, r.topology).Bind(6, int64_t{r.escalation_count}).Bind(7, r.prior_run_id).Bind(8, r.status);
+  s.Bind(9, r.phase).Bind(10, r.resume_phase).Bind(11, r.version);
+  s.Bind(12, int64_t{r.prompt_revisions_remaining}).Bind(13, int64_t{r.remediations_remaining});
+  s.Bind(14, r.outcome_hint).Bind(15, r.created_at).Bind(16, r.updated_at).Bind(17, CanonicalJson(r.extra));
+}
+
+// Rolls back an open transaction unless Commit() was reached.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) {}
+  ~Transaction() {
+    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Status BeginImmediate() {
+    TELIC_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
+    open_ = true;
+    return Ok();
+  }
+  Status Commit() {
+    TELIC_RETURN_IF_ERROR(Exec(db_, "COMMIT"));
+    open_ = false;
+    return Ok();
+  }
+
+ private:
+  sqlite3* db_;
+  bool open_ = false;
+};
+
+Result<int64_t> QueryInt(sqlite3* db, const char* sql, std::string_view arg) {
+  Stmt s(db, sql);
+  if (!s.ok()) return std::unexpected(SqlError(db, "prepare"));
+  s.Bind(1, arg);
+  int rc = s.Step();
+  if (rc == SQLITE_ROW) return s.Int(0);
+  if (rc == SQLITE_DONE) return int64_t{-1};
+  return std::unexpected(SqlError(db, "query"));
+}
+
+Status InsertArtifact(sqlite3* db, const StoredArtifact& a) {
+  if (a.canonical_body.size() > kMaxArtifactBodyBytes) {
+    return Fail(ErrorCode::kResourceExhausted, fmt::format("Artifact exceeds {} byte limit", kMaxArtifactBodyBytes));
+  }
+  Stmt blob(db, "INSERT INTO blobs (sha256, body) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING");
+  blob.Bind(1, a.meta.sha256).Bind(2, a.canonical_body);
+  if (blob.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "blob insert"));
+  Stmt exists(db, "SELECT 1 FROM artifacts WHERE run_id = ? AND artifact_id = ?");
+  exists.Bind(1, a.meta.run_id).Bind(2, a.meta.id);
+  if (exists.Step() == SQLITE_ROW) {
+    return Fail(ErrorCode::kAlreadyExists, "Artifact already exists in this run: " + a.meta.id);
+  }
+  Stmt s(db,
+         "INSERT INTO artifacts (run_id, artifact_id, type, schema_version, producer, sha256, "
+         "source_refs_json, redaction, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.Bind(1, a.meta.run_id).Bind(2, a.meta.id).Bind(3, a.meta.type).Bind(4, a.meta.schema_version);
+  s.Bind(5, a.meta.producer).Bind(6, a.meta.sha256).Bind(7, ToJson(a.meta.source_refs));
+  s.Bind(8, a.meta.redaction).Bind(9, a.meta.created_at);
+  if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "artifact insert"));
+  return Ok();
+}
+
+Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<TraceEventRecord>& events) {
+  if (events.empty()) return Ok();
+  Stmt last(db, "SELECT sequence, hash FROM trace_events WHERE run_id = ? ORDER BY sequence DESC LIMIT 1");
+  last.Bind(1, run_id);
+  int64_t sequence = 0;
+  std::string prev_hash;
+  if (last.Step() == SQLITE_ROW) {
+    sequence = last.Int(0);
+    prev_hash = last.Text(1);
+  }
+  if (sequence + static_cast<int64_t>(events.size()) > kMaxTraceEventsPerRun) {
+    return Fail(ErrorCode::kResourceExhausted, fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun));
+  }
+  for (TraceEventRecord e : events) {
+    e.run_id = std::string(run_id);
+    e.sequence = ++sequence;
+    e.prev_hash = prev_hash;
+    e.hash = ComputeTraceEventHash(e);
+    prev_hash = e.hash;
+    Stmt s(db,
+           "INSERT INTO trace_events (run_id, sequence, event_id, timestamp, actor, phase, event_type, "
+           "input_refs_json, output_refs_json, permission_decision_json, summary, budget_snapshot_json, "
+           "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    s.Bind(1, e.run_id).Bind(2, e.sequence).Bind(3, e.event_id).Bind(4, e.timestamp).Bind(5, e.actor);
+    s.Bind(6, e.phase).Bind(7, e.event_type).Bind(8, ToJson(e.input_refs)).Bind(9, ToJson(e.output_refs));
+    std::optional<std::string> decision;
+    if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
+    s.Bind(10, decision).Bind(11, e.summary).Bind(12, CanonicalJson(e.budget_snapshot));
+    s.Bind(13, e.prev_hash).Bind(14, e.hash);
+    if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "trace insert"));
+  }
+  return Ok();
+}
+
+TraceEventRecord ReadEvent(const Stmt& s) {
+  TraceEventRecord e;
+  e.run_id = s.Text(0);
+  e.sequence = s.Int(1);
+  e.event_id = s.Text(2);
+  e.timestamp = s.Text(3);
+  e.actor = s.Text(4);
+  e.phase = s.Text(5);
+  e.event_type = s.Text(6);
+  e.input_refs = FromJsonList(s.Text(7));
+  e.output_refs = FromJsonList(s.Text(8));
+  if (auto d = s.OptText(9)) e.permission_decision = Json::parse(*d);
+  e.summary = s.Text(10);
+  e.budget_snapshot = Json::parse(s.Text(11));
+  e.prev_hash = s.Text(12);
+  e.hash = s.Text(13);
+  return e;
+}
+
+ArtifactMeta ReadArtifactMeta(const Stmt& s) {
+  ArtifactMeta m;
+  m.run_id = s.Text(0);
+  m.id = s.Text(1);
+  m.type = s.Text(2);
+  m.schema_version = s.Text(3);
+  m.producer = s.Text(4);
+  m.sha256 = s.Text(5);
+  m.source_refs = FromJsonList(s.Text(6));
+  m.redaction = s.Text(7);
+  m.created_at = s.Text(8);
+  return m;
+}
+
+const char kArtifactColumns[] =
+    "run_id, artifact_id, type, schema_version, producer, sha256, source_refs_json, redaction, created_at";
+
+}  // namespace
+
+int SqliteSchemaVersion() { return kSchemaVersion; }
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  // Create the file owner-only before SQLite touches it; -wal/-shm inherit the mode.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path, strerror(errno)));
+  ::close(fd);
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path, message));
+  }
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
+  TELIC_RETURN_IF_ERROR(store->Migrate());
+  return store;
+}
+
+SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+
+Status SqliteStore::Migrate() {
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
+  TELIC_RETURN_IF_ERROR(Exec(db_, "CREATE TABLE IF NOT EXISTS telic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT"));
+  TELIC_ASSIGN_OR_RETURN(int64_t has_runs,
+                         QueryInt(db_, "SELECT count(*) FROM sqlite_master WHERE name = ?", "runs"));
+  TELIC_ASSIGN_OR_RETURN(int64_t version,
+                         QueryInt(db_, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "schema_version"));
+  if (version < 0 && has_runs > 0) {
+    return Fail(ErrorCode::kFailedPrecondition,
+                "the ledger has tables but no telic schema version; it was not written by telic");
+  }
+  if (version > kSchemaVersion) {
+    return Fail(ErrorCode::kFailedPrecondition,
+                fmt::format("the ledger has schema version {} but this telic supports up to {}; upgrade telic",
+                            version, kSchemaVersion));
+  }
+  for (int64_t next = std::max<int64_t>(version, 0); next < kSchemaVersion; ++next) {
+    TELIC_RETURN_IF_ERROR(Exec(db_, kMigrations[next]));
+  }
+  Stmt s(db_, "INSERT INTO telic_meta (key, value) VALUES ('schema_version', ?) "
+              "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  s.Bind(1, std::to_string(kSchemaVersion));
+  if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "migration"));
+  return tx.Commit();
+}
+
+Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> expected_version,
+                                const Change& change) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
+  TELIC_ASSIGN_OR_RETURN(int64_t stored, QueryInt(db_, "SELECT version FROM runs WHERE run_id = ?", run_id));
+  if (!expected_version && stored >= 0) {
+    return Fail(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", run_id));
+  }
+  if (expected_version) {
+    if (stored < 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
+    if (stored != *expected_version) {
+      return Fail(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version");
+    }
+    Stmt s(db_, fmt::format("UPDATE runs SET ({}) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                            "WHERE run_id = ?18 AND version = ?19",
+                            kRunColumns).c_str());
+    BindRun(s, change.run);
+    s.Bind(18, run_id).Bind(19, *expected_version);
+    if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "run update"));
+  } else {
+    Stmt s(db_, fmt::format("INSERT INTO runs ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            kRunColumns).c_str());
+    BindRun(s, change.run);
+    if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "run insert"));
+  }
+  if (!change.artifacts.empty()) {
+    TELIC_ASSIGN_OR_RETURN(int64_t count, QueryInt(db_, "SELECT count(*) FROM artifacts WHERE run_id = ?", run_id));
+    if (count + static_cast<int64_t>(change.artifacts.size()) > static_cast<int64_t>(kMaxArtifactsPerRun)) {
+      return Fail(ErrorCode::kResourceExhausted, fmt::format("Run artifact limit of {} reached", kMaxArtifactsPerRun));
+    }
+  }
+  for (const StoredArtifact& a : change.artifacts) TELIC_RETURN_IF_ERROR(InsertArtifact(db_, a));
+  TELIC_RETURN_IF_ERROR(AppendEvents(db_, run_id, change.events));
+  return tx.Commit();
+}
+
+Status SqliteStore::CreateRun(const Change& change) { return WriteChange(change.run.run_id, std::nullopt, change); }
+
+Status SqliteStore::ApplyChange(std::string_view run_id, int64_t expected_version, const Change& change) {
+  if (change.run.run_id != run_id) return Fail(ErrorCode::kInternal, "change targets another run");
+  return WriteChange(run_id, expected_version, change);
+}
+
+Result<RunRecord> SqliteStore::GetRun(std::string_view run_id) {
+  std::lock_guard lock(mutex_);
+  Stmt s(db_, fmt::format("SELECT {} FROM runs WHERE run_id = ?", kRunColumns).c_str());
+  s.Bind(1, run_id);
+  int rc = s.Step();
+  if (rc == SQLITE_ROW) return ReadRun(s);
+  if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
+  return std::unexpected(SqlError(db_, "run read"));
+}
+
+Result<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
+  std::lock_guard lock(mutex_);
+  Stmt s(db_, fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT ?", kRunColumns).c_str());
+  s.Bind(1, int64_t{limit});
+  std::vector<RunRecord> runs;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) runs.push_back(ReadRun(s));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "run list"));
+  return runs;
+}
+
+Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifacts(std::string_view run_id) {
+  std::lock_guard lock(mutex_);
+  Stmt s(db_, fmt::format("SELECT {} FROM artifacts WHERE run_id = ? ORDER BY seq", kArtifactColumns).c_str());
+  s.Bind(1, run_id);
+  std::vector<ArtifactMeta> list;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) list.push_back(ReadArtifactMeta(s));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "artifact list"));
+  return list;
+}
+
+Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {
+  std::lock_guard lock(mutex_);
+  Stmt s(db_, fmt::format("SELECT {}, b.body FROM artifacts a LEFT JOIN blobs b USING (sha256) "
+                          "WHERE a.run_id = ? AND a.artifact_id = ?",
+                          kArtifactColumns).c_str());
+  s.Bind(1, run_id).Bind(2, artifact_id);
+  int rc = s.Step();
+  if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
+  if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "artifact read"));
+  StoredArtifact a{ReadArtifactMeta(s), s.Text(9)};
+  if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
+    return Fail(ErrorCode::kDataLoss, fmt::format("Artifact integrity check failed: {}", artifact_id));
+  }
+  return a;
+}
+
+Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_sequence, int limit) {
+  std::lock_guard lock(mutex_);
+  Stmt s(db_,
+         "SELECT run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, "
+         "output_refs_json, permission_decision_json, summary, budget_snapshot_json, prev_hash, hash "
+         "FROM trace_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
+  s.Bind(1, run_id).Bind(2, after_sequence).Bind(3, int64_t{limit} + 1);
+  TracePage page;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) page.events.push_back(ReadEvent(s));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "trace read"));
+  if (page.events.size() > static_cast<size_t>(limit)) {
+    page.has_more = true;
+    page.events.pop_back();
+  }
+  return page;
+}
+
+Status SqliteStore::CheckIntegrity() {
+  std::lock_guard lock(mutex_);
+  Stmt s(db_, "PRAGMA integrity_check");
+  if (s.Step() != SQLITE_ROW) return std::unexpected(SqlError(db_, "integrity check"));
+  std::string answer = s.Text(0);
+  if (answer != "ok") return Fail(ErrorCode::kDataLoss, "SQLite integrity check: " + answer);
+  return Ok();
+}
+
+}  // namespace telic::store

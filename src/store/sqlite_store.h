@@ -1,0 +1,46 @@
+// The embedded SQLite store: WAL, synchronous=FULL, one BEGIN IMMEDIATE
+// transaction per change, version compare-and-set, busy timeout 5 s.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "store/store.h"
+
+struct sqlite3;
+
+namespace telic::store {
+
+// The newest schema version this build writes; see kMigrations in the .cc.
+int SqliteSchemaVersion();
+
+class SqliteStore final : public Store {
+ public:
+  // Opens (creating if needed) the database at `path` and applies pending
+  // migrations. Fails with kFailedPrecondition when the file was written by a
+  // newer telic or is not a telic database.
+  static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
+  ~SqliteStore() override;
+
+  Status CreateRun(const Change& change) override;
+  Status ApplyChange(std::string_view run_id, int64_t expected_version, const Change& change) override;
+  Result<RunRecord> GetRun(std::string_view run_id) override;
+  Result<std::vector<RunRecord>> ListRuns(int limit) override;
+  Result<std::vector<ArtifactMeta>> ListArtifacts(std::string_view run_id) override;
+  Result<StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override;
+  Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override;
+
+  // PRAGMA integrity_check; Ok when SQLite answers "ok".
+  Status CheckIntegrity();
+
+ private:
+  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  Status Migrate();
+  Status WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
+
+  sqlite3* db_;
+  std::mutex mutex_;  // one connection, serialised; each process opens its own
+};
+
+}  // namespace telic::store

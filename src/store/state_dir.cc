@@ -1,0 +1,128 @@
+#include "store/state_dir.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "base/sha256.h"
+
+extern char** environ;
+
+namespace telic::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Get(const Environment& env, const std::string& key) {
+  auto it = env.find(key);
+  return it == env.end() ? std::string() : it->second;
+}
+
+Result<std::string> RealPath(const std::string& path) {
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) == nullptr) {
+    return Fail(ErrorCode::kFailedPrecondition,
+                fmt::format("repository root {} cannot be resolved: {}", path, std::strerror(errno)));
+  }
+  return std::string(buffer);
+}
+
+// The nearest existing ancestor of `path`, resolved, with the rest re-appended.
+fs::path ResolveThroughNearestAncestor(const fs::path& path) {
+  fs::path existing = path;
+  fs::path rest;
+  while (!existing.empty() && !fs::exists(existing)) {
+    rest = existing.filename() / rest;
+    existing = existing.parent_path();
+  }
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(existing, ec);
+  if (ec) resolved = existing;
+  return (resolved / rest).lexically_normal();
+}
+
+bool IsWithin(const fs::path& inner, const fs::path& outer) {
+  auto [o, i] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return o == outer.end();
+}
+
+bool Overlaps(const fs::path& a, const fs::path& b) { return IsWithin(a, b) || IsWithin(b, a); }
+
+}  // namespace
+
+Environment CurrentEnvironment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string_view::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+Result<StateLocation> ResolveStateLocation(const Environment& env, const std::string& cwd) {
+  std::string root_input = Get(env, "TELIC_REPOSITORY_ROOT");
+  if (root_input.empty()) root_input = cwd;
+  TELIC_ASSIGN_OR_RETURN(std::string root, RealPath(root_input));
+  StateLocation location;
+  location.repository_root = root;
+  std::string explicit_dir = Get(env, "TELIC_STATE_DIR");
+  if (!explicit_dir.empty()) {
+    location.state_dir = fs::absolute(fs::path(explicit_dir)).lexically_normal().string();
+  } else {
+    std::string base = Get(env, "XDG_STATE_HOME");
+    if (base.empty()) {
+      std::string home = Get(env, "HOME");
+      if (home.empty()) return Fail(ErrorCode::kFailedPrecondition, "neither TELIC_STATE_DIR, XDG_STATE_HOME nor HOME is set");
+      base = (fs::path(home) / ".local" / "state").string();
+    }
+    std::string key = Sha256Hex(root).substr(0, 24);
+    location.state_dir = (fs::absolute(fs::path(base)) / "telic" / "repositories" / key).lexically_normal().string();
+  }
+  if (location.state_dir.size() > 1 && location.state_dir.back() == '/') location.state_dir.pop_back();
+  location.ledger_path = location.state_dir + "/telic.sqlite3";
+  return location;
+}
+
+Status PrepareStateDir(const StateLocation& location) {
+  fs::path dir(location.state_dir);
+  fs::path root(location.repository_root);
+  if (Overlaps(dir.lexically_normal(), root) || Overlaps(ResolveThroughNearestAncestor(dir), root)) {
+    return Fail(ErrorCode::kFailedPrecondition,
+                fmt::format("Telic state directory {} must be outside the repository {} and must not contain it",
+                            location.state_dir, location.repository_root));
+  }
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      return Fail(ErrorCode::kFailedPrecondition, fmt::format("Telic state directory {} is a symlink", location.state_dir));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return Fail(ErrorCode::kFailedPrecondition, fmt::format("Telic state directory {} is not a directory", location.state_dir));
+    }
+  } else {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+      return Fail(ErrorCode::kFailedPrecondition,
+                  fmt::format("cannot create Telic state directory {}: {}", location.state_dir, ec.message()));
+    }
+    ::chmod(dir.c_str(), 0700);
+  }
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    std::string path = location.ledger_path + suffix;
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      return Fail(ErrorCode::kFailedPrecondition, fmt::format("Telic ledger file {} is not a regular file", path));
+    }
+  }
+  return Ok();
+}
+
+}  // namespace telic::store

@@ -1,0 +1,68 @@
+// The Store interface: every state change of a run is one transaction.
+//
+// Implementations: SqliteStore (embedded default). A PostgreSQL store
+// implements the same interface; callers never know which one they hold.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "store/records.h"
+
+namespace telic::store {
+
+// Hard limits enforced inside the write transaction (WIRE-CONTRACT §18).
+inline constexpr size_t kMaxArtifactsPerRun = 2048;
+inline constexpr int64_t kMaxTraceEventsPerRun = 10000;
+inline constexpr size_t kMaxArtifactBodyBytes = 2 * 1024 * 1024;
+
+// A unit of change to one run: its new record, the artifacts it adds and the
+// trace events it appends (their sequence and hashes are assigned on append).
+struct Change {
+  RunRecord run;
+  std::vector<StoredArtifact> artifacts;
+  std::vector<TraceEventRecord> events;
+};
+
+struct TracePage {
+  std::vector<TraceEventRecord> events;
+  bool has_more = false;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Creates a new run with its first artifacts and events, atomically.
+  // kAlreadyExists if the run id is taken.
+  virtual Status CreateRun(const Change& change) = 0;
+
+  // Applies `change` to an existing run as one transaction, only if the
+  // stored run version equals `expected_version` (compare-and-set); the run
+  // record is replaced by change.run. Errors: kNotFound (no such run),
+  // kConflict (the version moved: another writer won; nothing is stored),
+  // kAlreadyExists (an artifact id is taken in this run), kResourceExhausted
+  // (artifact, trace or body limits). On any error nothing is stored.
+  virtual Status ApplyChange(std::string_view run_id, int64_t expected_version, const Change& change) = 0;
+
+  virtual Result<RunRecord> GetRun(std::string_view run_id) = 0;
+
+  // Newest first: updated_at descending, then run_id ascending.
+  virtual Result<std::vector<RunRecord>> ListRuns(int limit) = 0;
+
+  // Artifact metadata of a run in insertion order.
+  virtual Result<std::vector<ArtifactMeta>> ListArtifacts(std::string_view run_id) = 0;
+
+  // One artifact with its body. The body is re-hashed on every read:
+  // kDataLoss ("Artifact integrity check failed") on mismatch,
+  // kNotFound ("Artifact not found: <id>") if the run has no such artifact.
+  virtual Result<StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) = 0;
+
+  // Events with sequence > after_sequence, ascending, at most `limit`.
+  virtual Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) = 0;
+};
+
+}  // namespace telic::store
