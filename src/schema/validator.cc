@@ -237,7 +237,7 @@ class MatchLimits {
   MatchLimits() : context_(pcre2_match_context_create(nullptr)) {
     pcre2_set_match_limit(context_, 10'000'000);
     pcre2_set_depth_limit(context_, 1'000'000);
-    pcre2_set_heap_limit(context_, 64 * 1024);  // KiB
+    pcre2_set_heap_limit(context_, 16 * 1024);  // KiB
   }
   ~MatchLimits() { pcre2_match_context_free(context_); }
   MatchLimits(const MatchLimits&) = delete;
@@ -378,7 +378,6 @@ struct Node {
        applicators = false;
   const Json* effective_default = nullptr;  // own default, else that of the $ref chain
   uint8_t effective_types = 0;              // own types, else those of the $ref chain
-  bool may_default = false;                 // validating may insert defaults
 };
 
 // Children validated against the same instance (cycles among them never end).
@@ -388,16 +387,6 @@ std::vector<const Node*> InPlaceChildren(const Node& node) {
   out.insert(out.end(), node.one_of.begin(), node.one_of.end());
   if (node.ref) out.push_back(node.ref);
   if (node.not_schema) out.push_back(node.not_schema);
-  return out;
-}
-
-// Children whose validation may insert defaults (`not` never does).
-std::vector<const Node*> DefaultingChildren(const Node& node) {
-  std::vector<const Node*> out = InPlaceChildren(node);
-  if (node.not_schema) out.pop_back();
-  for (const Property& property : node.properties) out.push_back(property.schema);
-  if (node.additional_schema) out.push_back(node.additional_schema);
-  if (node.items) out.push_back(node.items);
   return out;
 }
 
@@ -416,20 +405,6 @@ void ComputeRefDerived(Node& n) {
   for (int hops = 0; p && hops < 64; ++hops, p = p->ref) {
     if (!n.effective_default && p->default_value) n.effective_default = &*p->default_value;
     if (!n.effective_types && p->types) n.effective_types = p->types;
-  }
-}
-
-// Fixpoint: a node may insert defaults if a property has one or a child may.
-void ComputeMayDefault(std::vector<std::unique_ptr<Node>>& nodes) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (auto& node : nodes) {
-      if (node->may_default) continue;
-      bool may = std::any_of(node->properties.begin(), node->properties.end(),
-                             [](const Property& p) { return p.schema->effective_default != nullptr; });
-      for (const Node* child : DefaultingChildren(*node)) may = may || child->may_default;
-      if (may) node->may_default = changed = true;
-    }
   }
 }
 
@@ -647,7 +622,6 @@ Status Compiler::Keyword(Node& node, std::string_view name, const Json& value, c
 
 Status Compiler::Finish() {
   for (auto& node : nodes_) ComputeRefDerived(*node);
-  ComputeMayDefault(nodes_);
   return CheckCycles();
 }
 
@@ -891,6 +865,14 @@ struct PathToken {
   size_t index;
 };
 
+// A default inserted into an object, recorded so a failed union branch can
+// take it back. Inserted defaults are never descended into, so the object of
+// an earlier entry is never inside a later entry's value.
+struct Insertion {
+  Json::object_t* object;
+  Json::object_t::iterator member;
+};
+
 // True when no two items are equal (JSON equality: 1 == 1.0).
 bool AllUnique(const Json::array_t& items) {
   if (items.size() <= 16) {
@@ -912,23 +894,17 @@ bool AllUnique(const Json::array_t& items) {
 }
 
 // Walks an instance against compiled nodes, collecting issues. The path
-// stack is shared with nested walkers (union branches) and rendered to a
-// pointer only when an issue is recorded.
+// stack and the insertion journal are shared with nested walkers (union
+// branches); the path is rendered to a pointer only when an issue is recorded.
 class Walker {
  public:
-  Walker(bool apply_defaults, size_t cap, std::vector<PathToken>& path)
-      : apply_defaults_(apply_defaults), cap_(std::max<size_t>(cap, 1)), path_(path) {}
+  Walker(bool apply_defaults, size_t cap, std::vector<PathToken>& path, std::vector<Insertion>& journal)
+      : apply_defaults_(apply_defaults), cap_(std::max<size_t>(cap, 1)), path_(path), journal_(journal) {}
 
   void Check(const Node& node, Json& value);
   std::vector<Issue> TakeIssues() && { return std::move(issues_); }
 
  private:
-  // The result of validating one union branch.
-  struct Branch {
-    std::vector<Issue> issues;
-    std::optional<Json> result;  // the instance with the branch's defaults, if copied
-  };
-
   std::string Pointer() const;
   void Add(std::string_view code, std::string message, const std::string* missing_member = nullptr);
   void Descend(const Node& node, Json& value, PathToken token);
@@ -945,7 +921,8 @@ class Walker {
   void CheckRequired(const Node& node, const Json::object_t& object);
   void CheckArray(const Node& node, Json::array_t& items);
   void CheckApplicators(const Node& node, Json& value);
-  Branch TryBranch(const Node& node, Json& value, bool match_only);
+  std::vector<Issue> TryBranch(const Node& node, Json& value, bool match_only);
+  void Rollback(size_t mark);
   void CheckAnyOf(const Node& node, Json& value);
   void CheckOneOf(const Node& node, Json& value);
   void CheckNot(const Node& node, Json& value);
@@ -955,6 +932,7 @@ class Walker {
   bool apply_defaults_;
   size_t cap_;
   std::vector<PathToken>& path_;
+  std::vector<Insertion>& journal_;
   std::vector<Issue> issues_;
   bool stopped_ = false;
 };
@@ -1081,8 +1059,8 @@ void Walker::CheckNumber(const Node& node, const Json& value) {
 }
 
 // Merges the (sorted) members with the (sorted) declared properties: present
-// ones are validated, absent ones gain their default, undeclared ones go to
-// additionalProperties. `required` is checked after defaults are inserted.
+// ones are validated, absent ones gain a copy of their default (not itself
+// validated, as in Zod v4), undeclared ones go to additionalProperties. `required` is checked after defaults are inserted.
 void Walker::CheckObject(const Node& node, Json::object_t& object) {
   auto member = object.begin();
   auto property = node.properties.begin();
@@ -1092,7 +1070,9 @@ void Walker::CheckObject(const Node& node, Json::object_t& object) {
       ++member;
     } else if (member == object.end() || property->name < member->first) {
       const Json* fallback = property->schema->effective_default;
-      if (apply_defaults_ && fallback) object.emplace_hint(member, property->name, *fallback);
+      if (apply_defaults_ && fallback) {
+        journal_.push_back(Insertion{&object, object.emplace_hint(member, property->name, *fallback)});
+      }
       ++property;
     } else {
       Descend(*property->schema, member->second, PathToken{&member->first, 0});
@@ -1144,21 +1124,23 @@ void Walker::CheckApplicators(const Node& node, Json& value) {
   if (node.not_schema) CheckNot(*node.not_schema, value);
 }
 
-// Validates a branch without touching `value`: against a copy when the branch
-// may insert defaults, else in place. `match_only` stops at the first issue
-// and never inserts defaults.
-Walker::Branch Walker::TryBranch(const Node& node, Json& value, bool match_only) {
-  bool defaults = apply_defaults_ && !match_only;
-  Walker branch(defaults, match_only ? 1 : kBranchIssueCap, path_);
-  Branch out;
-  if (defaults && node.may_default) {
-    out.result = value;
-    branch.Check(node, *out.result);
-  } else {
-    branch.Check(node, value);
+// Validates one union branch in place. `match_only` stops at the first issue
+// and inserts no defaults; a failed branch's insertions are rolled back.
+std::vector<Issue> Walker::TryBranch(const Node& node, Json& value, bool match_only) {
+  size_t mark = journal_.size();
+  Walker branch(apply_defaults_ && !match_only, match_only ? 1 : kBranchIssueCap, path_, journal_);
+  branch.Check(node, value);
+  std::vector<Issue> issues = std::move(branch).TakeIssues();
+  if (!issues.empty()) Rollback(mark);
+  return issues;
+}
+
+// Removes the defaults inserted since journal size `mark`, newest first.
+void Walker::Rollback(size_t mark) {
+  while (journal_.size() > mark) {
+    journal_.back().object->erase(journal_.back().member);
+    journal_.pop_back();
   }
-  out.issues = std::move(branch).TakeIssues();
-  return out;
 }
 
 std::string Walker::UnionMessage(std::string_view head, const std::vector<Issue>& closest) const {
@@ -1176,37 +1158,33 @@ std::string Walker::UnionMessage(std::string_view head, const std::vector<Issue>
 void Walker::CheckAnyOf(const Node& node, Json& value) {
   std::vector<std::vector<Issue>> failures;
   for (const Node* schema : node.any_of) {
-    Branch branch = TryBranch(*schema, value, false);
-    if (branch.issues.empty()) {
-      if (branch.result) value = std::move(*branch.result);
-      return;
-    }
-    failures.push_back(std::move(branch.issues));
+    std::vector<Issue> issues = TryBranch(*schema, value, false);
+    if (issues.empty()) return;
+    failures.push_back(std::move(issues));
   }
   Add("invalid_union", UnionMessage("must match at least one anyOf schema", Closest(failures)));
 }
 
-// Needs exactly one matching branch; its defaults are kept.
+// Needs exactly one matching branch; its defaults are kept. Branches after
+// the first match are only tested for a match.
 void Walker::CheckOneOf(const Node& node, Json& value) {
   std::vector<std::vector<Issue>> failures;
   std::optional<size_t> matched;
-  std::optional<Json> result;
+  size_t mark = journal_.size();
   for (size_t i = 0; i < node.one_of.size(); ++i) {
-    Branch branch = TryBranch(*node.one_of[i], value, matched.has_value());
-    if (branch.issues.empty() && matched) {
-      Add("invalid_union",
-          fmt::format("must match exactly one oneOf schema, but matches schemas {} and {}", *matched, i));
-      return;
+    std::vector<Issue> issues = TryBranch(*node.one_of[i], value, matched.has_value());
+    if (issues.empty() && matched) {
+      Rollback(mark);
+      return Add("invalid_union",
+                 fmt::format("must match exactly one oneOf schema, but matches schemas {} and {}", *matched, i));
     }
-    if (branch.issues.empty()) {
+    if (issues.empty()) {
       matched = i;
-      result = std::move(branch.result);
     } else if (!matched) {
-      failures.push_back(std::move(branch.issues));
+      failures.push_back(std::move(issues));
     }
   }
-  if (!matched) return Add("invalid_union", UnionMessage("must match exactly one oneOf schema", Closest(failures)));
-  if (result) value = std::move(*result);
+  if (!matched) Add("invalid_union", UnionMessage("must match exactly one oneOf schema", Closest(failures)));
 }
 
 // The failed branch to quote: one that accepted the instance's type beats one
@@ -1224,7 +1202,7 @@ const std::vector<Issue>& Walker::Closest(const std::vector<std::vector<Issue>>&
 }
 
 void Walker::CheckNot(const Node& node, Json& value) {
-  if (TryBranch(node, value, true).issues.empty()) Add("custom", "must not match the schema in not");
+  if (TryBranch(node, value, true).empty()) Add("custom", "must not match the schema in not");
 }
 
 }  // namespace
@@ -1248,7 +1226,8 @@ Result<Validator> Validator::Compile(const Json& schema, SchemaResolver resolver
 
 std::vector<Issue> Validator::Validate(Json& instance, const ValidateOptions& options) const {
   std::vector<PathToken> path;
-  Walker walker(options.apply_defaults, options.max_issues, path);
+  std::vector<Insertion> journal;
+  Walker walker(options.apply_defaults, options.max_issues, path, journal);
   walker.Check(*compiled_->root, instance);
   return std::move(walker).TakeIssues();
 }

@@ -1,8 +1,10 @@
 #include "schema/validator.h"
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -596,6 +598,31 @@ TEST(ValidatorTest, AnyOfAppliesDefaultsOfFirstMatch) {
   EXPECT_EQ(value, Json::parse(R"({"x": 1, "b": "B"})"));
 }
 
+TEST(ValidatorTest, FailedBranchTakesBackNestedDefaults) {
+  Validator validator = MustCompile(R"({"anyOf": [
+    {"properties": {"inner": {"anyOf": [{"properties": {"d": {"default": 1}}}]}, "x": {"type": "string"}},
+     "required": ["x"]},
+    {"properties": {"e": {"default": 2}}}
+  ]})");
+  Json value = Json::parse(R"({"inner": {}})");
+  EXPECT_TRUE(validator.Validate(value).empty());
+  EXPECT_EQ(value, Json::parse(R"({"inner": {}, "e": 2})"));
+}
+
+TEST(ValidatorTest, AmbiguousOneOfKeepsNoDefaults) {
+  Validator validator = MustCompile(R"({"oneOf": [{"properties": {"a": {"default": 1}}}, {"type": "object"}]})");
+  Json value = Json::object();
+  EXPECT_EQ(Where(validator.Validate(value)), (Found{{"", "invalid_union"}}));
+  EXPECT_EQ(value, Json::object());
+}
+
+TEST(ValidatorTest, DefaultsAreInsertedUnvalidated) {
+  Validator validator = MustCompile(R"({"properties": {"a": {"type": "integer", "default": "as declared"}}})");
+  Json value = Json::object();
+  EXPECT_TRUE(validator.Validate(value).empty());
+  EXPECT_EQ(value, Json::parse(R"({"a": "as declared"})"));
+}
+
 TEST(ValidatorTest, NotNeverAppliesDefaults) {
   Validator validator = MustCompile(R"({"not": {"properties": {"a": {"default": 1}}, "required": ["zzz"]}})");
   Json value = Json::object();
@@ -665,6 +692,22 @@ TEST(ValidatorTest, DeepInstancesAreCappedNotCrashed) {
   auto issues = validator.Validate(value);
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_EQ(issues[0].code, "too_big");
+}
+
+TEST(ValidatorTest, ConcurrentValidationSharesOneValidator) {
+  Validator validator = MustCompile(R"({"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}})");
+  std::vector<std::thread> threads;
+  std::atomic<int> failures = 0;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&validator, &failures] {
+      for (int i = 0; i < 200; ++i) {
+        Json value = Json::array({"abc", "def", "GHI"});
+        if (Where(validator.Validate(value)) != Found{{"/2", "invalid_format"}}) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures, 0);
 }
 
 // ----- compile errors -----

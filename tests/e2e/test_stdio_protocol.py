@@ -1,0 +1,277 @@
+"""End-to-end: telic serve over real stdio pipes — lifecycle, every tool,
+bad input answered with the right error while the server keeps serving."""
+# covers TEL-001, TEL-002, TEL-003, TEL-005, TEL-006, TEL-007, TEL-247, TEL-248, TEL-250, TEL-252
+
+import hashlib
+import json
+import os
+import signal
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import Workspace, run_tests, serve  # noqa: E402
+
+TOOLS = ["telic_start_run", "telic_get_next_action", "telic_cancel_run", "telic_list_runs",
+         "telic_get_run", "telic_get_artifact", "telic_get_trace"]
+
+
+def canonical(value):
+    """Canonical JSON as telic computes digests over (sorted keys, no spaces)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class StdioProtocolTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.server = serve(self.ws)
+
+    def tearDown(self):
+        self.server.close()
+        self.ws.close()
+
+    def start(self, request="Explain what src/app.ts does", mode="report_only", **extra):
+        return self.server.ok("telic_start_run", {"original_request": request, "mode": mode, **extra})
+
+    def test_initialize_negotiates_versions(self):
+        for version in ["2025-11-25", "2025-06-18", "2025-03-26"]:
+            result = self.server.initialize(version)
+            self.assertEqual(result["protocolVersion"], version)
+        self.assertEqual(self.server.initialize("1999-01-01")["protocolVersion"], "2025-11-25")
+        result = self.server.initialize()
+        self.assertEqual(result["serverInfo"]["name"], "telic")
+        self.assertIn("tools", result["capabilities"])
+        self.assertIn("prompts", result["capabilities"])
+
+    def test_ping_and_unknown_methods(self):
+        self.server.initialize()
+        self.assertEqual(self.server.request("ping")["result"], {})
+        for method in ["resources/list", "logging/setLevel", "completion/complete", "nope"]:
+            reply = self.server.request(method)
+            self.assertEqual(reply["error"]["code"], -32601, method)
+
+    def test_tools_list_declares_strict_schemas(self):
+        self.server.initialize()
+        tools = self.server.request("tools/list")["result"]["tools"]
+        self.assertEqual([t["name"] for t in tools], TOOLS)
+        for tool in tools:
+            schema = tool["inputSchema"]
+            self.assertEqual(schema["type"], "object")
+            self.assertIs(schema["additionalProperties"], False, tool["name"])
+            self.assertIn("annotations", tool)
+            self.assertTrue(tool["title"] and tool["description"])
+            self.assertNotIn("common.json", json.dumps(schema), "schemas must be self-contained")
+
+    def test_start_run_stores_the_exact_request(self):  # covers TEL-002, TEL-003
+        request = 'Fix "the bug"\n\tin ünïcödé — 😀 and a backslash \\ plus \u0001 control'
+        started = self.start(request, "analyze_only")
+        run = started["run"]
+        self.assertEqual(run["status"], "running")
+        self.assertEqual(run["phase"], "context_grounding")
+        self.assertEqual(run["version"], 1)
+        action = started["nextAction"]
+        self.assertEqual(action["id"], f"action:{run['runId']}:1")
+        self.assertEqual(action["phase"], "context_discovery")
+        self.assertEqual(action["requiredOutputType"], "ContextManifest")
+        self.assertIn("ClarificationRequest", action["additionalOutputSchemas"])
+        self.assertEqual(action["effectivePermissions"]["repository"]["read"], ["**"])
+        detail = self.server.ok("telic_get_run", {"run_id": run["runId"]})
+        types = [a["type"] for a in detail["artifacts"]]
+        self.assertEqual(types, ["UserMessage", "RunEnvelope"])
+        message = detail["artifacts"][0]
+        art = self.server.ok("telic_get_artifact", {"run_id": run["runId"], "artifact_id": message["id"]})["artifact"]
+        self.assertEqual(art["body"]["content"], request)
+        digest = "sha256:" + hashlib.sha256(canonical(art["body"]).encode("utf-8")).hexdigest()
+        self.assertEqual(art["sha256"], digest)
+        self.assertEqual(action["inputRefs"], [f"artifact://{run['runId']}/{a['id']}" for a in detail["artifacts"]])
+
+    def test_get_next_action_is_idempotent(self):
+        run_id = self.start()["run"]["runId"]
+        first = self.server.ok("telic_get_next_action", {"run_id": run_id})
+        second = self.server.ok("telic_get_next_action", {"run_id": run_id})
+        self.assertEqual(first, second)
+
+    def test_envelope_records_authorization(self):  # covers TEL-004
+        started = self.start("Look at the server logs", "analyze_only",
+                             host_capabilities=["repository.read", "network.read", "shell.inspect"],
+                             authorization_granted=["repository.read", "network.read", "shell.inspect"],
+                             network_read_domains=["Example.COM", "example.com"])
+        run_id = started["run"]["runId"]
+        self.assertEqual(started["run"]["topology"], "forensic")
+        envelope = self.server.ok("telic_get_artifact", {"run_id": run_id, "artifact_id": run_id})["artifact"]
+        granted = envelope["body"]["authorization"]["granted"]
+        self.assertEqual(granted["network"]["readDomains"], ["example.com"])
+        self.assertTrue(granted["shell"]["inspect"])
+
+    def test_start_run_rejections(self):
+        cases = [
+            ({"original_request": "x", "mode": "yolo"}, "/mode"),
+            ({"original_request": "", "mode": "report_only"}, "/original_request"),
+            ({"original_request": "x", "mode": "report_only", "surprise": 1}, ""),
+            ({"original_request": 7, "mode": "report_only"}, "/original_request"),
+            ({"original_request": "x" * 32769, "mode": "report_only"}, "/original_request"),
+            ({"original_request": "x", "mode": "report_only", "prior_run_id": "not-a-uuid"}, "/prior_run_id"),
+        ]
+        for arguments, pointer in cases:
+            payload = self.server.fails("telic_start_run", arguments)
+            self.assertEqual(payload["code"], "invalid_argument")
+            self.assertIn(pointer, [i["pointer"] for i in payload["issues"]], arguments)
+        payload = self.server.fails("telic_start_run", {"original_request": "   ", "mode": "report_only"})
+        self.assertEqual(payload["error"], "Original request is required")
+        payload = self.server.fails("telic_start_run", {"original_request": "x", "mode": "fix_only",
+                                                        "shell_execute_allowlist": ["npm test"]})
+        self.assertIn("shell.execute", payload["error"])
+        payload = self.server.fails("telic_start_run", {"original_request": "x", "mode": "analyze_only",
+                                                        "host_capabilities": ["network.read"],
+                                                        "authorization_granted": ["network.read"],
+                                                        "network_read_domains": ["https://example.com"]})
+        self.assertIn("exact DNS names", payload["error"])
+        payload = self.server.fails("telic_start_run", {"original_request": "x", "mode": "fix_only",
+                                                        "host_capabilities": ["shell.execute"],
+                                                        "authorization_granted": ["shell.execute"],
+                                                        "shell_execute_allowlist": ["npm test && rm -rf /"]})
+        self.assertIn("non-compound", payload["error"])
+        payload = self.server.fails("telic_start_run", omit_arguments=True)
+        self.assertEqual(payload["code"], "invalid_argument")
+        self.assertEqual(self.server.ok("telic_list_runs", {})["runs"], [], "rejections must store nothing")
+
+    def test_every_violation_is_reported(self):  # covers TEL-252
+        payload = self.server.fails("telic_start_run", {"original_request": "", "mode": "x", "host_name": "",
+                                                        "extra": True})
+        pointers = sorted(i["pointer"] for i in payload["issues"])
+        self.assertEqual(pointers, ["", "/host_name", "/mode", "/original_request"])
+        codes = {i["pointer"]: i["code"] for i in payload["issues"]}
+        self.assertEqual(codes[""], "unrecognized_keys")
+        self.assertEqual(codes["/mode"], "invalid_value")
+
+    def test_unknown_run_and_artifact(self):
+        missing = "00000000-0000-4000-8000-000000000000"
+        for tool, args in [("telic_get_run", {"run_id": missing}),
+                           ("telic_get_next_action", {"run_id": missing}),
+                           ("telic_get_trace", {"run_id": missing}),
+                           ("telic_cancel_run", {"run_id": missing, "action_id": "a", "expected_run_version": 1})]:
+            payload = self.server.fails(tool, args)
+            self.assertEqual(payload["error"], f"Run not found: {missing}", tool)
+            self.assertEqual(payload["code"], "not_found")
+        run_id = self.start()["run"]["runId"]
+        payload = self.server.fails("telic_get_artifact", {"run_id": run_id, "artifact_id": "nope"})
+        self.assertEqual(payload["error"], "Artifact not found: nope")
+        payload = self.server.fails("telic_get_run", {"run_id": "../etc/passwd"})
+        self.assertEqual(payload["issues"][0]["pointer"], "/run_id")
+
+    def test_cancel_checks_tokens_then_is_terminal(self):
+        started = self.start()
+        run_id, action_id = started["run"]["runId"], started["nextAction"]["id"]
+        stale = self.server.fails("telic_cancel_run", {"run_id": run_id, "action_id": action_id,
+                                                       "expected_run_version": 2})
+        self.assertEqual(stale["error"], "Stale run version 2; current version is 1")
+        foreign = self.server.fails("telic_cancel_run", {"run_id": run_id, "action_id": "action:x:1",
+                                                         "expected_run_version": 1})
+        self.assertIn("action_id", foreign["error"])
+        cancelled = self.server.ok("telic_cancel_run", {"run_id": run_id, "action_id": action_id,
+                                                        "expected_run_version": 1})
+        self.assertEqual(cancelled["run"]["status"], "cancelled")
+        self.assertEqual(cancelled["run"]["version"], 2)
+        self.assertEqual(cancelled["nextAction"]["kind"], "terminal")
+        self.assertEqual(cancelled["nextAction"]["status"], "cancelled")
+        self.assertIsNone(cancelled["nextAction"]["reportRef"])
+        again = self.server.ok("telic_cancel_run", {"run_id": run_id, "action_id": cancelled["nextAction"]["id"],
+                                                    "expected_run_version": 2})
+        self.assertEqual(again["run"], cancelled["run"])
+        events = self.server.ok("telic_get_trace", {"run_id": run_id})["events"]
+        self.assertEqual([e["eventType"] for e in events], ["run_started", "topology_classified", "run_terminated"])
+        self.assertEqual([e["sequence"] for e in events], [1, 2, 3])
+        self.assertEqual(events[2]["actor"], "user")
+
+    def test_trace_paging(self):
+        run_id = self.start()["run"]["runId"]
+        page = self.server.ok("telic_get_trace", {"run_id": run_id, "after_sequence": 0, "limit": 1})
+        self.assertEqual([e["sequence"] for e in page["events"]], [1])
+        self.assertTrue(page["hasMore"])
+        page = self.server.ok("telic_get_trace", {"run_id": run_id, "after_sequence": 1, "limit": 1})
+        self.assertEqual([e["sequence"] for e in page["events"]], [2])
+        self.assertFalse(page["hasMore"])
+        self.server.fails("telic_get_trace", {"run_id": run_id, "limit": 0})
+        self.server.fails("telic_get_trace", {"run_id": run_id, "limit": 501})
+
+    def test_list_runs_newest_first_and_limits(self):
+        ids = [self.start(f"request {i}")["run"]["runId"] for i in range(3)]
+        runs = self.server.ok("telic_list_runs", {})["runs"]
+        self.assertEqual(set(r["runId"] for r in runs), set(ids))
+        self.assertNotIn("repositoryRoot", runs[0])
+        self.assertEqual(len(self.server.ok("telic_list_runs", {"limit": 1})["runs"]), 1)
+        for bad in [0, 101, 1.5, "3"]:
+            self.server.fails("telic_list_runs", {"limit": bad})
+
+    def test_prompts(self):
+        prompts = self.server.request("prompts/list")["result"]["prompts"]
+        self.assertEqual([p["name"] for p in prompts], ["telic_workflow"])
+        reply = self.server.request("prompts/get", {"name": "telic_workflow",
+                                                    "arguments": {"original_request": 'say "hi"', "mode": "plan_only"}})
+        result = reply["result"]
+        self.assertIn("without a model API", result["description"])
+        text = result["messages"][0]["content"]["text"]
+        self.assertIn('"say \\"hi\\""', text)
+        self.assertIn("Requested mode: plan_only", text)
+        self.assertIn("Never mutate in report_only, plan_only, or analyze_only mode.", text)
+        bad = self.server.request("prompts/get", {"name": "telic_workflow", "arguments": {"original_request": "x"}})
+        self.assertEqual(bad["error"]["code"], -32602)
+        self.assertIn("/mode", bad["error"]["message"])
+        unknown = self.server.request("prompts/get", {"name": "nope", "arguments": {}})
+        self.assertEqual(unknown["error"]["code"], -32602)
+        self.assertEqual(self.server.ok("telic_list_runs", {})["runs"], [], "rendering changes no state")
+
+    def test_malformed_input_never_kills_the_server(self):
+        self.server.initialize()
+        bad_lines = [
+            b"{not json\n",
+            b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n',
+            b"42\n",
+            b'{"jsonrpc":"1.0","id":5,"method":"ping"}\n',
+            b'{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}\n',
+            b'{"jsonrpc":"2.0","id":6,"method":"ping","extra":1}\n',
+            b'{"jsonrpc":"2.0","id":7,"method":"ping","params":[1]}\n',
+            b'{"jsonrpc":"2.0","id":8,"method":"ping","id":9}\n',
+            b"\xff\xfe garbage \x00\n",
+            b'{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"arguments":{}}}\n',
+            b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"telic_list_runs","arguments":[1]}}\n',
+            b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}\n',
+            b"[" * 10000 + b"\n",
+        ]
+        expected_codes = [-32700, -32600, -32600, -32600, -32600, -32600, -32602, -32700, -32700, -32602, -32602,
+                          -32602, -32700]
+        for line, code in zip(bad_lines, expected_codes):
+            self.server.send_raw(line)
+            reply = self.server.read()
+            self.assertEqual(reply["error"]["code"], code, line[:60])
+            self.assertEqual(self.server.request("ping")["result"], {})
+        # A blank line and a notification get no reply.
+        self.server.send_raw(b"\n")
+        self.server.notify("notifications/cancelled", {"requestId": 99})
+        self.server.no_reply()
+        self.assertEqual(self.server.request("ping")["result"], {})
+
+    def test_oversized_message_is_refused_and_the_server_continues(self):
+        self.server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * (17 * 1024 * 1024) + b'"}}\n')
+        reply = self.server.read(timeout=60)
+        self.assertEqual(reply["error"]["code"], -32600)
+        self.assertIn("exceeds", reply["error"]["message"])
+        self.assertEqual(self.server.request("ping")["result"], {})
+
+    def test_stdout_carries_only_json_and_stderr_one_ready_line(self):
+        self.start()
+        self.server.request("ping")
+        self.assertEqual(self.server.close(), 0)
+        self.assertEqual(len(self.server.stderr_lines), 1)
+        self.assertTrue(self.server.stderr_lines[0].startswith("Telic MCP ready for "))
+
+    def test_sigterm_exits_cleanly_and_state_survives(self):
+        run_id = self.start()["run"]["runId"]
+        self.server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(self.server.proc.wait(timeout=20), 0)
+        self.server = serve(self.ws)
+        self.assertEqual(self.server.ok("telic_get_run", {"run_id": run_id})["run"]["runId"], run_id)
+
+
+if __name__ == "__main__":
+    run_tests(sys.argv)
