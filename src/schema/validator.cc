@@ -420,7 +420,10 @@ struct Location {
 
   std::string Text() const { return document_name + "#" + pointer; }
   Location Child(std::string_view token) const {
-    return Location{document, document_name, pointer + "/" + EscapePointerToken(token)};
+    Location child{document, document_name, pointer};
+    child.pointer += '/';
+    child.pointer += EscapePointerToken(token);
+    return child;
   }
   Location Child(size_t index) const { return Child(std::to_string(index)); }
 };
@@ -956,7 +959,10 @@ void Walker::Add(std::string_view code, std::string message, const std::string* 
     return;
   }
   std::string pointer = Pointer();
-  if (missing_member) pointer += "/" + EscapePointerToken(*missing_member);
+  if (missing_member) {
+    pointer += '/';
+    pointer += EscapePointerToken(*missing_member);
+  }
   issues_.push_back(Issue{std::move(pointer), std::string(code), std::move(message)});
 }
 

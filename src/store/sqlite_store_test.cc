@@ -1,4 +1,4 @@
-// Store contract tests on the SQLite implementation. covers TEL-001, TEL-005, TEL-006, TEL-007, TEL-183
+// Store contract tests on the SQLite implementation.
 #include "store/sqlite_store.h"
 
 #include <sqlite3.h>
@@ -108,6 +108,7 @@ TEST_F(SqliteStoreTest, ApplyChangeToUnknownRunIsNotFound) {
   EXPECT_EQ(result.error().message(), "Run not found: nope");
 }
 
+// covers TEL-012
 TEST_F(SqliteStoreTest, DuplicateArtifactIdRollsBackTheWholeChange) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
   Change change;
@@ -183,6 +184,7 @@ TEST_F(SqliteStoreTest, ListRunsIsNewestFirst) {
   EXPECT_EQ(store_->ListRuns(1)->size(), 1u);
 }
 
+// covers TEL-007, TEL-256
 TEST_F(SqliteStoreTest, ArtifactsAndTraceRowsCannotBeUpdatedOrDeleted) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
   store_.reset();
@@ -195,6 +197,7 @@ TEST_F(SqliteStoreTest, ArtifactsAndTraceRowsCannotBeUpdatedOrDeleted) {
   sqlite3_close(db);
 }
 
+// covers TEL-013
 TEST_F(SqliteStoreTest, TamperedBlobFailsTheIntegrityCheckOnRead) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
   store_.reset();
