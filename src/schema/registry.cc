@@ -1,11 +1,11 @@
 #include "schema/registry.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "base/json_parse.h"
 #include "schema/embedded.h"

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "schema/validator.h"
@@ -27,6 +28,8 @@ class Registry {
 
   struct Impl;
   ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
 
  private:
   Registry();

@@ -1,8 +1,8 @@
 #include "schema/registry.h"
 
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "base/json_parse.h"
 #include "schema/embedded.h"

@@ -1,6 +1,7 @@
 #include "schema/validator.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <fmt/format.h>
 #include <pcre2.h>
 
 #include <algorithm>
@@ -11,10 +12,9 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "base/ids.h"
 #include "base/text.h"
@@ -74,30 +74,44 @@ std::string TypeListText(uint8_t mask) {
 // The JSON type name of a value as reported in "received ..." messages.
 std::string_view ReceivedType(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "boolean";
-    case Json::value_t::object: return "object";
-    case Json::value_t::array: return "array";
-    case Json::value_t::string: return "string";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "boolean";
+    case Json::value_t::object:
+      return "object";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::string:
+      return "string";
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: return "number";
-    default: return "unknown";
+    case Json::value_t::number_float:
+      return "number";
+    default:
+      return "unknown";
   }
 }
 
 // The type bit of an instance; every number maps to kNumber.
 uint8_t TypeOf(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return kNull;
-    case Json::value_t::boolean: return kBoolean;
-    case Json::value_t::object: return kObject;
-    case Json::value_t::array: return kArray;
-    case Json::value_t::string: return kString;
+    case Json::value_t::null:
+      return kNull;
+    case Json::value_t::boolean:
+      return kBoolean;
+    case Json::value_t::object:
+      return kObject;
+    case Json::value_t::array:
+      return kArray;
+    case Json::value_t::string:
+      return kString;
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: return kNumber;
-    default: return 0;
+    case Json::value_t::number_float:
+      return kNumber;
+    default:
+      return 0;
   }
 }
 
@@ -223,8 +237,7 @@ bool ReadOffset(std::string_view s, size_t& pos) {
 // The wire's date-time grammar: YYYY-MM-DDTHH:MM[:SS[.f+]](Z|±HH:MM).
 bool IsDateTime(std::string_view s) {
   size_t pos = 0;
-  return ReadDate(s, pos) && Expect(s, pos, 'T') && ReadHourMinute(s, pos) && ReadSeconds(s, pos) &&
-         ReadOffset(s, pos);
+  return ReadDate(s, pos) && Expect(s, pos, 'T') && ReadHourMinute(s, pos) && ReadSeconds(s, pos) && ReadOffset(s, pos);
 }
 
 // ---------------------------------------------------------------------------
@@ -272,7 +285,8 @@ class ThreadMatchData {
 enum class MatchResult { kMatch, kNoMatch, kLimit };
 
 // A compiled `pattern` (unanchored search, ECMAScript-like: `$` only at the
-// very end, \uXXXX escapes). Thread-safe to match concurrently.
+// very end, \uXXXX escapes, `.` stops at CR and LF; ASCII-only \d \w \s
+// classes as in non-unicode JS). Thread-safe to match concurrently.
 class Pattern {
  public:
   ~Pattern() { pcre2_code_free(code_); }
@@ -283,11 +297,11 @@ class Pattern {
   static std::expected<std::unique_ptr<Pattern>, std::string> Compile(const std::string& source) {
     pcre2_compile_context* context = pcre2_compile_context_create(nullptr);
     pcre2_set_compile_extra_options(context, PCRE2_EXTRA_ALT_BSUX);
+    pcre2_set_newline(context, PCRE2_NEWLINE_ANYCRLF);  // like JS, `.` matches neither CR nor LF
     int error = 0;
     PCRE2_SIZE offset = 0;
     pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(source.data()), source.size(),
-                                     PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALT_BSUX, &error, &offset,
-                                     context);
+                                     PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALT_BSUX, &error, &offset, context);
     pcre2_compile_context_free(context);
     if (!code) return std::unexpected(fmt::format("{} at offset {}", ErrorText(error), offset));
     pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // failure leaves the interpreter in use
@@ -336,7 +350,7 @@ enum class Extra : uint8_t { kAllow, kReject, kSchema };
 
 // One compiled (sub)schema. Every optional/empty member is an absent keyword.
 struct Node {
-  std::string location;  // "<document>#<pointer>", for compile errors
+  std::string location;     // "<document>#<pointer>", for compile errors
   bool reject_all = false;  // the `false` schema
   uint8_t types = 0;        // TypeBit mask; 0 means any type
   const Node* ref = nullptr;
@@ -391,8 +405,8 @@ std::vector<const Node*> InPlaceChildren(const Node& node) {
 }
 
 void ComputeKeywordFlags(Node& n) {
-  n.string_keywords = n.min_length || n.max_length || n.max_utf8_bytes || n.non_blank || n.pattern ||
-                      n.format != Format::kNone;
+  n.string_keywords =
+      n.min_length || n.max_length || n.max_utf8_bytes || n.non_blank || n.pattern || n.format != Format::kNone;
   n.number_keywords = n.minimum || n.maximum || n.exclusive_minimum || n.exclusive_maximum;
   n.object_keywords = !n.properties.empty() || !n.required.empty() || n.additional != Extra::kAllow;
   n.array_keywords = n.items || n.min_items || n.max_items || n.unique_items;
@@ -468,7 +482,8 @@ const Json* FindPointer(const Json& document, std::string_view pointer) {
       auto it = at->find(token);
       if (it == at->end()) return nullptr;
       at = &*it;
-    } else if (at->is_array() && !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    } else if (at->is_array() && !token.empty() &&
+               std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       size_t index = std::strtoull(token.c_str(), nullptr, 10);
       if (index >= at->size()) return nullptr;
       at = &(*at)[index];
@@ -876,6 +891,37 @@ struct Insertion {
   Json::object_t::iterator member;
 };
 
+size_t MixHash(size_t seed, size_t value) { return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2)); }
+
+// A hash consistent with Json equality: equal values (1 and 1.0 included)
+// hash alike, because numbers hash by their double value.
+size_t EqualityHash(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::object: {
+      size_t seed = 1;
+      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+        seed = MixHash(MixHash(seed, std::hash<std::string>()(key)), EqualityHash(member));
+      }
+      return seed;
+    }
+    case Json::value_t::array: {
+      size_t seed = 2;
+      for (const Json& item : value) seed = MixHash(seed, EqualityHash(item));
+      return seed;
+    }
+    case Json::value_t::string:
+      return std::hash<std::string>()(value.get_ref<const std::string&>());
+    case Json::value_t::boolean:
+      return value.get<bool>() ? 3 : 4;
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      return std::hash<double>()(value.get<double>());
+    default:
+      return 0;
+  }
+}
+
 // True when no two items are equal (JSON equality: 1 == 1.0).
 bool AllUnique(const Json::array_t& items) {
   if (items.size() <= 16) {
@@ -886,12 +932,13 @@ bool AllUnique(const Json::array_t& items) {
     }
     return true;
   }
-  std::vector<const Json*> sorted;
-  sorted.reserve(items.size());
-  for (const Json& item : items) sorted.push_back(&item);
-  std::sort(sorted.begin(), sorted.end(), [](const Json* a, const Json* b) { return *a < *b; });
-  for (size_t i = 1; i < sorted.size(); ++i) {
-    if (*sorted[i - 1] == *sorted[i]) return false;
+  std::unordered_multimap<size_t, const Json*> seen;
+  seen.reserve(items.size());
+  for (const Json& item : items) {
+    size_t hash = EqualityHash(item);
+    auto [begin, end] = seen.equal_range(hash);
+    if (std::any_of(begin, end, [&item](const auto& entry) { return *entry.second == item; })) return false;
+    seen.emplace(hash, &item);
   }
   return true;
 }
@@ -1066,7 +1113,8 @@ void Walker::CheckNumber(const Node& node, const Json& value) {
 
 // Merges the (sorted) members with the (sorted) declared properties: present
 // ones are validated, absent ones gain a copy of their default (not itself
-// validated, as in Zod v4), undeclared ones go to additionalProperties. `required` is checked after defaults are inserted.
+// validated, as in Zod v4), undeclared ones go to additionalProperties. `required` is checked after defaults are
+// inserted.
 void Walker::CheckObject(const Node& node, Json::object_t& object) {
   auto member = object.begin();
   auto property = node.properties.begin();
@@ -1105,8 +1153,9 @@ void Walker::CheckRequired(const Node& node, const Json::object_t& object) {
                                      [](const Property& p, const std::string& n) { return p.name < n; });
     uint8_t types = property != node.properties.end() && property->name == name ? property->schema->effective_types : 0;
     bool single = types && !(types & (types - 1));
-    Add("invalid_type", single ? fmt::format("expected {}, received undefined", TypeListText(types))
-                               : std::string("required property is missing"),
+    Add("invalid_type",
+        single ? fmt::format("expected {}, received undefined", TypeListText(types))
+               : std::string("required property is missing"),
         &name);
   }
 }

@@ -58,7 +58,9 @@ class Validator {
   // (for a missing required property: the pointer of the missing member),
   // a Zod-compatible code and a readable message. An empty vector means valid.
   // With apply_defaults, `instance` gains the defaults of absent properties
-  // (only where the enclosing object is otherwise valid enough to be an object).
+  // wherever the value is an object; inserted defaults are not themselves
+  // validated (as in Zod). When the issue cap is reached, the last entry is
+  // replaced by a marker {"", "custom", "too many issues; ..."}.
   std::vector<Issue> Validate(Json& instance, const ValidateOptions& options = {}) const;
 
   // The schema this validator was compiled from.

@@ -1,5 +1,7 @@
 #include "schema/validator.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -7,8 +9,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace telic::schema {
 namespace {
@@ -53,7 +53,7 @@ const Found kValid;
 
 TEST(ValidatorTest, TypeAcceptsEachNamedType) {
   const std::map<std::string, std::string> samples = {
-      {"string", R"("x")"}, {"number", "1.5"}, {"integer", "3"},        {"boolean", "true"},
+      {"string", R"("x")"}, {"number", "1.5"}, {"integer", "3"}, {"boolean", "true"},
       {"object", "{}"},     {"array", "[]"},   {"null", "null"},
   };
   for (const auto& [type, sample] : samples) {
@@ -191,11 +191,11 @@ TEST(ValidatorTest, ConstRequiresEqualValue) {
 
 TEST(ValidatorTest, LengthsCountUtf16Units) {
   Validator validator = MustCompile(R"({"type": "string", "minLength": 2, "maxLength": 3})");
-  EXPECT_EQ(Check(validator, R"("😀")"), kValid);       // 2 units
-  EXPECT_EQ(Check(validator, R"("é😀")"), kValid);      // 3 units
+  EXPECT_EQ(Check(validator, R"("😀")"), kValid);   // 2 units
+  EXPECT_EQ(Check(validator, R"("é😀")"), kValid);  // 3 units
   EXPECT_EQ(Check(validator, R"("😀😀")"), (Found{{"", "too_big"}}));
   EXPECT_EQ(Check(validator, R"("é")"), (Found{{"", "too_small"}}));
-  EXPECT_EQ(Check(validator, R"("ééé")"), kValid);     // 6 bytes, 3 units
+  EXPECT_EQ(Check(validator, R"("ééé")"), kValid);  // 6 bytes, 3 units
   EXPECT_EQ(OnlyMessage(validator, R"("abcd")"), "must be at most 3 characters");
   EXPECT_EQ(OnlyMessage(validator, R"("a")"), "must be at least 2 characters");
   EXPECT_EQ(OnlyMessage(MustCompile(R"({"maxLength": 1})"), R"("ab")"), "must be at most 1 character");
@@ -231,7 +231,18 @@ TEST(ValidatorTest, PatternSearchesLikeEcmaScript) {
   EXPECT_EQ(Check(alternation, R"("put_AB")"), kValid);
   EXPECT_EQ(Check(alternation, R"("del_AB")"), (Found{{"", "invalid_format"}}));
   EXPECT_EQ(Check(MustCompile(R"({"pattern": "^.$"})"), R"("😀")"), kValid);  // UTF mode
-  EXPECT_EQ(Check(anchored, "5"), kValid);  // only strings are matched
+  EXPECT_EQ(Check(anchored, "5"), kValid);                                   // only strings are matched
+}
+
+TEST(ValidatorTest, PatternLookaheads) {
+  Validator validator = MustCompile(R"js({"pattern": "^(?!/)(?!(?:.*/)?\\.\\.(?:/|$))"})js");
+  for (const char* good : {"a/b", "a/..b", "...", "a..", "x/y..z"}) {
+    EXPECT_EQ(Check(validator, Json(good).dump()), kValid) << good;
+  }
+  for (const char* bad : {"/abs", "..", "../x", "a/../b", "a/..", "a\\b/../c"}) {
+    EXPECT_EQ(Check(validator, Json(bad).dump()), (Found{{"", "invalid_format"}})) << bad;
+  }
+  EXPECT_EQ(Check(validator, Json("a\r/..").dump()), kValid);  // `.` does not cross CR, as in JS
 }
 
 TEST(ValidatorTest, PatternOnOneMegabyteStringIsFast) {
@@ -267,12 +278,26 @@ TEST(ValidatorTest, DateTimeFormat) {
                            "2000-02-29T00:00:00-00:00", "1999-12-31T23:59:59.1Z"}) {
     EXPECT_EQ(Check(validator, Json(good).dump()), kValid) << good;
   }
-  for (const char* bad : {"2023-02-29T12:00:00Z", "1900-02-29T00:00Z", "2024-04-31T00:00Z", "2024-13-01T00:00Z",
-                          "2024-00-10T00:00Z", "2024-01-01T12:00.5Z", "2024-01-01t12:00:00Z", "2024-01-01T12:00:00z",
-                          "2024-01-01 12:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T12:60:00Z",
-                          "2024-01-01T12:00:60Z", "2024-01-01T12:00:00.Z", "2024-01-01T12:00:00",
-                          "2024-01-01T12:00:00+5:00", "2024-01-01T12:00:00+24:00", "2024-01-01", "24-01-01T12:00Z",
-                          "2024-01-01T12:00:00Zjunk", ""}) {
+  for (const char* bad : {"2023-02-29T12:00:00Z",
+                          "1900-02-29T00:00Z",
+                          "2024-04-31T00:00Z",
+                          "2024-13-01T00:00Z",
+                          "2024-00-10T00:00Z",
+                          "2024-01-01T12:00.5Z",
+                          "2024-01-01t12:00:00Z",
+                          "2024-01-01T12:00:00z",
+                          "2024-01-01 12:00:00Z",
+                          "2024-01-01T24:00:00Z",
+                          "2024-01-01T12:60:00Z",
+                          "2024-01-01T12:00:60Z",
+                          "2024-01-01T12:00:00.Z",
+                          "2024-01-01T12:00:00",
+                          "2024-01-01T12:00:00+5:00",
+                          "2024-01-01T12:00:00+24:00",
+                          "2024-01-01",
+                          "24-01-01T12:00Z",
+                          "2024-01-01T12:00:00Zjunk",
+                          ""}) {
     EXPECT_EQ(Check(validator, Json(bad).dump()), (Found{{"", "invalid_format"}})) << bad;
   }
   EXPECT_EQ(OnlyMessage(validator, R"("x")"), "must be a valid date-time");
@@ -288,8 +313,7 @@ TEST(ValidatorTest, UuidFormat) {
 
 TEST(ValidatorTest, StringKeywordsReportEveryViolation) {
   Validator validator = MustCompile(R"({"minLength": 5, "pattern": "^[0-9]+$", "format": "uuid"})");
-  EXPECT_EQ(Check(validator, R"("ab")"),
-            (Found{{"", "too_small"}, {"", "invalid_format"}, {"", "invalid_format"}}));
+  EXPECT_EQ(Check(validator, R"("ab")"), (Found{{"", "too_small"}, {"", "invalid_format"}, {"", "invalid_format"}}));
 }
 
 // ----- objects -----
@@ -300,7 +324,8 @@ TEST(ValidatorTest, PropertiesValidatedAtTheirPointers) {
     "properties": {"a": {"type": "string"}, "b": {"type": "object", "properties": {"c": {"type": "integer"}}}}
   })");
   EXPECT_EQ(Check(validator, R"({"a": "x", "b": {"c": 1}})"), kValid);
-  EXPECT_EQ(Check(validator, R"({"a": 1, "b": {"c": "no"}})"), (Found{{"/a", "invalid_type"}, {"/b/c", "invalid_type"}}));
+  EXPECT_EQ(Check(validator, R"({"a": 1, "b": {"c": "no"}})"),
+            (Found{{"/a", "invalid_type"}, {"/b/c", "invalid_type"}}));
 }
 
 TEST(ValidatorTest, MissingRequiredReportsMemberPointer) {
@@ -338,7 +363,8 @@ TEST(ValidatorTest, UnrecognizedKeysOnePerKey) {
     "additionalProperties": false
   })");
   auto issues = Issues(validator, R"({"zeta": 1, "alpha": 2, "inner": {"x": 1, "y": 2}})");
-  EXPECT_EQ(Where(issues), (Found{{"", "unrecognized_keys"}, {"/inner", "unrecognized_keys"}, {"", "unrecognized_keys"}}));
+  EXPECT_EQ(Where(issues),
+            (Found{{"", "unrecognized_keys"}, {"/inner", "unrecognized_keys"}, {"", "unrecognized_keys"}}));
   ASSERT_EQ(issues.size(), 3u);
   EXPECT_EQ(issues[0].message, R"(unrecognized key "alpha")");
   EXPECT_EQ(issues[1].message, R"(unrecognized key "y")");
@@ -369,9 +395,11 @@ TEST(ValidatorTest, ObjectKeywordsIgnoreNonObjects) {
 // ----- arrays -----
 
 TEST(ValidatorTest, ItemsValidatedAtIndexPointers) {
-  Validator validator = MustCompile(R"({"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}})");
+  Validator validator =
+      MustCompile(R"({"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}})");
   EXPECT_EQ(Check(validator, R"([{"n": 1}, {"n": 2}])"), kValid);
-  EXPECT_EQ(Check(validator, R"([{"n": 1}, {"n": "x"}, 3])"), (Found{{"/1/n", "invalid_type"}, {"/2", "invalid_type"}}));
+  EXPECT_EQ(Check(validator, R"([{"n": 1}, {"n": "x"}, 3])"),
+            (Found{{"/1/n", "invalid_type"}, {"/2", "invalid_type"}}));
 }
 
 TEST(ValidatorTest, MinAndMaxItems) {
@@ -400,6 +428,13 @@ TEST(ValidatorTest, UniqueItemsOnLargeArrays) {
   EXPECT_TRUE(validator.Validate(items).empty());
   items.push_back(Json{{"id", 1234.0}});
   EXPECT_EQ(Where(validator.Validate(items)), (Found{{"", "custom"}}));
+  Json numbers = Json::array();
+  for (uint64_t i = 0; i < 100; ++i) numbers.push_back((1ULL << 53) + i);  // equal as doubles, distinct as integers
+  numbers.push_back(-0.0);
+  numbers.push_back(0.5);
+  EXPECT_TRUE(validator.Validate(numbers).empty());
+  numbers.push_back(0);
+  EXPECT_EQ(Where(validator.Validate(numbers)), (Found{{"", "custom"}}));
 }
 
 // ----- applicators -----
@@ -469,7 +504,8 @@ TEST(ValidatorTest, RecursiveRefs) {
   EXPECT_EQ(Check(validator, R"({"value": 1, "next": {"value": 2, "next": {"value": 3}}})"), kValid);
   EXPECT_EQ(Check(validator, R"({"value": 1, "next": {"value": 2, "next": {"value": "x", "extra": 0}}})"),
             (Found{{"/next/next", "unrecognized_keys"}, {"/next/next/value", "invalid_type"}}));
-  EXPECT_EQ(Check(validator, R"({"value": 1, "next": {"next": {"value": 3}}})"), (Found{{"/next/value", "invalid_type"}}));
+  EXPECT_EQ(Check(validator, R"({"value": 1, "next": {"next": {"value": 3}}})"),
+            (Found{{"/next/value", "invalid_type"}}));
 }
 
 TEST(ValidatorTest, RecursiveRefToRoot) {
@@ -496,7 +532,8 @@ TEST(ValidatorTest, RefsToOtherDocumentsGoThroughResolver) {
     "Pair": {"type": "array", "items": {"$ref": "#/$defs/Id"}},
     "Loop": {"type": "object", "properties": {"up": {"$ref": "main.json#/$defs/Back"}}}
   }})");
-  Json main_doc = Json::parse(R"({"$defs": {"Back": {"type": "object", "properties": {"id": {"$ref": "common.json#/$defs/Id"}}}}})");
+  Json main_doc = Json::parse(
+      R"({"$defs": {"Back": {"type": "object", "properties": {"id": {"$ref": "common.json#/$defs/Id"}}}}})");
   std::vector<std::string> asked;
   SchemaResolver resolver = [&](std::string_view name) -> const Json* {
     asked.emplace_back(name);
@@ -665,7 +702,8 @@ TEST(ValidatorTest, MaxIssuesCapsTheList) {
   EXPECT_EQ(validator.Validate(value, {.max_issues = 0}).size(), 1u);  // never "valid"
   EXPECT_EQ(validator.Validate(value).size(), 100u);
   value.erase(value.begin() + 5, value.end());
-  EXPECT_EQ(Where(validator.Validate(value, {.max_issues = 5})).back(), (std::pair<std::string, std::string>{"/4", "invalid_type"}));
+  EXPECT_EQ(Where(validator.Validate(value, {.max_issues = 5})).back(),
+            (std::pair<std::string, std::string>{"/4", "invalid_type"}));
 }
 
 TEST(ValidatorTest, LargeDocumentValidatesQuickly) {
@@ -674,7 +712,8 @@ TEST(ValidatorTest, LargeDocumentValidatesQuickly) {
                    "n": {"type": "integer", "minimum": 0}, "tags": {"type": "array", "items": {"enum": ["x", "y"]}}},
     "required": ["id", "n"], "additionalProperties": false}})");
   Json value = Json::array();
-  for (int i = 0; i < 30000; ++i) value.push_back(Json{{"id", "item-" + std::to_string(i)}, {"n", i}, {"tags", {"x", "y"}}});
+  for (int i = 0; i < 30000; ++i)
+    value.push_back(Json{{"id", "item-" + std::to_string(i)}, {"n", i}, {"tags", {"x", "y"}}});
   ASSERT_GT(value.dump().size(), 1u << 20);
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(validator.Validate(value).empty());
@@ -682,7 +721,8 @@ TEST(ValidatorTest, LargeDocumentValidatesQuickly) {
 }
 
 TEST(ValidatorTest, DeepInstancesAreCappedNotCrashed) {
-  Validator validator = MustCompile(R"({"$defs": {"T": {"type": "array", "items": {"$ref": "#/$defs/T"}}}, "$ref": "#/$defs/T"})");
+  Validator validator =
+      MustCompile(R"({"$defs": {"T": {"type": "array", "items": {"$ref": "#/$defs/T"}}}, "$ref": "#/$defs/T"})");
   Json value = Json::array();
   for (int i = 0; i < 1500; ++i) {
     Json outer = Json::array();
@@ -724,23 +764,47 @@ TEST(ValidatorTest, UnknownKeywordsAreCompileErrors) {
 }
 
 TEST(ValidatorTest, MalformedKeywordValuesAreCompileErrors) {
-  for (const char* bad : {
-           R"({"type": "str"})", R"({"type": []})", R"({"type": ["string", "string"]})", R"({"type": 5})",
-           R"({"minLength": -1})", R"({"maxLength": "3"})", R"({"minLength": 1.5})", R"({"maxItems": -2})",
-           R"({"x-maxUtf8Bytes": true})", R"({"x-nonBlank": 1})", R"({"uniqueItems": "yes"})",
-           R"({"pattern": "("})", R"({"pattern": 1})", R"({"format": "email"})", R"({"minimum": "1"})",
-           R"({"exclusiveMinimum": true})", R"({"enum": []})", R"({"enum": "a"})", R"({"required": "a"})",
-           R"({"required": ["a", "a"]})", R"({"properties": []})", R"({"properties": {"a": 1}})",
-           R"({"items": [{}]})", R"({"anyOf": []})", R"({"oneOf": {}})", R"({"allOf": [1]})", R"({"not": "x"})",
-           R"({"additionalProperties": 1})", R"({"title": 1})", R"({"examples": {}})", R"({"$defs": []})",
-           "5", "null"}) {
+  for (const char* bad : {R"({"type": "str"})",
+                          R"({"type": []})",
+                          R"({"type": ["string", "string"]})",
+                          R"({"type": 5})",
+                          R"({"minLength": -1})",
+                          R"({"maxLength": "3"})",
+                          R"({"minLength": 1.5})",
+                          R"({"maxItems": -2})",
+                          R"({"x-maxUtf8Bytes": true})",
+                          R"({"x-nonBlank": 1})",
+                          R"({"uniqueItems": "yes"})",
+                          R"({"pattern": "("})",
+                          R"({"pattern": 1})",
+                          R"({"format": "email"})",
+                          R"({"minimum": "1"})",
+                          R"({"exclusiveMinimum": true})",
+                          R"({"enum": []})",
+                          R"({"enum": "a"})",
+                          R"({"required": "a"})",
+                          R"({"required": ["a", "a"]})",
+                          R"({"properties": []})",
+                          R"({"properties": {"a": 1}})",
+                          R"({"items": [{}]})",
+                          R"({"anyOf": []})",
+                          R"({"oneOf": {}})",
+                          R"({"allOf": [1]})",
+                          R"({"not": "x"})",
+                          R"({"additionalProperties": 1})",
+                          R"({"title": 1})",
+                          R"({"examples": {}})",
+                          R"({"$defs": []})",
+                          "5",
+                          "null"}) {
     EXPECT_NE(CompileError(bad), "") << bad;
   }
 }
 
 TEST(ValidatorTest, AnnotationsAreAccepted) {
   Validator validator = MustCompile(R"({"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "x.json",
-    "$comment": "c", "title": "t", "description": "d", "examples": [1], "default": 2, "minLength": 0, "maxItems": 3.0})");
+    "$comment": "c", "title": "t", "description": "d", "examples": [1], "default": 2,
+    "minLength": 0, "maxItems": 3.0})");
   EXPECT_EQ(validator.schema()["title"], "t");
 }
 

@@ -332,6 +332,9 @@ SqliteStore::~SqliteStore() { sqlite3_close(db_); }
 
 Status SqliteStore::Migrate() {
   std::lock_guard lock(mutex_);
+  // Fast path: a current ledger is opened without taking the write lock.
+  auto current = QueryInt(db_, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "schema_version");
+  if (current && *current == kSchemaVersion) return Ok();
   Transaction tx(db_);
   TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
   TELIC_RETURN_IF_ERROR(Exec(db_, "CREATE TABLE IF NOT EXISTS telic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT"));

@@ -1,0 +1,140 @@
+// Plain-text tables for the CLI (format.h).
+#include "cli/format.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/text.h"
+
+namespace telic::cli {
+namespace {
+
+const std::string kEllipsis = "\xE2\x80\xA6";      // U+2026, 1 UTF-16 unit
+const std::string kEAcute = "\xC3\xA9";            // 1 unit
+const std::string kGrinning = "\xF0\x9F\x98\x80";  // 2 units
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(FormatTableTest, AlignsColumnsWithTwoSpacesAndUnderlinesTheHeader) {
+  std::string table = FormatTable({"ID", "NAME", "STATUS"}, {{"1", "alpha", "running"}, {"22", "b", "done"}});
+  EXPECT_EQ(table,
+            "ID  NAME   STATUS\n"
+            "--  -----  -------\n"
+            "1   alpha  running\n"
+            "22  b      done\n");
+}
+
+TEST(FormatTableTest, HeaderWiderThanCells) {
+  EXPECT_EQ(FormatTable({"IDENTIFIER", "X"}, {{"a", "b"}}),
+            "IDENTIFIER  X\n"
+            "----------  -\n"
+            "a           b\n");
+}
+
+TEST(FormatTableTest, NoRowsGivesHeaderAndRule) {
+  EXPECT_EQ(FormatTable({"A", "BB"}, {}), "A  BB\n-  --\n");
+}
+
+TEST(FormatTableTest, NoTrailingSpaces) {
+  std::string table = FormatTable({"A", "B"}, {{"long value", ""}, {"x", "y"}});
+  for (const auto& line : SplitLines(table)) {
+    ASSERT_FALSE(line.empty());
+    EXPECT_NE(line.back(), ' ') << "'" << line << "'";
+  }
+  EXPECT_EQ(table,
+            "A           B\n"
+            "----------  -\n"
+            "long value\n"
+            "x           y\n");
+}
+
+TEST(FormatTableTest, ShortRowsAndExtraCells) {
+  // A row with fewer cells than the header ends early; cells past the header are dropped.
+  EXPECT_EQ(FormatTable({"A", "B"}, {{"1"}, {"2", "3", "ignored"}}),
+            "A  B\n"
+            "-  -\n"
+            "1\n"
+            "2  3\n");
+}
+
+TEST(FormatTableTest, TruncatesLongCellsWithEllipsis) {
+  std::string table = FormatTable({"C"}, {{"abcdefgh"}, {"abcde"}, {"abcdef"}}, 5);
+  EXPECT_EQ(table, "C\n-----\nabcd" + kEllipsis + "\nabcde\nabcd" + kEllipsis + "\n");
+}
+
+TEST(FormatTableTest, TruncatedCellIsExactlyMaxWidthUnits) {
+  std::string table = FormatTable({"C", "D"}, {{std::string(100, 'x'), "end"}}, 60);
+  auto lines = SplitLines(table);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[2], std::string(59, 'x') + kEllipsis + "  end");
+  EXPECT_EQ(lines[1], std::string(60, '-') + "  ---");
+  EXPECT_EQ(Utf16Length(lines[2].substr(0, lines[2].find("  end"))), 60u);
+}
+
+TEST(FormatTableTest, DefaultMaxWidthIsSixty) {
+  std::string sixty(60, 'y');
+  EXPECT_EQ(FormatTable({"C"}, {{sixty}}), "C\n" + std::string(60, '-') + "\n" + sixty + "\n");
+  EXPECT_EQ(FormatTable({"C"}, {{sixty + "z"}}),
+            "C\n" + std::string(60, '-') + "\n" + std::string(59, 'y') + kEllipsis + "\n");
+}
+
+TEST(FormatTableTest, HeaderIsNotTruncated) {
+  EXPECT_EQ(FormatTable({"LONGHEADER"}, {{"abcdefgh"}}, 4), "LONGHEADER\n----------\nabc" + kEllipsis + "\n");
+}
+
+TEST(FormatTableTest, MultiByteCellsAlignByUtf16Units) {
+  // é is 2 bytes but 1 unit; padding must follow units, not bytes.
+  std::string table = FormatTable({"A", "B"}, {{"caf" + kEAcute, "1"}, {"tea", "2"}});
+  EXPECT_EQ(table,
+            "A     B\n"
+            "----  -\n"
+            "caf" + kEAcute + "  1\n"
+            "tea   2\n");
+}
+
+TEST(FormatTableTest, AstralCellsCountTwoUnits) {
+  std::string table = FormatTable({"E", "N"}, {{kGrinning, "1"}, {"ab", "2"}, {"a", "3"}});
+  EXPECT_EQ(table,
+            "E   N\n"
+            "--  -\n" +
+                kGrinning + "  1\n"
+                "ab  2\n"
+                "a   3\n");
+}
+
+TEST(FormatTableTest, TruncationNeverSplitsACodePoint) {
+  // "ab😀c" is 5 units; max 4 keeps 3 units, which would split the emoji.
+  std::string table = FormatTable({"C"}, {{"ab" + kGrinning + "c"}}, 4);
+  EXPECT_EQ(table, "C\n---\nab" + kEllipsis + "\n");
+  // "a😀😀b" (6 units), max 4 keeps "a😀" (3 units).
+  EXPECT_EQ(FormatTable({"C"}, {{"a" + kGrinning + kGrinning + "b"}}, 4), "C\n----\na" + kGrinning + kEllipsis + "\n");
+  // Multi-byte BMP text: "ééééé" (5 units), max 3.
+  EXPECT_EQ(FormatTable({"C"}, {{kEAcute + kEAcute + kEAcute + kEAcute + kEAcute}}, 3),
+            "C\n---\n" + kEAcute + kEAcute + kEllipsis + "\n");
+}
+
+TEST(FormatTableTest, LineBreaksInCellsAreCollapsed) {
+  // Column A is 9 units wide ("two lines").
+  EXPECT_EQ(FormatTable({"A", "B"}, {{"two\nlines", "x"}, {"tab\there", "y"}, {"crlf\r\n\r\nrun", "z"}}),
+            "A" + std::string(10, ' ') + "B\n" +   //
+                std::string(9, '-') + "  -\n" +    //
+                "two lines  x\n" +                  //
+                "tab here" + std::string(3, ' ') + "y\n" +  //
+                "crlf run" + std::string(3, ' ') + "z\n");
+}
+
+TEST(FormatTableTest, CollapsingHappensBeforeMeasuringWidth) {
+  // "a\n\n\n\nb" is 6 units raw but 3 after collapsing, so it is not cut at max 3.
+  EXPECT_EQ(FormatTable({"C"}, {{"a\n\n\n\nb"}}, 3), "C\n---\na b\n");
+}
+
+}  // namespace
+}  // namespace telic::cli
