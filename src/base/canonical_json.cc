@@ -77,8 +77,7 @@ void AppendJsonString(std::string_view text, std::string& out) {
 
 std::string FormatJsNumber(double value) {
   if (value == 0) return "0";  // also -0
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  if (!std::isfinite(value)) return "null";  // as JSON.stringify writes NaN and Infinity
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
   std::string_view sci(buf, static_cast<size_t>(end - buf));

@@ -21,7 +21,8 @@ using Json = nlohmann::json;
 std::string CanonicalJson(const Json& value);
 void AppendCanonicalJson(const Json& value, std::string& out);
 
-// JavaScript Number.prototype.toString for a finite double.
+// JavaScript Number.prototype.toString for a finite double; NaN and the
+// infinities give "null", as JSON.stringify writes them.
 std::string FormatJsNumber(double value);
 
 // Appends `text` as a JSON string literal escaped the JSON.stringify way.

@@ -63,10 +63,7 @@ bool IsUuid(std::string_view s) {
     if (dash != (s[i] == '-')) return false;
     if (!dash && !std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
   }
-  if (s == "00000000-0000-0000-0000-000000000000") return true;
-  std::string lower(s);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "ffffffff-ffff-ffff-ffff-ffffffffffff") return true;
+  if (s == "00000000-0000-0000-0000-000000000000" || s == "ffffffff-ffff-ffff-ffff-ffffffffffff") return true;
   char version = s[14];
   char variant = static_cast<char>(std::tolower(static_cast<unsigned char>(s[19])));
   return version >= '1' && version <= '8' && (variant == '8' || variant == '9' || variant == 'a' || variant == 'b');

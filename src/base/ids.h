@@ -35,7 +35,7 @@ std::string RandomHex(size_t count);
 bool IsIdentifier(std::string_view s);
 
 // UUID grammar accepted for prior_run_id: 8-4-4-4-12 hex, version 1-8 with the
-// RFC variant, or the nil / max UUID.
+// RFC variant, or the nil / max UUID (lowercase, as Zod's uuid check).
 bool IsUuid(std::string_view s);
 
 }  // namespace telic

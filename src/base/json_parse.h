@@ -15,8 +15,10 @@ struct ParseLimits {
 
 // Parses one JSON document. Stricter than RFC 8259 allows: duplicate object
 // keys, nesting deeper than `max_depth`, input longer than `max_bytes`,
-// invalid UTF-8 and trailing content are all rejected with
-// ErrorCode::kInvalidArgument and a message naming the byte offset.
+// invalid UTF-8, lone surrogate escapes, a byte order mark, raw NUL bytes and
+// trailing content are all rejected with ErrorCode::kInvalidArgument and a
+// bounded message "invalid JSON at byte N: <reason>" (duplicate keys and depth
+// also name the JSON pointer of the object).
 Result<Json> ParseJsonStrict(std::string_view text, const ParseLimits& limits = {});
 
 }  // namespace telic

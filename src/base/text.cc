@@ -1,20 +1,29 @@
 #include "base/text.h"
 
+#include <algorithm>
+
 namespace telic {
 namespace {
 
-// Byte length of the UTF-8 sequence starting with `lead`.
+// Byte length of the UTF-8 sequence starting with `lead`. Bytes that cannot
+// start a sequence (continuations, 0xF8-0xFF) count as one byte, so every
+// helper here is safe on arbitrary bytes, not only valid UTF-8.
 size_t SequenceLength(unsigned char lead) {
-  if (lead < 0x80) return 1;
+  if (lead < 0xC0 || lead >= 0xF8) return 1;
   if (lead >= 0xF0) return 4;
   if (lead >= 0xE0) return 3;
   return 2;
 }
 
-// Decodes one code point at s[i] (valid UTF-8 assumed) and its byte length.
+// SequenceLength clamped to the bytes left from position `i`.
+size_t LengthAt(std::string_view s, size_t i) {
+  return std::min(SequenceLength(static_cast<unsigned char>(s[i])), s.size() - i);
+}
+
+// Decodes one code point at s[i] and its byte length (clamped to the input).
 char32_t DecodeAt(std::string_view s, size_t i, size_t& length) {
   auto lead = static_cast<unsigned char>(s[i]);
-  length = SequenceLength(lead);
+  length = LengthAt(s, i);
   if (length == 1) return lead;
   char32_t cp = lead & (0x7F >> length);
   for (size_t k = 1; k < length && i + k < s.size(); ++k) {
@@ -38,7 +47,7 @@ bool IsJsWhitespace(char32_t cp) {
 size_t Utf16Length(std::string_view utf8) {
   size_t units = 0;
   for (size_t i = 0; i < utf8.size();) {
-    size_t length = SequenceLength(static_cast<unsigned char>(utf8[i]));
+    size_t length = LengthAt(utf8, i);
     units += length == 4 ? 2 : 1;
     i += length;
   }
@@ -67,7 +76,7 @@ std::string TruncateUtf16(std::string_view utf8, size_t max_units) {
   size_t units = 0;
   size_t i = 0;
   while (i < utf8.size()) {
-    size_t length = SequenceLength(static_cast<unsigned char>(utf8[i]));
+    size_t length = LengthAt(utf8, i);
     size_t add = length == 4 ? 2 : 1;
     if (units + add > max_units) break;
     units += add;

@@ -244,3 +244,23 @@ TEST(CleanMessageTest, CustomLimitKeepsCodePointsWhole) {
 
 }  // namespace
 }  // namespace telic
+
+namespace telic {
+namespace {
+
+// Found by fuzz/mcp_line_fuzz: a line starting with a 4-byte lead byte and
+// only 3 bytes long made TrimJs read past the end. Every helper must be safe
+// on arbitrary bytes, since they run before (or without) UTF-8 validation.
+TEST(TextInvalidUtf8Test, HelpersNeverReadPastTheEnd) {
+  for (std::string bytes : {std::string("\xfa\x00\x03", 3), std::string("\xf0\x9f"), std::string("\xe2"),
+                            std::string("\x80\x80"), std::string("ok \xff"), std::string("\xc3")}) {
+    EXPECT_LE(Utf16Length(bytes), bytes.size());
+    EXPECT_LE(TrimJs(bytes).size(), bytes.size());
+    EXPECT_LE(TruncateUtf16(bytes, 1).size(), bytes.size());
+    EXPECT_LE(CleanMessage(bytes).size(), bytes.size());
+    (void)HasNonWhitespace(bytes);
+  }
+}
+
+}  // namespace
+}  // namespace telic

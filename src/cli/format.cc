@@ -9,7 +9,7 @@ namespace {
 
 std::string Cell(const std::string& text, size_t max_width) {
   std::string flat = CollapseLineBreaks(text);
-  if (Utf16Length(flat) <= max_width) return flat;
+  if (max_width == 0 || Utf16Length(flat) <= max_width) return flat;
   return TruncateUtf16(flat, max_width - 1) + "…";
 }
 

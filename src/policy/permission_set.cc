@@ -6,6 +6,8 @@
 #include <cctype>
 #include <set>
 
+#include "base/text.h"
+
 namespace telic::policy {
 namespace {
 
@@ -23,13 +25,6 @@ bool IsDnsLabel(std::string_view label) {
   return std::all_of(label.begin(), label.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
   });
-}
-
-std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
 }
 
 }  // namespace
@@ -103,6 +98,7 @@ Json CapabilitiesToPermissionSet(const std::vector<std::string>& caps, const std
 }
 
 bool ModeAllows(std::string_view mode, std::string_view kind) {
+  if (!IsMode(mode)) return false;  // an unknown mode is never upgraded
   bool reads = mode != "report_only";
   bool analyzes = mode == "analyze_only" || mode == "analyze_and_fix";
   bool fixes = mode == "fix_only" || mode == "analyze_and_fix";
@@ -141,7 +137,7 @@ Json EffectiveRunPermissions(std::string_view mode, const Json& granted, const J
 }
 
 std::optional<std::string> NormalizeNetworkReadDomain(std::string_view value) {
-  std::string candidate = Trim(value);
+  std::string candidate(TrimJs(value));
   std::transform(candidate.begin(), candidate.end(), candidate.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (candidate.empty() || candidate.size() > 253) return std::nullopt;

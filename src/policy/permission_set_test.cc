@@ -226,7 +226,7 @@ TEST(ModeAllowsTest, UnknownKindsAreDenied) {
 // the five (or "") gets repository.read and subagent.spawn: fail-open. Modes
 // are schema-checked before they reach here, so this is hardening (TEL-042:
 // anything not explicitly permitted is denied). See report.
-TEST(ModeAllowsTest, DISABLED_UnknownModeAllowsNothing) {
+TEST(ModeAllowsTest, UnknownModeAllowsNothing) {
   for (const auto& kind : kKinds) {
     EXPECT_FALSE(ModeAllows("", kind)) << kind;
     EXPECT_FALSE(ModeAllows("bogus", kind)) << kind;
@@ -398,7 +398,7 @@ TEST(NormalizeNetworkReadDomainTest, TrimsAndLowercases) {
 // §12.5 "trim" is JavaScript's String#trim, which also strips NBSP, U+3000,
 // U+FEFF etc.; telic trims only ASCII whitespace (isspace), so a domain
 // pasted with a trailing NBSP is rejected instead of normalised. See report.
-TEST(NormalizeNetworkReadDomainTest, DISABLED_TrimsUnicodeWhitespaceLikeJs) {
+TEST(NormalizeNetworkReadDomainTest, TrimsUnicodeWhitespaceLikeJs) {
   EXPECT_EQ(NormalizeNetworkReadDomain("example.com\xC2\xA0"), "example.com");
   EXPECT_EQ(NormalizeNetworkReadDomain("\xE3\x80\x80" "example.com"), "example.com");
 }

@@ -44,7 +44,7 @@ constexpr std::pair<std::string_view, uint8_t> kTypeNames[] = {
 constexpr double kMaxSafeDouble = 9007199254740991.0;
 constexpr int64_t kMaxSafeInt = 9007199254740991;
 // Instance nesting beyond this is reported instead of recursed into.
-constexpr size_t kMaxInstanceDepth = 1000;
+constexpr size_t kMaxInstanceDepth = 200;  // beyond any parser limit telic uses (128)
 // Issues collected per union branch (enough to pick the closest branch).
 constexpr size_t kBranchIssueCap = 8;
 // Issues of the closest branch quoted in an invalid_union message.

@@ -1,6 +1,7 @@
 #include "store/state_dir.h"
 
 #include <limits.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,6 +56,25 @@ bool IsWithin(const fs::path& inner, const fs::path& outer) {
 
 bool Overlaps(const fs::path& a, const fs::path& b) { return IsWithin(a, b) || IsWithin(b, a); }
 
+// The current user's home from the password database (as Node's os.homedir()).
+std::string PasswdHome() {
+  struct passwd entry;
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  if (getpwuid_r(getuid(), &entry, buffer, sizeof buffer, &found) != 0 || !found || !found->pw_dir) return {};
+  return found->pw_dir;
+}
+
+// Creates `dir` and every missing parent with mode 0700.
+std::error_code CreatePrivateDirectories(const fs::path& dir) {
+  fs::path current;
+  for (const fs::path& part : dir) {
+    current /= part;
+    if (::mkdir(current.c_str(), 0700) != 0 && errno != EEXIST) return std::error_code(errno, std::generic_category());
+  }
+  return {};
+}
+
 }  // namespace
 
 Environment CurrentEnvironment() {
@@ -80,7 +100,11 @@ Result<StateLocation> ResolveStateLocation(const Environment& env, const std::st
     std::string base = Get(env, "XDG_STATE_HOME");
     if (base.empty()) {
       std::string home = Get(env, "HOME");
-      if (home.empty()) return Fail(ErrorCode::kFailedPrecondition, "neither TELIC_STATE_DIR, XDG_STATE_HOME nor HOME is set");
+      if (home.empty()) home = PasswdHome();
+      if (home.empty()) {
+        return Fail(ErrorCode::kFailedPrecondition,
+                    "cannot find a state directory: set TELIC_STATE_DIR, XDG_STATE_HOME or HOME");
+      }
       base = (fs::path(home) / ".local" / "state").string();
     }
     std::string key = Sha256Hex(root).substr(0, 24);
@@ -108,8 +132,7 @@ Status PrepareStateDir(const StateLocation& location) {
       return Fail(ErrorCode::kFailedPrecondition, fmt::format("Telic state directory {} is not a directory", location.state_dir));
     }
   } else {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
+    std::error_code ec = CreatePrivateDirectories(dir);
     if (ec) {
       return Fail(ErrorCode::kFailedPrecondition,
                   fmt::format("cannot create Telic state directory {}: {}", location.state_dir, ec.message()));

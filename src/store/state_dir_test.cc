@@ -107,7 +107,7 @@ TEST_F(StateDirTest, EmptyVariablesCountAsUnset) {
 // §1.2: with XDG_STATE_HOME unset the base is $HOME/.local/state, "HOME via
 // the OS user home" (Node's os.homedir(): $HOME, else the passwd entry).
 // telic instead fails with kFailedPrecondition when HOME is unset. See report.
-TEST_F(StateDirTest, DISABLED_NoHomeFallsBackToThePasswdHomeLikeNode) {
+TEST_F(StateDirTest, NoHomeFallsBackToThePasswdHomeLikeNode) {
   const struct passwd* pw = ::getpwuid(::geteuid());
   ASSERT_NE(pw, nullptr);
   auto location = ResolveStateLocation({}, repo_.string());
@@ -216,7 +216,7 @@ TEST_F(StateDirTest, CreatesTheStateDirWithMode0700) {
 // are created 0700 (the reference's mkdir({recursive, mode: 0o700}) applies
 // the mode to every directory it creates). telic chmods only the leaf, so
 // created parents keep the umask default (0755 under umask 022). See report.
-TEST_F(StateDirTest, DISABLED_CreatedParentsAreAlso0700) {
+TEST_F(StateDirTest, CreatedParentsAreAlso0700) {
   fs::path state = base_ / "p1" / "p2" / "leaf";
   ASSERT_TRUE(PrepareStateDir(Location(state)));
   for (const fs::path& dir : {base_ / "p1", base_ / "p1" / "p2", state}) {
