@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "base/sha256.h"
 #include "base/text.h"
 #include "controller/next_action.h"
 #include "controller/topology.h"
 #include "policy/permission_set.h"
+#include "schema/registry.h"
 
 namespace telic::controller {
 namespace {
@@ -200,6 +202,89 @@ Result<store::RunRecord> RunService::CheckTokens(const std::string& run_id, cons
     return Fail(ErrorCode::kStaleVersion, "Stale or foreign action_id; reload the next action");
   }
   return run;
+}
+
+namespace {
+
+// The fixed manifest of a report_only run: discovery is skipped (§16.6).
+Json ReportOnlyManifest(const std::string& run_id) {
+  return {{"schemaVersion", "1.0"},
+          {"id", "context-report-only-" + run_id.substr(0, 12)},
+          {"runId", run_id},
+          {"repositoryFingerprint", {{"headCommit", nullptr}, {"dirtyWorktreeHash", Sha256Ref("")}}},
+          {"pinnedRefs", Json::array()},
+          {"candidates", Json::array()},
+          {"derivedRefs", Json::array()},
+          {"excludedCandidateSummaries", Json::array()},
+          {"inventorySource", "filesystem"},
+          {"warnings", Json::array({"report_only mode intentionally skipped new repository discovery."})},
+          {"budget",
+           {{"maximumFiles", 1}, {"maximumFileBytes", 1}, {"maximumTotalBytes", 1}, {"maximumInventoryFiles", 1},
+            {"candidateFiles", 0}, {"selectedFiles", 0}, {"estimatedTokens", 0}, {"selectedBytes", 0}}}};
+}
+
+Status ValidateBody(const std::string& type, Json& body) {
+  TELIC_ASSIGN_OR_RETURN(const schema::Validator* validator,
+                         schema::Registry::Default().Find("artifacts/" + type + ".json"));
+  std::vector<Issue> issues = validator->Validate(body);
+  if (issues.empty()) return Ok();
+  return Fail(ErrorCode::kInvalidArgument, fmt::format("{} failed schema validation: {}", type, issues.front().message),
+              std::move(issues));
+}
+
+}  // namespace
+
+Result<GroundResult> RunService::GroundContext(const GroundContextRequest& request) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, CheckTokens(request.run_id, request.action_id, request.expected_version));
+  if (run.status != "running" || run.phase != "context_grounding") {
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting context grounding", run.run_id));
+  }
+  TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
+  GroundingOutput output;
+  if (run.requested_mode == "report_only") {
+    output.manifest = ReportOnlyManifest(run.run_id);
+  } else {
+    if (!grounder_) return Fail(ErrorCode::kFailedPrecondition, "repository grounding is not available in this telic build");
+    TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store_.ListArtifacts(run.run_id));
+    auto request_meta = std::find_if(artifacts.begin(), artifacts.end(), [](const auto& a) { return a.type == "UserMessage"; });
+    if (request_meta == artifacts.end()) return Fail(ErrorCode::kDataLoss, "Run is missing its immutable original request");
+    TELIC_ASSIGN_OR_RETURN(store::StoredArtifact original, store_.GetArtifact(run.run_id, request_meta->id));
+    GroundingInput input{run.run_id, run.repository_root, Json::parse(original.canonical_body).value("content", ""),
+                         request.active_paths, request.budget, action["effectivePermissions"]};
+    TELIC_ASSIGN_OR_RETURN(output, grounder_(input));
+  }
+  TELIC_RETURN_IF_ERROR(ValidateBody("ContextManifest", output.manifest));
+
+  std::string now = FormatIsoMillis(clock_.NowMillis());
+  store::RunRecord next = run;
+  next.phase = "agent_1_frame";
+  next.version = run.version + 1;
+  next.updated_at = now;
+  store::Change change;
+  change.run = next;
+  std::vector<std::string> source_refs = action["inputRefs"].get<std::vector<std::string>>();
+  for (Json& document : output.documents) {
+    std::string id = document.value("id", "");
+    std::string repo_ref = document.value("repositoryRef", "");
+    change.artifacts.push_back(store::MakeArtifact({id, run.run_id, "ContextDocument", "1.0", "controller", "", {repo_ref}, "none", now}, document));
+    auto event = NewEvent(run, "controller", "context_source_stored", "Repository source stored once for grounding.", now);
+    event.input_refs = {repo_ref};
+    event.output_refs = {store::ArtifactUri(run.run_id, id)};
+    change.events.push_back(std::move(event));
+    if (source_refs.size() < 256) source_refs.push_back(store::ArtifactUri(run.run_id, id));
+  }
+  std::string manifest_id = output.manifest["id"];
+  std::string manifest_uri = store::ArtifactUri(run.run_id, manifest_id);
+  change.artifacts.push_back(store::MakeArtifact({manifest_id, run.run_id, "ContextManifest", "1.0", "controller", "", source_refs, "none", now}, output.manifest));
+  auto submitted = NewEvent(run, "controller", "phase_submitted", "Repository context was grounded; framing is next.", now);
+  submitted.input_refs = source_refs;
+  submitted.output_refs = {manifest_uri};
+  submitted.budget_snapshot = {{"promptRevisionsRemaining", next.prompt_revisions_remaining},
+                               {"postExecutionRemediationsRemaining", next.remediations_remaining}};
+  change.events.push_back(std::move(submitted));
+  TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
+  TELIC_ASSIGN_OR_RETURN(Json next_action, NextActionFor(next));
+  return GroundResult{std::move(next), std::move(next_action), std::move(output.manifest)};
 }
 
 Result<RunAndAction> RunService::CancelRun(const std::string& run_id, const std::string& action_id,

@@ -2,6 +2,7 @@
 // operation is one Store transaction guarded by the run's version.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,35 @@ struct RunAndAction {
   Json next_action;
 };
 
+// What a repository grounder receives and returns (see src/grounding/).
+struct GroundingInput {
+  std::string run_id;
+  std::string repository_root;
+  std::string request_text;
+  std::vector<std::string> active_paths;
+  Json budget = Json::object();  // max_files, max_file_bytes, max_total_bytes, max_inventory_files (optional)
+  Json effective_permissions;    // the grounding action's effectivePermissions
+};
+struct GroundingOutput {
+  Json manifest;                // canonical ContextManifest body
+  std::vector<Json> documents;  // ContextDocument bodies, each with its "id"
+};
+using Grounder = std::function<Result<GroundingOutput>(const GroundingInput&)>;
+
+struct GroundContextRequest {
+  std::string run_id;
+  std::string action_id;
+  int64_t expected_version = 0;
+  std::vector<std::string> active_paths;
+  Json budget = Json::object();
+};
+
+struct GroundResult {
+  store::RunRecord run;
+  Json next_action;
+  Json manifest;
+};
+
 struct RunDetail {
   store::RunRecord run;
   std::vector<store::ArtifactMeta> artifacts;
@@ -62,6 +92,17 @@ class RunService {
   Result<store::RunRecord> CheckTokens(const std::string& run_id, const std::string& action_id,
                                        int64_t expected_version);
 
+  // telic_ground_context: checks tokens, requires the run to be running in
+  // context_grounding, builds the manifest (report_only: the fixed empty
+  // manifest; otherwise the grounder), validates it against its schema, and
+  // stores the ContextDocuments, the manifest and their events while moving
+  // the run to agent_1_frame, in one transaction.
+  Result<GroundResult> GroundContext(const GroundContextRequest& request);
+
+  // Installs the repository grounder (without one, grounding a run that is
+  // not report_only fails with kFailedPrecondition).
+  void set_grounder(Grounder grounder) { grounder_ = std::move(grounder); }
+
   // Cancels a non-terminal run (status cancelled, version + 1, run_cancelled
   // event). A terminal run is returned unchanged with no new event.
   Result<RunAndAction> CancelRun(const std::string& run_id, const std::string& action_id, int64_t expected_version);
@@ -78,6 +119,7 @@ class RunService {
   Clock& clock_;
   IdSource& ids_;
   std::string repository_root_;
+  Grounder grounder_;
 };
 
 }  // namespace telic::controller

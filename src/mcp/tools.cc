@@ -66,6 +66,17 @@ Result<Json> GetTrace(RunService& service, const Json& args) {
   return Json{{"events", events}, {"hasMore", page.has_more}};
 }
 
+Result<Json> GroundContext(RunService& service, const Json& args) {
+  controller::GroundContextRequest request;
+  request.run_id = args["run_id"].get<std::string>();
+  request.action_id = args["action_id"].get<std::string>();
+  request.expected_version = args["expected_run_version"].get<int64_t>();
+  request.active_paths = Strings(args, "active_paths");
+  if (args.contains("budget")) request.budget = args["budget"];
+  TELIC_ASSIGN_OR_RETURN(controller::GroundResult result, service.GroundContext(request));
+  return Json{{"run", controller::RunToJson(result.run)}, {"nextAction", result.next_action}, {"manifest", result.manifest}};
+}
+
 Result<Json> GetNextAction(RunService& service, const Json& args) {
   TELIC_ASSIGN_OR_RETURN(Json action, service.GetNextAction(args["run_id"].get<std::string>()));
   return Json{{"nextAction", action}};
@@ -98,6 +109,10 @@ std::vector<ToolSpec> BuildTools(RunService& service) {
       Tool("telic_start_run", "Start Telic run",
            "Store the immutable request and create a permission-bounded Telic run. This does not call a model.", false,
            StartRun, service),
+      Tool("telic_ground_context", "Ground repository context",
+           "Select bounded, secret-aware repository sources the run may read, store each exact text once, and submit "
+           "the trace-safe ContextManifest for the context_discovery action.",
+           false, GroundContext, service),
       Tool("telic_get_next_action", "Get next Telic action",
            "Return the single legal next phase, bounded inputs, output schema, permissions, and budgets.", true,
            GetNextAction, service),
