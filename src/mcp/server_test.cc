@@ -1,0 +1,101 @@
+// The MCP server core without a transport: lines in, lines out.
+#include "mcp/server.h"
+
+#include <gtest/gtest.h>
+
+#include "mcp/jsonrpc.h"
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+
+namespace telic::mcp {
+namespace {
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() : clock_(1764662400000, 1) {}
+  void SetUp() override {
+    store_ = std::move(*store::SqliteStore::Open(dir_.File("telic.sqlite3")));
+    service_ = std::make_unique<controller::RunService>(*store_, clock_, ids_, dir_.path().string());
+    server_ = std::make_unique<Server>(*service_);
+  }
+  Json Reply(const std::string& line) {
+    auto reply = server_->HandleLine(line);
+    EXPECT_TRUE(reply.has_value()) << line;
+    return reply ? Json::parse(*reply) : Json();
+  }
+  Json Call(const std::string& tool, const Json& arguments) {
+    Json request = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+                    {"params", {{"name", tool}, {"arguments", arguments}}}};
+    return Reply(request.dump())["result"];
+  }
+  testing::TempDir dir_;
+  ManualClock clock_;
+  SequentialIdSource ids_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<controller::RunService> service_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerTest, NotificationsAndBlankLinesGetNoReply) {
+  EXPECT_FALSE(server_->HandleLine(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
+  EXPECT_FALSE(server_->HandleLine(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})"));
+  EXPECT_FALSE(server_->HandleLine("   "));
+  EXPECT_FALSE(server_->HandleLine(R"({"jsonrpc":"2.0","id":3,"result":{}})"));
+}
+
+TEST_F(ServerTest, RepliesEchoStringAndIntegerIds) {
+  EXPECT_EQ(Reply(R"({"jsonrpc":"2.0","id":"abc","method":"ping"})")["id"], "abc");
+  EXPECT_EQ(Reply(R"({"jsonrpc":"2.0","id":9007199254740993,"method":"ping"})")["id"].get<uint64_t>(),
+            9007199254740993ull);
+}
+
+TEST_F(ServerTest, ProtocolErrorsUseJsonRpcCodes) {
+  EXPECT_EQ(Reply("{")["error"]["code"], kParseError);
+  EXPECT_TRUE(Reply("{")["id"].is_null());
+  EXPECT_EQ(Reply("[]")["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(Reply(R"({"jsonrpc":"2.0","id":1,"method":"nope"})")["error"]["code"], kMethodNotFound);
+  EXPECT_EQ(Reply(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}})")["error"]["code"],
+            kInvalidParams);
+}
+
+TEST_F(ServerTest, ToolFailuresAreToolResultsWithCodeAndIssues) {
+  Json result = Call("telic_get_run", {{"run_id", "bad id"}, {"extra", 1}});
+  EXPECT_EQ(result["isError"], true);
+  const Json& payload = result["structuredContent"];
+  EXPECT_EQ(payload["ok"], false);
+  EXPECT_EQ(payload["code"], "invalid_argument");
+  ASSERT_EQ(payload["issues"].size(), 2u);
+  EXPECT_EQ(Json::parse(result["content"][0]["text"].get<std::string>()), payload);
+}
+
+TEST_F(ServerTest, SuccessTextIsThePrettyPayload) {
+  Json result = Call("telic_start_run", {{"original_request", "Explain src/app.ts"}, {"mode", "plan_only"}});
+  ASSERT_FALSE(result.contains("isError"));
+  std::string text = result["content"][0]["text"];
+  EXPECT_NE(text.find("\n  \""), std::string::npos);
+  EXPECT_EQ(Json::parse(text), result["structuredContent"]);
+  EXPECT_EQ(result["structuredContent"]["ok"], true);
+}
+
+TEST_F(ServerTest, DefaultsAreAppliedBeforeTheHandlerRuns) {
+  Json result = Call("telic_start_run", {{"original_request", "Explain src/app.ts"}, {"mode", "analyze_only"}});
+  std::string run_id = result["structuredContent"]["run"]["runId"];
+  auto envelope = store_->GetArtifact(run_id, run_id);
+  ASSERT_TRUE(envelope);
+  Json body = Json::parse(envelope->canonical_body);
+  EXPECT_EQ(body["host"]["name"], "mcp-host");
+  EXPECT_EQ(body["host"]["nativeSubagents"], "unknown");
+  EXPECT_EQ(body["host"]["capabilities"], Json::array({"repository.read"}));
+}
+
+TEST_F(ServerTest, ToolsListSchemasAreTheValidatingSchemas) {
+  Json tools = server_->ListTools();
+  for (const Json& tool : tools) {
+    const Json& schema = tool["inputSchema"];
+    EXPECT_EQ(schema["additionalProperties"], false) << tool["name"];
+    EXPECT_EQ(schema.dump().find("common.json"), std::string::npos) << tool["name"];
+  }
+}
+
+}  // namespace
+}  // namespace telic::mcp
