@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -67,8 +68,15 @@ std::string InstructionRef(const RunRecord& run, const PhaseInfo& phase) {
   return "artifact://system/roles/" + role + "-v1";
 }
 
+// Bundled host schemas never change at run time: bundle each type once.
 Result<Json> ArtifactSchema(const std::string& type) {
-  return schema::BundleForHost(schema::Registry::Default(), "artifacts/" + type + ".json");
+  static std::mutex mutex;
+  static std::map<std::string, Json> cache;
+  std::lock_guard lock(mutex);
+  auto found = cache.find(type);
+  if (found != cache.end()) return found->second;
+  TELIC_ASSIGN_OR_RETURN(Json bundled, schema::BundleForHost(schema::Registry::Default(), "artifacts/" + type + ".json"));
+  return cache.emplace(type, std::move(bundled)).first->second;
 }
 
 // Σ of node budgets.maximumToolCalls over every stored WorkPlan.
