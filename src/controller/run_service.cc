@@ -10,6 +10,7 @@
 #include "controller/next_action.h"
 #include "controller/topology.h"
 #include "policy/permission_set.h"
+#include "protocol/refinements.h"
 #include "schema/registry.h"
 
 namespace telic::controller {
@@ -227,6 +228,7 @@ Status ValidateBody(const std::string& type, Json& body) {
   TELIC_ASSIGN_OR_RETURN(const schema::Validator* validator,
                          schema::Registry::Default().Find("artifacts/" + type + ".json"));
   std::vector<Issue> issues = validator->Validate(body);
+  if (issues.empty()) issues = protocol::CheckRefinements(type, body);
   if (issues.empty()) return Ok();
   return Fail(ErrorCode::kInvalidArgument, fmt::format("{} failed schema validation: {}", type, issues.front().message),
               std::move(issues));

@@ -426,6 +426,28 @@ void ReceiptAudit(Checker& c, const Json& b) {
   }
 }
 
+void ContextManifest(Checker& c, const Json& b) {
+  const Json& candidates = List(b, "candidates");
+  std::set<std::string> refs;
+  int64_t selected = 0, bytes = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    c.Require(refs.insert(candidates[i].value("ref", "")).second, At("/candidates", i) + "/ref",
+              "candidate refs must be unique");
+    if (candidates[i].value("decision", "") == "selected") {
+      ++selected;
+      bytes += candidates[i].value("byteSize", int64_t{0});
+    }
+  }
+  const Json& budget = b.value("budget", Json::object());
+  c.Require(budget.value("selectedFiles", int64_t{-1}) == selected, "/budget/selectedFiles",
+            "selectedFiles must equal the number of selected candidates");
+  c.Require(budget.value("selectedBytes", int64_t{-1}) == bytes, "/budget/selectedBytes",
+            "selectedBytes must equal the byte size of the selected candidates");
+  c.Require(bytes <= budget.value("maximumTotalBytes", int64_t{0}), "/budget/selectedBytes",
+            "selectedBytes must not exceed maximumTotalBytes");
+  UniqueIds(c, b, {"excludedCandidateSummaries"}, "reason");
+}
+
 void TraceEvent(Checker& c, const Json& b) {
   std::string type = b.value("eventType", "");
   if (type == "permission_checked" || type == "broker_decision") {
@@ -449,6 +471,7 @@ double PromptReadinessScore(const Json& s) {
 std::vector<Issue> CheckRefinements(std::string_view type, const Json& body) {
   static const std::map<std::string_view, std::function<void(Checker&, const Json&)>> kRules = {
       {"ClarificationRequest", ClarificationRequest}, {"ProblemFrame", ProblemFrame},
+      {"ContextManifest", ContextManifest},
       {"TaskContract", TaskContract},                 {"PromptReview", PromptReview},
       {"WorkPlan", WorkPlan},                         {"WorkResult", WorkResult},
       {"QualityReview", QualityReview},               {"ReleaseAudit", ReleaseAudit},

@@ -128,6 +128,15 @@ TEST(RefinementsTest, ReleaseAuditAndUserReportStayHonest) {
   EXPECT_EQ(Pointers("UserReport", partial), P{"/terminalStatus"});
 }
 
+TEST(RefinementsTest, ContextManifestTotalsMatchItsCandidates) {
+  Json manifest = {{"candidates", {{{"ref", "repo://a"}, {"decision", "selected"}, {"byteSize", 10}},
+                                   {{"ref", "repo://a"}, {"decision", "selected"}, {"byteSize", 5}}}},
+                   {"excludedCandidateSummaries", {{{"reason", "binary_file"}}, {{"reason", "binary_file"}}}},
+                   {"budget", {{"selectedFiles", 2}, {"selectedBytes", 14}, {"maximumTotalBytes", 12}}}};
+  EXPECT_EQ(Pointers("ContextManifest", manifest),
+            (P{"/candidates/1/ref", "/budget/selectedBytes", "/budget/selectedBytes", "/excludedCandidateSummaries/1/reason"}));
+}
+
 TEST(RefinementsTest, UnknownTypesHaveNoRefinements) {
   EXPECT_TRUE(CheckRefinements("Nope", Json::object()).empty());
   EXPECT_TRUE(CheckRefinements("WorkPlan", Json::array()).empty());
