@@ -95,6 +95,31 @@ class StdioProtocolTest(unittest.TestCase):
         self.assertEqual(envelope["host"]["nativeSubagents"], "unknown")
         self.assertEqual(envelope["budgets"]["maximumParallelWorkers"], 1)
 
+    def test_report_only_grounding_records_the_fixed_manifest(self):  # covers TEL-005, TEL-252
+        started = self.start()
+        run_id, action = started["run"]["runId"], started["nextAction"]
+        args = {"run_id": run_id, "action_id": action["id"], "expected_run_version": 1}
+        bad = self.server.fails("telic_ground_context", dict(args, budget={"max_files": 0}))
+        self.assertEqual(bad["issues"][0]["pointer"], "/budget/max_files")
+        grounded = self.server.ok("telic_ground_context", args)
+        self.assertEqual(grounded["run"]["phase"], "agent_1_frame")
+        self.assertEqual(grounded["run"]["version"], 2)
+        manifest = grounded["manifest"]
+        self.assertEqual(manifest["id"], "context-report-only-" + run_id[:12])
+        self.assertEqual(manifest["inventorySource"], "filesystem")
+        self.assertEqual(manifest["candidates"], [])
+        action = grounded["nextAction"]
+        self.assertEqual(action["phase"], "agent_1_frame")
+        self.assertEqual(action["requiredOutputType"], "ProblemFrame")
+        self.assertEqual(action["contextManifestRef"], f"artifact://{run_id}/{manifest['id']}")
+        self.assertIn(action["contextManifestRef"], action["inputRefs"])
+        self.assertIs(action["requiredOutputSchema"]["additionalProperties"], False)
+        again = self.server.fails("telic_ground_context", args)
+        self.assertEqual(again["error"], "Stale run version 1; current version is 2")
+        events = self.server.ok("telic_get_trace", {"run_id": run_id})["events"]
+        self.assertEqual(events[-1]["eventType"], "phase_submitted")
+        self.assertEqual(events[-1]["outputRefs"], [action["contextManifestRef"]])
+
     def test_get_next_action_is_idempotent(self):
         run_id = self.start()["run"]["runId"]
         first = self.server.ok("telic_get_next_action", {"run_id": run_id})
