@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Grounding benchmark (issue 6): inventory + selection on a generated Git
+# repository of 100,000 files, timed beside `git ls-files | wc -l` on the
+# same repository, reported as a ratio (target: within 2x).
+#
+# Usage: bench/grounding_bench.sh [TELIC_BINARY] [FILES]
+#   TELIC_BINARY  default: build/telic (needs the `ground` subcommand)
+#   FILES         default: 100000
+# Environment: RUNS (timed runs per command, default 5), KEEP=1 keeps the
+# generated repository, BENCH_DIR chooses where it is generated.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+telic="${1:-$root/build/telic}"
+files="${2:-100000}"
+runs="${RUNS:-5}"
+request="fix the session token refresh in the api client"
+
+if [[ ! -x "$telic" ]]; then
+  echo "telic binary not found: $telic (build it first, or pass its path)" >&2
+  exit 2
+fi
+if ! "$telic" ground --help >/dev/null 2>&1; then
+  echo "$telic has no 'ground' subcommand" >&2
+  exit 2
+fi
+
+dir="${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/telic-ground-bench.XXXXXX")}"
+if [[ "${KEEP:-0}" != 1 ]]; then trap 'rm -rf "$dir"' EXIT; fi
+repo="$dir/repo"
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_SYSTEM=/dev/null
+
+if [[ ! -d "$repo/.git" ]]; then
+  echo "generating $files files in $repo ..." >&2
+  start=$(date +%s%N)
+  python3 - "$repo" "$files" <<'PY'
+import os, sys
+repo, files = sys.argv[1], int(sys.argv[2])
+areas = ["api", "auth", "session", "billing", "search", "ui", "storage", "jobs", "metrics", "admin"]
+kinds = ["client", "server", "handler", "model", "util", "config", "view", "store", "test", "types"]
+per_dir = 100  # files per folder: packages/pkg-NNN/<area>/mod-N/
+for i in range(files):
+    folder = i // per_dir
+    area = areas[folder % len(areas)]
+    d = os.path.join(repo, "packages", f"pkg-{folder // 100:03d}", area, f"mod-{(folder // 10) % 10}")
+    if i % per_dir == 0:
+        os.makedirs(d, exist_ok=True)
+    name = f"{kinds[(i // 7) % len(kinds)]}{i:06d}.ts"
+    with open(os.path.join(d, name), "w") as f:
+        f.write(f"// generated file {i}\nexport const value{i} = {i};\n")
+with open(os.path.join(repo, "AGENTS.md"), "w") as f:
+    f.write("Run the tests before committing.\n")
+with open(os.path.join(repo, "README.md"), "w") as f:
+    f.write("# bench repository\n")
+with open(os.path.join(repo, ".gitignore"), "w") as f:
+    f.write("node_modules/\n*.log\n")
+PY
+  git -C "$repo" init -q
+  git -C "$repo" add -A
+  git -C "$repo" -c user.name=bench -c user.email=bench@example.invalid commit -q -m bench
+  echo "generated in $(( ($(date +%s%N) - start) / 1000000 )) ms" >&2
+fi
+
+# Median wall time in milliseconds of `runs` runs of a shell command (after one warm-up run).
+time_ms() {
+  local command="$1" samples=()
+  bash -c "$command" >/dev/null
+  for ((i = 0; i < runs; i++)); do
+    local t0 t1
+    t0=$(date +%s%N)
+    bash -c "$command" >/dev/null
+    t1=$(date +%s%N)
+    samples+=($(( (t1 - t0) / 1000 )))
+  done
+  printf '%s\n' "${samples[@]}" | sort -n | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.1f", m / 1000}'
+}
+
+count=$(git -C "$repo" ls-files | wc -l)
+git_cmd="cd '$repo' && git ls-files | wc -l"
+telic_cmd="'$telic' ground --repo '$repo' '$request' --json"
+# For context: the two git commands the reference implementation runs for
+# the same work (inventory, then the dirty-worktree fingerprint).
+ref_cmd="cd '$repo' && git -c core.fsmonitor=false ls-files -z --cached --others --exclude-standard >/dev/null && git -c core.fsmonitor=false status --porcelain=v1 -z --untracked-files=all"
+
+if command -v hyperfine >/dev/null 2>&1; then
+  hyperfine --warmup 1 --runs "$runs" --export-json "$dir/hyperfine.json" "$git_cmd" "$telic_cmd" "$ref_cmd" >&2
+  read -r git_ms telic_ms ref_ms < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+print(" ".join("%.1f" % (x["median"] * 1000) for x in r))' "$dir/hyperfine.json")
+else
+  git_ms=$(time_ms "$git_cmd")
+  telic_ms=$(time_ms "$telic_cmd")
+  ref_ms=$(time_ms "$ref_cmd")
+fi
+
+manifest=$(bash -c "$telic_cmd")
+selected=$(python3 -c 'import json,sys; m=json.loads(sys.stdin.read()); print(m["budget"]["selectedFiles"], m["budget"]["candidateFiles"])' <<<"$manifest")
+ratio=$(awk -v a="$telic_ms" -v b="$git_ms" 'BEGIN { printf "%.2f", a / b }')
+
+echo "repository:            $repo ($count tracked files)"
+echo "git ls-files | wc -l:  ${git_ms} ms (median of $runs)"
+echo "telic ground --json:   ${telic_ms} ms (median of $runs; selected/candidates: $selected)"
+echo "ratio telic/git:       ${ratio}x (target <= 2x)"
+echo "reference's git calls: ${ref_ms} ms (ls-files --cached --others + status --porcelain, for context)"
+echo "load average:          $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"

@@ -1,0 +1,407 @@
+#include "grounding/selection.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <optional>
+#include <set>
+
+#include "base/canonical_json.h"
+#include "base/sha256.h"
+#include "base/text.h"
+#include "grounding/paths.h"
+#include "grounding/secrets.h"
+
+namespace telic::grounding {
+namespace {
+
+constexpr auto kStopWords = std::to_array<std::string_view>({
+    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "check", "code", "com", "could", "do",
+    "does", "file", "fix", "for", "from", "have", "how", "in", "investigate", "is", "it", "me", "my", "of",
+    "on", "or", "please", "project", "report", "review", "so", "task", "that", "the", "this", "to", "use",
+    "using", "we", "what", "when", "where", "who", "why", "will", "with", "would", "you"});
+
+bool IsStopWord(std::string_view word) {
+  return std::find(kStopWords.begin(), kStopWords.end(), word) != kStopWords.end();
+}
+
+bool IsLowerOrDigit(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool IsUpper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && text.substr(0, prefix.size()) == prefix;
+}
+
+std::string NormalizeToken(std::string token) {
+  if (token.size() > 4 && token.back() == 's' && !EndsWith(token, "ss") && !EndsWith(token, "is") &&
+      !EndsWith(token, "us")) {
+    token.pop_back();
+  }
+  return token;
+}
+
+bool IsHintChar(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-';
+}
+
+bool Contains(const std::vector<std::string>& list, std::string_view value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+void SortUnique(std::vector<std::string>& values) {
+  std::sort(values.begin(), values.end(), [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+}
+
+std::string Join(const std::vector<std::string>& values, size_t limit) {
+  std::string out;
+  for (size_t i = 0; i < values.size() && i < limit; ++i) {
+    if (i > 0) out += ", ";
+    out += values[i];
+  }
+  return out;
+}
+
+std::optional<std::string> RealPath(const std::string& path) {
+  char* resolved = realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return std::nullopt;
+  std::string out(resolved);
+  free(resolved);
+  return out;
+}
+
+std::string Parent(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+std::vector<std::string> Tokens(std::string_view text) {
+  std::string split;
+  split.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i > 0 && IsLowerOrDigit(static_cast<unsigned char>(text[i - 1])) && IsUpper(static_cast<unsigned char>(text[i]))) {
+      split.push_back(' ');
+    }
+    split.push_back(text[i]);
+  }
+  std::string lower = JsLowerCase(split);
+  std::vector<std::string> tokens;
+  size_t i = 0;
+  while (i < lower.size()) {
+    if (!IsLowerOrDigit(static_cast<unsigned char>(lower[i]))) {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < lower.size() && IsLowerOrDigit(static_cast<unsigned char>(lower[i]))) ++i;
+    tokens.push_back(NormalizeToken(lower.substr(start, i - start)));
+  }
+  return tokens;
+}
+
+std::vector<std::string> RequestTerms(std::string_view request) {
+  std::vector<std::string> terms;
+  for (std::string& token : Tokens(request)) {
+    if (token.size() >= 2 && !IsStopWord(token)) terms.push_back(std::move(token));
+  }
+  SortUnique(terms);
+  return terms;
+}
+
+std::vector<std::string> RequestPathHints(std::string_view request) {
+  std::vector<std::string> hints;
+  auto run_end = [&](size_t i) {
+    while (i < request.size() && IsHintChar(static_cast<unsigned char>(request[i]))) ++i;
+    return i;
+  };
+  size_t i = 0;
+  while (i < request.size()) {
+    if (!IsHintChar(static_cast<unsigned char>(request[i]))) {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    size_t end = run_end(i);
+    bool matched = false;
+    while (end + 1 < request.size() && request[end] == '/' && IsHintChar(static_cast<unsigned char>(request[end + 1]))) {
+      end = run_end(end + 1);
+      matched = true;
+    }
+    if (matched) {
+      std::string_view match = request.substr(start, end - start);
+      if (StartsWith(match, "./")) match.remove_prefix(2);
+      hints.push_back(JsLowerCase(match));
+    }
+    i = end;
+  }
+  SortUnique(hints);
+  return hints;
+}
+
+bool IsRootProjectMetadata(std::string_view path) {
+  if (path.find('/') != std::string_view::npos) return false;
+  return path == "package.json" || path == "package-lock.json" || path == "pyproject.toml" || path == "cargo.toml" ||
+         path == "go.mod" || path == "readme" || StartsWith(path, "readme.") || path == "tsconfig.json" ||
+         (StartsWith(path, "tsconfig.") && EndsWith(path, ".json"));
+}
+
+std::vector<RankedCandidate> RankCandidates(const std::vector<std::string>& paths, std::string_view request,
+                                            const std::vector<std::string>& active_paths) {
+  const std::vector<std::string> terms = RequestTerms(request);
+  const std::vector<std::string> hints = RequestPathHints(request);
+  std::vector<std::string> active;
+  for (const std::string& path : active_paths) active.push_back(JsLowerCase(path));
+  SortUnique(active);
+
+  std::vector<RankedCandidate> ranked;
+  ranked.reserve(paths.size());
+  for (const std::string& path : paths) {
+    const std::string lower = JsLowerCase(path);
+    size_t slash = path.rfind('/');
+    std::string_view basename = slash == std::string::npos ? std::string_view(path) : std::string_view(path).substr(slash + 1);
+    const std::vector<std::string> path_tokens = Tokens(path);
+    const std::vector<std::string> basename_tokens = Tokens(basename);
+    const bool instruction = IsInstructionPath(path);
+    const bool active_exact = std::binary_search(active.begin(), active.end(), lower,
+                                                 [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });
+    bool active_adjacent = false;
+    for (const std::string& a : active) {
+      if ((a.size() > lower.size() && StartsWith(a, lower) && a[lower.size()] == '/') ||
+          (lower.size() > a.size() && StartsWith(lower, a) && lower[a.size()] == '/')) {
+        active_adjacent = true;
+        break;
+      }
+    }
+    std::vector<std::string> matching_hints;
+    for (const std::string& hint : hints) {
+      if (lower == hint || (lower.size() > hint.size() && EndsWith(lower, hint) && lower[lower.size() - hint.size() - 1] == '/')) {
+        matching_hints.push_back(hint);
+      }
+    }
+    std::vector<std::string> matching_terms;
+    int64_t basename_matches = 0;
+    for (const std::string& term : terms) {
+      if (!Contains(path_tokens, term)) continue;
+      matching_terms.push_back(term);
+      if (Contains(basename_tokens, term)) ++basename_matches;
+    }
+    const bool metadata = IsRootProjectMetadata(lower);
+
+    RankedCandidate candidate;
+    candidate.path = path;
+    candidate.pinned = instruction || active_exact;
+    int64_t score = candidate.pinned ? 1'000'000 : 0;
+    score += active_exact ? 50'000 : active_adjacent ? 10'000 : 0;
+    score += static_cast<int64_t>(matching_hints.size()) * 5'000;
+    score += basename_matches * 250;
+    score += (static_cast<int64_t>(matching_terms.size()) - basename_matches) * 75;
+    score += metadata ? 20 : 0;
+    candidate.score = score;
+    if (instruction) {
+      candidate.reason = "Applicable repository instruction source pinned by policy.";
+    } else if (active_exact) {
+      candidate.reason = "Exact active-path source pinned by the host context.";
+    } else if (!matching_hints.empty()) {
+      candidate.reason = "Path matches an explicit request hint: " + Join(matching_hints, 3) + ".";
+    } else if (!matching_terms.empty()) {
+      candidate.reason = "Path matches request terms: " + Join(matching_terms, 5) + ".";
+    } else if (active_adjacent) {
+      candidate.reason = "Path is adjacent to an active host path.";
+    } else if (metadata) {
+      candidate.reason = "Root project metadata selected for bounded baseline context.";
+    } else {
+      candidate.reason = "Repository source selected by the deterministic budget fallback.";
+    }
+    // A Summary is at most 4096 UTF-16 units; only absurdly long hints or
+    // terms could exceed it.
+    if (candidate.reason.size() > 4096) candidate.reason = TruncateUtf16(candidate.reason, 4096);
+    ranked.push_back(std::move(candidate));
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const RankedCandidate& a, const RankedCandidate& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return Utf16Before(a.path, b.path);
+  });
+  return ranked;
+}
+
+ResolvedPath ResolveRepositoryPath(const std::string& root, std::string_view repository_path) {
+  auto normalized = NormalizeRepositoryPath(repository_path);
+  if (!normalized) return {ResolveOutcome::kNotRegular, ""};
+  const std::string lexical = LexicalAbsolute(root + "/" + *normalized);
+  if (!IsPathContained(root, lexical)) return {ResolveOutcome::kPathEscape, ""};
+  struct stat link_info;
+  if (lstat(lexical.c_str(), &link_info) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) return {ResolveOutcome::kUnreadable, ""};
+    // Missing: does the nearest existing ancestor lead outside the root?
+    std::string ancestor = Parent(lexical);
+    struct stat info;
+    while (ancestor != "/" && lstat(ancestor.c_str(), &info) != 0) ancestor = Parent(ancestor);
+    auto real_ancestor = RealPath(ancestor);
+    if (real_ancestor && !IsPathContained(root, *real_ancestor)) return {ResolveOutcome::kPathEscape, ""};
+    return {ResolveOutcome::kUnreadable, ""};
+  }
+  auto real = RealPath(lexical);
+  if (!real) return {ResolveOutcome::kUnreadable, ""};
+  if (!IsPathContained(root, *real)) {
+    return {S_ISLNK(link_info.st_mode) ? ResolveOutcome::kSymlinkEscape : ResolveOutcome::kPathEscape, ""};
+  }
+  struct stat info;
+  if (stat(real->c_str(), &info) != 0) return {ResolveOutcome::kUnreadable, ""};
+  if (!S_ISREG(info.st_mode)) return {ResolveOutcome::kNotRegular, ""};
+  return {ResolveOutcome::kFile, *real};
+}
+
+FileRead ReadBoundedTextFile(const std::string& absolute_path, int64_t max_bytes) {
+  struct stat link_info;
+  if (lstat(absolute_path.c_str(), &link_info) != 0 || S_ISLNK(link_info.st_mode)) return {ReadOutcome::kUnreadable, ""};
+  int fd = open(absolute_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {ReadOutcome::kUnreadable, ""};
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat info;
+  if (fstat(fd, &info) != 0) return {ReadOutcome::kUnreadable, ""};
+  if (!S_ISREG(info.st_mode)) return {ReadOutcome::kBinary, ""};
+  if (info.st_size > max_bytes) return {ReadOutcome::kTooLarge, ""};
+  std::string bytes;
+  bytes.resize(static_cast<size_t>(info.st_size) + 1);
+  size_t filled = 0;
+  while (true) {
+    if (filled == bytes.size()) {
+      if (static_cast<int64_t>(filled) > max_bytes) break;
+      bytes.resize(std::min<size_t>(bytes.size() * 2, static_cast<size_t>(max_bytes) + 1));
+    }
+    ssize_t n = read(fd, bytes.data() + filled, bytes.size() - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return {ReadOutcome::kUnreadable, ""};
+    if (n == 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  // The file grew since fstat.
+  if (static_cast<int64_t>(filled) > max_bytes) return {ReadOutcome::kTooLarge, ""};
+  bytes.resize(filled);
+  if (IsProbablyBinary(std::string_view(bytes).substr(0, std::min(bytes.size(), kBinaryPrefixBytes)))) {
+    return {ReadOutcome::kBinary, ""};
+  }
+  if (!IsValidUtf8(bytes)) return {ReadOutcome::kInvalidUtf8, ""};
+  return {ReadOutcome::kText, std::move(bytes)};
+}
+
+Json ContextDocumentBody(std::string_view id, std::string_view run_id, std::string_view path, std::string_view ref,
+                         std::string_view content_hash, int64_t size_bytes, std::string_view content) {
+  const bool instruction = IsInstructionPath(path);
+  Json body = Json::object();
+  body["schemaVersion"] = "1.0";
+  body["id"] = id;
+  body["runId"] = run_id;
+  body["repositoryRef"] = ref;
+  body["contentHash"] = content_hash;
+  body["sizeBytes"] = size_bytes;
+  body["trustKind"] = instruction ? "applicable_instruction" : "untrusted_repository_content";
+  body["instructionScope"] = instruction ? Json(InstructionScope(path)) : Json(nullptr);
+  body["content"] = content;
+  return body;
+}
+
+Selection SelectCandidates(const std::string& root, const std::vector<RankedCandidate>& ranked,
+                           const SelectionLimits& limits, const std::vector<std::string>& excluded_roots,
+                           ExclusionCounts& exclusions, const std::function<void(int64_t, int64_t)>& progress) {
+  Selection selection;
+  std::set<std::string> selected_hashes;
+  int zero_score_fallbacks = 0;
+  const auto total = static_cast<int64_t>(ranked.size());
+  int64_t done = 0;
+  for (const RankedCandidate& candidate : ranked) {
+    if (progress && (++done % 256 == 0 || done == total)) progress(done, total);
+    if (!candidate.pinned && candidate.score == 0 && zero_score_fallbacks >= kMaxZeroScoreFallbackFiles) {
+      ++exclusions["low_relevance"];
+      continue;
+    }
+    if (static_cast<int64_t>(selection.selected.size()) >= limits.max_files) {
+      ++exclusions["file_count_budget"];
+      continue;
+    }
+    ResolvedPath resolved = ResolveRepositoryPath(root, candidate.path);
+    switch (resolved.outcome) {
+      case ResolveOutcome::kFile: break;
+      case ResolveOutcome::kNotRegular: ++exclusions["non_regular_file"]; continue;
+      case ResolveOutcome::kPathEscape: ++exclusions["path_escape"]; continue;
+      case ResolveOutcome::kSymlinkEscape: ++exclusions["symlink_escape"]; continue;
+      case ResolveOutcome::kUnreadable: ++exclusions["unreadable_file"]; continue;
+    }
+    bool in_excluded_root = std::any_of(excluded_roots.begin(), excluded_roots.end(), [&](const std::string& excluded) {
+      return IsPathContained(excluded, resolved.absolute_path);
+    });
+    if (in_excluded_root) {
+      ++exclusions["excluded_directory"];
+      continue;
+    }
+    FileRead read = ReadBoundedTextFile(resolved.absolute_path, limits.max_file_bytes);
+    switch (read.outcome) {
+      case ReadOutcome::kText: break;
+      case ReadOutcome::kTooLarge: ++exclusions["file_too_large"]; continue;
+      case ReadOutcome::kBinary: ++exclusions["binary_file"]; continue;
+      case ReadOutcome::kInvalidUtf8: ++exclusions["invalid_utf8"]; continue;
+      case ReadOutcome::kUnreadable: ++exclusions["unreadable_file"]; continue;
+    }
+    // TextDecoder (fatal, BOM not ignored) drops a leading BOM from the text.
+    std::string_view text(read.bytes);
+    if (StartsWith(text, "\xEF\xBB\xBF")) text.remove_prefix(3);
+    // JSON escaping grows a character by at most 6x; only a file near the
+    // cap needs its document body measured.
+    if (limits.max_document_bytes > 0 &&
+        static_cast<int64_t>(text.size()) * 6 + 4096 + 4 * static_cast<int64_t>(candidate.path.size()) +
+                static_cast<int64_t>(limits.run_id.size()) > limits.max_document_bytes) {
+      Json body = ContextDocumentBody(std::string(kDocumentIdLength, 'x'), limits.run_id, candidate.path,
+                                      MakeRepoRef(candidate.path), Sha256Ref(""), static_cast<int64_t>(read.bytes.size()), text);
+      if (static_cast<int64_t>(CanonicalJson(body).size()) > limits.max_document_bytes) {
+        ++exclusions["file_too_large"];
+        continue;
+      }
+    }
+    if (ContainsLikelySecret(text)) {
+      ++exclusions["secret_content"];
+      continue;
+    }
+    std::string hash = Sha256Ref(read.bytes);
+    selection.read_hashes[candidate.path] = hash;
+    if (selected_hashes.contains(hash)) {
+      ++exclusions["duplicate_content"];
+      continue;
+    }
+    const auto size = static_cast<int64_t>(read.bytes.size());
+    if (selection.selected_bytes + size > limits.max_total_bytes) {
+      ++exclusions["total_bytes_budget"];
+      continue;
+    }
+    selected_hashes.insert(hash);
+    selection.selected_bytes += size;
+    if (!candidate.pinned && candidate.score == 0) ++zero_score_fallbacks;
+    SelectedSource source;
+    source.path = candidate.path;
+    source.ref = MakeRepoRef(candidate.path);
+    source.reason = candidate.reason;
+    source.content_hash = std::move(hash);
+    source.size_bytes = size;
+    source.score = candidate.score;
+    source.pinned = candidate.pinned;
+    source.content = std::string(text);
+    selection.selected.push_back(std::move(source));
+  }
+  return selection;
+}
+
+}  // namespace telic::grounding

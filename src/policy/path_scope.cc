@@ -1,0 +1,607 @@
+#include "policy/path_scope.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "policy/utf8_scan.h"
+
+namespace telic::policy {
+namespace {
+
+using glob_detail::CharClass;
+using glob_detail::Segment;
+using glob_detail::Token;
+
+constexpr size_t kMaxPathBytes = 4096;
+constexpr size_t kMaxPatternBytes = 4096;
+constexpr int kMaxSymlinkHops = 40;
+
+std::unexpected<Error> Deny(std::string reason) { return Fail(ErrorCode::kPermissionDenied, std::move(reason)); }
+
+std::unexpected<Error> BadPattern(std::string_view pattern, std::string reason) {
+  return Fail(ErrorCode::kInvalidArgument, "invalid glob '" + std::string(pattern) + "': " + reason);
+}
+
+char FoldAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::vector<std::string_view> SplitSlash(std::string_view text) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    size_t slash = text.find('/', start);
+    parts.push_back(text.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return parts;
+}
+
+std::string JoinSegments(const std::vector<std::string>& segments, size_t from = 0) {
+  std::string out;
+  for (size_t i = from; i < segments.size(); ++i) {
+    if (!out.empty()) out += '/';
+    out += segments[i];
+  }
+  return out;
+}
+
+std::string AbsoluteFromSegments(const std::vector<std::string>& segments) { return "/" + JoinSegments(segments); }
+
+// Segments of an absolute path with "" and "." dropped and ".." popped
+// (used for the repository root only; targets may not contain "..").
+std::vector<std::string> LexicalSegments(std::string_view absolute) {
+  std::vector<std::string> out;
+  for (auto part : SplitSlash(absolute)) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!out.empty()) out.pop_back();
+      continue;
+    }
+    out.emplace_back(part);
+  }
+  return out;
+}
+
+// Resolves every symlink of an absolute path the way the kernel would: each
+// existing component is lstat'ed, a symlink is replaced by its target (an
+// absolute target restarts from "/", ".." in a target pops a component that
+// is already symlink-free), and from the first missing component on the rest
+// is taken lexically. Returns the canonical segments.
+Result<std::vector<std::string>> ResolveSymlinks(const FileSystem& fs, std::string_view absolute) {
+  std::vector<std::string> pending;  // components still to walk, last = next
+  for (auto part : SplitSlash(absolute)) pending.emplace_back(part);
+  std::reverse(pending.begin(), pending.end());
+  std::vector<std::string> out;
+  bool missing = false;
+  int hops = 0;
+  while (!pending.empty()) {
+    std::string component = std::move(pending.back());
+    pending.pop_back();
+    if (component.empty() || component == ".") continue;
+    if (component == "..") {
+      if (!out.empty()) out.pop_back();
+      continue;
+    }
+    if (missing) {
+      out.push_back(std::move(component));
+      continue;
+    }
+    out.push_back(component);
+    std::string candidate = AbsoluteFromSegments(out);
+    TELIC_ASSIGN_OR_RETURN(FileKind kind, fs.Lstat(candidate));
+    if (kind == FileKind::kMissing) {
+      missing = true;
+      continue;
+    }
+    if (kind != FileKind::kSymlink) continue;
+    if (++hops > kMaxSymlinkHops) return Deny("too many levels of symlinks at " + candidate);
+    TELIC_ASSIGN_OR_RETURN(std::string target, fs.ReadLink(candidate));
+    if (target.empty()) return Deny("empty symlink target at " + candidate);
+    if (target.find('\0') != std::string::npos) return Deny("NUL byte in symlink target at " + candidate);
+    out.pop_back();
+    if (target.front() == '/') out.clear();
+    auto parts = SplitSlash(target);
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.emplace_back(*it);
+  }
+  return out;
+}
+
+bool HasPrefix(const std::vector<std::string>& path, const std::vector<std::string>& prefix) {
+  if (path.size() < prefix.size()) return false;
+  return std::equal(prefix.begin(), prefix.end(), path.begin());
+}
+
+// The checks on the raw text of a target path, in a fixed order so the
+// reason names the most telling problem.
+Status CheckPathText(std::string_view input, const MatchOptions& options) {
+  if (input.empty()) return Deny("empty path");
+  if (input.size() > kMaxPathBytes) return Deny("path longer than 4096 bytes");
+  if (input.find('\0') != std::string_view::npos) return Deny("NUL byte in path");
+  for (char c : input) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) return Deny("control character in path");
+  }
+  if (input.find('\\') != std::string_view::npos) return Deny("backslash in path (only '/' separates segments)");
+  if (input.find('%') != std::string_view::npos) return Deny("percent-encoding in path ('%' is not allowed)");
+  if (input.find_first_of("*?") != std::string_view::npos) {
+    return Deny("glob character in path (targets are literal paths, not patterns)");
+  }
+  if (!IsValidUtf8(input)) return Deny("invalid UTF-8 in path");
+  for (size_t i = 0; i < input.size();) {
+    char32_t cp;
+    size_t length;
+    DecodeUtf8At(input, i, cp, length);
+    if (IsInvisibleOrBidi(cp)) {
+      return Deny("invisible or bidirectional control character " + CodePointName(cp) + " in path");
+    }
+    i += length;
+  }
+  if (options.case_insensitive) {
+    for (char c : input) {
+      if (static_cast<unsigned char>(c) >= 0x80) return Deny("non-ASCII path on a case-insensitive filesystem");
+    }
+  }
+  if (input.front() == '~') return Deny("path starts with '~' (home-directory expansion)");
+  return Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Globs
+
+CharClass AnyCharacter() {
+  CharClass set;
+  set.ascii.set();
+  set.ascii.reset('/');
+  set.folded = set.ascii;
+  set.non_ascii = true;
+  return set;
+}
+
+Result<size_t> ParseClass(std::string_view pattern, std::string_view segment, size_t open, CharClass& set) {
+  size_t j = open + 1;
+  bool negate = false;
+  if (j < segment.size() && (segment[j] == '!' || segment[j] == '^')) {
+    negate = true;
+    ++j;
+  }
+  bool first = true;
+  while (true) {
+    if (j >= segment.size()) return BadPattern(pattern, "unterminated '[' class");
+    char c = segment[j];
+    if (c == ']' && !first) break;
+    if (c == '[' && j + 1 < segment.size() &&
+        (segment[j + 1] == ':' || segment[j + 1] == '.' || segment[j + 1] == '=')) {
+      return BadPattern(pattern, "POSIX character classes are not supported");
+    }
+    if (static_cast<unsigned char>(c) >= 0x80) return BadPattern(pattern, "non-ASCII character inside a class");
+    unsigned char lo = static_cast<unsigned char>(c);
+    ++j;
+    if (j + 1 < segment.size() && segment[j] == '-' && segment[j + 1] != ']') {
+      auto hi = static_cast<unsigned char>(segment[j + 1]);
+      if (hi >= 0x80) return BadPattern(pattern, "non-ASCII character inside a class");
+      if (hi < lo) return BadPattern(pattern, "reversed range in a class");
+      for (unsigned v = lo; v <= hi; ++v) set.ascii.set(v);
+      j += 2;
+    } else {
+      set.ascii.set(lo);
+    }
+    first = false;
+  }
+  // Folding like fnmatch's FNM_CASEFOLD: a character is in the class when
+  // it or its other case is listed, then the negation applies.
+  for (unsigned c = 0; c < 128; ++c) {
+    char lower = FoldAscii(static_cast<char>(c));
+    char upper = (lower >= 'a' && lower <= 'z') ? static_cast<char>(lower - 'a' + 'A') : lower;
+    set.folded[c] = set.ascii.test(static_cast<unsigned char>(lower)) ||
+                    set.ascii.test(static_cast<unsigned char>(upper));
+  }
+  if (negate) {
+    set.ascii.flip();
+    set.folded.flip();
+    set.non_ascii = true;
+  }
+  set.ascii.reset('/');
+  set.folded.reset('/');
+  return j + 1;
+}
+
+Result<Segment> ParseSegment(std::string_view pattern, std::string_view text) {
+  Segment segment;
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '*') {
+      if (segment.tokens.empty() || segment.tokens.back().kind != Token::Kind::kStar) {
+        segment.tokens.push_back(Token{Token::Kind::kStar, {}, {}});
+      }
+      ++i;
+    } else if (c == '?') {
+      segment.tokens.push_back(Token{Token::Kind::kClass, {}, AnyCharacter()});
+      ++i;
+    } else if (c == '[') {
+      Token token{Token::Kind::kClass, {}, {}};
+      TELIC_ASSIGN_OR_RETURN(i, ParseClass(pattern, text, i, token.set));
+      segment.tokens.push_back(std::move(token));
+    } else {
+      char32_t cp;
+      size_t length;
+      DecodeUtf8At(text, i, cp, length);  // validated before
+      segment.tokens.push_back(Token{Token::Kind::kLiteral, std::string(text.substr(i, length)), {}});
+      i += length;
+    }
+  }
+  return segment;
+}
+
+// Does one token match the code point of `s` at `p`? Sets its byte length.
+bool TokenMatches(const Token& token, std::string_view s, size_t p, bool fold, size_t& length) {
+  char32_t cp;
+  if (!DecodeUtf8At(s, p, cp, length)) return false;
+  if (token.kind == Token::Kind::kLiteral) {
+    if (token.literal.size() != length) return false;
+    if (length == 1 && fold) return FoldAscii(token.literal[0]) == FoldAscii(s[p]);
+    return s.compare(p, length, token.literal) == 0;
+  }
+  if (cp >= 0x80) return token.set.non_ascii;
+  return fold ? token.set.folded.test(cp) : token.set.ascii.test(cp);
+}
+
+size_t CodePointLength(std::string_view s, size_t p) {
+  char32_t cp;
+  size_t length;
+  return DecodeUtf8At(s, p, cp, length) ? length : 1;
+}
+
+// Wildcard matching with last-star backtracking: every non-star token
+// consumes exactly one code point, so this is exact and O(tokens * bytes).
+bool SegmentMatches(const std::vector<Token>& tokens, std::string_view s, bool fold) {
+  size_t t = 0, p = 0;
+  size_t star_t = std::string_view::npos, star_p = 0;
+  while (p < s.size()) {
+    size_t length = 0;
+    if (t < tokens.size() && tokens[t].kind != Token::Kind::kStar && TokenMatches(tokens[t], s, p, fold, length)) {
+      ++t;
+      p += length;
+    } else if (t < tokens.size() && tokens[t].kind == Token::Kind::kStar) {
+      star_t = t++;
+      star_p = p;
+    } else if (star_t != std::string_view::npos) {
+      t = star_t + 1;
+      star_p += CodePointLength(s, star_p);
+      p = star_p;
+    } else {
+      return false;
+    }
+  }
+  while (t < tokens.size() && tokens[t].kind == Token::Kind::kStar) ++t;
+  return t == tokens.size();
+}
+
+// The same algorithm one level up: `**` segments are the stars, every other
+// segment pattern consumes exactly one path segment.
+bool SegmentsMatch(const std::vector<Segment>& pattern, const std::vector<std::string_view>& path, bool fold) {
+  size_t t = 0, p = 0;
+  size_t star_t = std::string_view::npos, star_p = 0;
+  while (p < path.size()) {
+    if (t < pattern.size() && !pattern[t].globstar && SegmentMatches(pattern[t].tokens, path[p], fold)) {
+      ++t;
+      ++p;
+    } else if (t < pattern.size() && pattern[t].globstar) {
+      star_t = t++;
+      star_p = p;
+    } else if (star_t != std::string_view::npos) {
+      t = star_t + 1;
+      p = ++star_p;
+    } else {
+      return false;
+    }
+  }
+  while (t < pattern.size() && pattern[t].globstar) ++t;
+  return t == pattern.size();
+}
+
+// --- subset reasoning ------------------------------------------------------
+
+bool TokenSubset(const Token& a, const Token& b) {
+  using K = Token::Kind;
+  if (a.kind == K::kLiteral && b.kind == K::kLiteral) return a.literal == b.literal;
+  if (a.kind == K::kLiteral) {  // b is a class
+    if (a.literal.size() > 1) return b.set.non_ascii;
+    return b.set.ascii.test(static_cast<unsigned char>(a.literal[0]));
+  }
+  if (b.kind == K::kLiteral) {  // a is a class: only a one-character class fits
+    if (a.set.non_ascii || a.set.ascii.count() != 1 || b.literal.size() != 1) return false;
+    return a.set.ascii.test(static_cast<unsigned char>(b.literal[0]));
+  }
+  if ((a.set.ascii & ~b.set.ascii).any()) return false;
+  return !a.set.non_ascii || b.set.non_ascii;
+}
+
+// Every string matched by token list `a` is matched by `b`. A star of `b`
+// may absorb any tokens of `a`; a star of `a` facing a non-star of `b` is
+// answered conservatively (false).
+bool TokensSubset(const std::vector<Token>& a, const std::vector<Token>& b) {
+  const size_t width = b.size() + 1;
+  std::vector<signed char> memo((a.size() + 1) * width, -1);
+  auto solve = [&](auto&& self, size_t i, size_t j) -> bool {
+    signed char& slot = memo[i * width + j];
+    if (slot >= 0) return slot != 0;
+    bool result;
+    if (j == b.size()) {
+      result = i == a.size();
+    } else if (b[j].kind == Token::Kind::kStar) {
+      result = self(self, i, j + 1) || (i < a.size() && self(self, i + 1, j));
+    } else if (i == a.size() || a[i].kind == Token::Kind::kStar) {
+      result = false;
+    } else {
+      result = TokenSubset(a[i], b[j]) && self(self, i + 1, j + 1);
+    }
+    slot = result ? 1 : 0;
+    return result;
+  };
+  return solve(solve, 0, 0);
+}
+
+bool SegmentIsUniversal(const Segment& segment) {
+  if (segment.globstar) return true;
+  if (segment.tokens.empty()) return false;
+  return std::all_of(segment.tokens.begin(), segment.tokens.end(),
+                     [](const Token& t) { return t.kind == Token::Kind::kStar; });
+}
+
+bool SegmentsSubset(const std::vector<Segment>& a, const std::vector<Segment>& b) {
+  const size_t width = b.size() + 1;
+  std::vector<signed char> memo((a.size() + 1) * width, -1);
+  auto solve = [&](auto&& self, size_t i, size_t j) -> bool {
+    signed char& slot = memo[i * width + j];
+    if (slot >= 0) return slot != 0;
+    bool result;
+    if (j == b.size()) {
+      result = i == a.size();
+    } else if (b[j].globstar) {
+      result = self(self, i, j + 1) || (i < a.size() && self(self, i + 1, j));
+    } else if (i == a.size()) {
+      result = false;
+    } else if (a[i].globstar) {
+      // a's `**` yields either nothing, or any one segment followed by what
+      // a[i..] yields again.
+      result = self(self, i + 1, j) && SegmentIsUniversal(b[j]) && self(self, i, j + 1);
+    } else {
+      result = TokensSubset(a[i].tokens, b[j].tokens) && self(self, i + 1, j + 1);
+    }
+    slot = result ? 1 : 0;
+    return result;
+  };
+  return solve(solve, 0, 0);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Filesystem
+
+Result<FileKind> RealFileSystem::Lstat(const std::string& absolute_path) const {
+  struct stat st;
+  if (::lstat(absolute_path.c_str(), &st) != 0) {
+    int error = errno;
+    if (error == ENOENT || error == ENOTDIR) return FileKind::kMissing;
+    return Deny("cannot inspect " + absolute_path + ": " + std::strerror(error));
+  }
+  if (S_ISLNK(st.st_mode)) return FileKind::kSymlink;
+  if (S_ISDIR(st.st_mode)) return FileKind::kDirectory;
+  return FileKind::kOther;
+}
+
+Result<std::string> RealFileSystem::ReadLink(const std::string& absolute_path) const {
+  std::string buffer(256, '\0');
+  while (buffer.size() <= 65536) {
+    ssize_t n = ::readlink(absolute_path.c_str(), buffer.data(), buffer.size());
+    if (n < 0) return Deny("cannot read symlink " + absolute_path + ": " + std::strerror(errno));
+    if (static_cast<size_t>(n) < buffer.size()) {
+      buffer.resize(static_cast<size_t>(n));
+      return buffer;
+    }
+    buffer.resize(buffer.size() * 2);
+  }
+  return Deny("symlink target too long at " + absolute_path);
+}
+
+std::optional<std::string> RealFileSystem::RealPath(const std::string& absolute_path) const {
+  char* resolved = ::realpath(absolute_path.c_str(), nullptr);
+  if (resolved == nullptr) return std::nullopt;
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
+}
+
+const FileSystem& HostFileSystem() {
+  static const RealFileSystem kFileSystem;
+  return kFileSystem;
+}
+
+std::optional<bool> ProbeCaseInsensitive(const std::string& absolute_dir) {
+  struct stat original;
+  if (absolute_dir.empty() || absolute_dir.front() != '/' || ::stat(absolute_dir.c_str(), &original) != 0) {
+    return std::nullopt;
+  }
+  // Swap the case of the last component that has letters.
+  std::string swapped = absolute_dir;
+  while (swapped.size() > 1 && swapped.back() == '/') swapped.pop_back();
+  size_t end = swapped.size();
+  while (end > 0) {
+    size_t slash = swapped.rfind('/', end - 1);
+    size_t begin = slash == std::string::npos ? 0 : slash + 1;
+    bool changed = false;
+    for (size_t i = begin; i < end; ++i) {
+      char c = swapped[i];
+      if (c >= 'a' && c <= 'z') {
+        swapped[i] = static_cast<char>(c - 'a' + 'A');
+        changed = true;
+      } else if (c >= 'A' && c <= 'Z') {
+        swapped[i] = static_cast<char>(c - 'A' + 'a');
+        changed = true;
+      }
+    }
+    if (changed) break;
+    if (slash == std::string::npos || slash == 0) return std::nullopt;
+    end = slash;
+  }
+  struct stat other;
+  if (::stat(swapped.c_str(), &other) != 0) return errno == ENOENT ? std::optional<bool>(false) : std::nullopt;
+  return other.st_dev == original.st_dev && other.st_ino == original.st_ino;
+}
+
+RepoRoot RepoRoot::OnDisk(std::string path) {
+  MatchOptions match{ProbeCaseInsensitive(path).value_or(false)};
+  return OnDisk(std::move(path), match);
+}
+
+RepoRoot RepoRoot::OnDisk(std::string path, MatchOptions match) {
+  return RepoRoot{std::move(path), &HostFileSystem(), match};
+}
+
+// ---------------------------------------------------------------------------
+// Target paths
+
+Result<ResolvedPath> ResolveRepoPath(std::string_view input, const RepoRoot& root) {
+  TELIC_RETURN_IF_ERROR(CheckPathText(input, root.match));
+  if (!root.path.empty() && root.path.front() != '/') return Deny("repository root is not an absolute path");
+
+  const bool absolute = input.front() == '/';
+  std::vector<std::string> segments;
+  for (auto part : SplitSlash(input)) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return Deny("'..' segment in path");
+    if (root.match.case_insensitive && (part.back() == '.' || part.back() == ' ')) {
+      return Deny("segment ending in '.' or ' ' on a case-insensitive filesystem");
+    }
+    segments.emplace_back(part);
+  }
+
+  const std::vector<std::string> root_segments = LexicalSegments(root.path);
+  std::optional<std::vector<std::string>> canonical_root;
+  auto canonical = [&]() -> Result<std::vector<std::string>> {
+    if (!canonical_root) {
+      auto resolved = ResolveSymlinks(*root.fs, root.path);
+      if (!resolved) return Deny("cannot resolve the repository root: " + resolved.error().message());
+      canonical_root = std::move(*resolved);
+    }
+    return *canonical_root;
+  };
+
+  if (absolute) {
+    if (root.path.empty()) return Deny("absolute path with no known repository root");
+    if (HasPrefix(segments, root_segments)) {
+      segments.erase(segments.begin(), segments.begin() + static_cast<std::ptrdiff_t>(root_segments.size()));
+    } else {
+      bool inside = false;
+      if (root.fs != nullptr) {
+        TELIC_ASSIGN_OR_RETURN(auto real_root, canonical());
+        if (HasPrefix(segments, real_root)) {
+          segments.erase(segments.begin(), segments.begin() + static_cast<std::ptrdiff_t>(real_root.size()));
+          inside = true;
+        }
+      }
+      if (!inside) return Deny("absolute path outside the repository root");
+    }
+  }
+
+  // "./~/x" or "/repo/~/x" would otherwise normalise to "~/x".
+  if (!segments.empty() && segments.front().front() == '~') {
+    return Deny("path starts with '~' (home-directory expansion)");
+  }
+
+  ResolvedPath out;
+  out.lexical = segments.empty() ? "." : JoinSegments(segments);
+  out.resolved = out.lexical;
+  if (root.fs == nullptr || root.path.empty()) return out;
+
+  TELIC_ASSIGN_OR_RETURN(auto real_root, canonical());
+  std::vector<std::string> full = root_segments;
+  full.insert(full.end(), segments.begin(), segments.end());
+  const std::string target = AbsoluteFromSegments(full);
+  auto resolved = ResolveSymlinks(*root.fs, target);
+  if (!resolved) return Deny("cannot resolve path: " + resolved.error().message());
+  if (!HasPrefix(*resolved, real_root)) return Deny("path leaves the repository root through a symlink");
+  // Defence in depth: where the filesystem can answer realpath(3) for the
+  // target, it must agree with the walk above.
+  if (auto real = root.fs->RealPath(target); real && *real != AbsoluteFromSegments(*resolved)) {
+    return Deny("symlink resolution of the path is ambiguous (realpath disagrees)");
+  }
+  out.resolved = resolved->size() == real_root.size() ? "." : JoinSegments(*resolved, real_root.size());
+  return out;
+}
+
+Result<std::string> NormalizeRepoPath(std::string_view input, const RepoRoot& root) {
+  TELIC_ASSIGN_OR_RETURN(ResolvedPath path, ResolveRepoPath(input, root));
+  return std::move(path.lexical);
+}
+
+// ---------------------------------------------------------------------------
+// Glob
+
+Result<Glob> Glob::Compile(std::string_view pattern) {
+  if (pattern.empty()) return BadPattern(pattern, "empty pattern");
+  if (pattern.size() > kMaxPatternBytes) return BadPattern(pattern, "longer than 4096 bytes");
+  for (char c : pattern) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) return BadPattern(pattern, "NUL or control character");
+  }
+  if (pattern.find('\\') != std::string_view::npos) return BadPattern(pattern, "backslash");
+  if (!IsValidUtf8(pattern)) return BadPattern(pattern, "invalid UTF-8");
+  if (pattern.front() == '/') return BadPattern(pattern, "leading '/' (patterns are relative to the root)");
+  if (pattern.front() == '!') return BadPattern(pattern, "leading '!' (there is no negation; use a deny entry)");
+  if (pattern.front() == '#') return BadPattern(pattern, "leading '#'");
+
+  Glob glob;
+  std::vector<std::string> texts;
+  auto add_globstar = [&]() {
+    if (!glob.segments_.empty() && glob.segments_.back().globstar) return;
+    glob.segments_.push_back(Segment{true, {}});
+    texts.emplace_back("**");
+  };
+  for (auto part : SplitSlash(pattern)) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return BadPattern(pattern, "'..' segment");
+    if (part == "**") {
+      add_globstar();
+      continue;
+    }
+    TELIC_ASSIGN_OR_RETURN(Segment segment, ParseSegment(pattern, part));
+    glob.segments_.push_back(std::move(segment));
+    texts.emplace_back(part);
+  }
+  if (pattern.back() == '/') add_globstar();
+  glob.text_ = texts.empty() ? "." : JoinSegments(texts);
+  return glob;
+}
+
+bool Glob::Matches(std::string_view normalized_path, MatchOptions options) const {
+  std::vector<std::string_view> path;
+  if (normalized_path != ".") {
+    path = SplitSlash(normalized_path);
+    for (auto part : path) {
+      if (part.empty() || part == "." || part == "..") return false;
+    }
+    if (!IsValidUtf8(normalized_path)) return false;
+  }
+  return SegmentsMatch(segments_, path, options.case_insensitive);
+}
+
+bool GlobMatches(std::string_view pattern, std::string_view normalized_path, MatchOptions options) {
+  auto glob = Glob::Compile(pattern);
+  return glob && glob->Matches(normalized_path, options);
+}
+
+bool GlobSubset(std::string_view a, std::string_view b) {
+  auto left = Glob::Compile(a);
+  auto right = Glob::Compile(b);
+  if (!left || !right) return false;
+  return SegmentsSubset(left->segments(), right->segments());
+}
+
+}  // namespace telic::policy
