@@ -13,6 +13,7 @@
 #include "base/ids.h"
 #include "base/text.h"
 #include "cli/format.h"
+#include "controller/grounder.h"
 #include "controller/run_service.h"
 #include "controller/views.h"
 #include "mcp/child_client.h"
@@ -67,6 +68,7 @@ Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create
   TELIC_ASSIGN_OR_RETURN(context->store, store::SqliteStore::Open(context->location.ledger_path));
   context->service = std::make_unique<controller::RunService>(*context->store, context->clock, context->ids,
                                                                context->location.repository_root);
+  context->service->set_grounder(controller::MakeRepositoryGrounder({context->location.state_dir}));
   return context;
 }
 

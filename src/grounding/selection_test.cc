@@ -176,7 +176,7 @@ TEST_F(GroundingFileTest, SelectionWalkAppliesEachCheckInOrder) {
       {"a.ts", 5, false, "r"}, {"b.ts", 4, false, "r"}, {"c.ts", 3, false, "r"},
       {"d.ts", 2, false, "r"}, {"e.ts", 1, false, "r"}, {"missing.ts", 1, false, "r"}};
   ExclusionCounts exclusions;
-  Selection selection = SelectCandidates(root_, ranked, {10, 100, 17}, {}, exclusions);
+  Selection selection = SelectCandidates(root_, ranked, {10, 100, 17, 0, "run"}, {}, exclusions);
   ASSERT_EQ(selection.selected.size(), 2u);
   EXPECT_EQ(selection.selected[0].path, "a.ts");
   EXPECT_EQ(selection.selected[1].path, "e.ts");
@@ -197,7 +197,7 @@ TEST_F(GroundingFileTest, ExcludedRootsAreCheckedOnTheRealPath) {
   fs::create_symlink(fs::path(root_) / "state/ledger.txt", fs::path(root_) / "alias.txt");
   std::vector<RankedCandidate> ranked = {{"alias.txt", 1, false, "r"}};
   ExclusionCounts exclusions;
-  Selection selection = SelectCandidates(root_, ranked, {10, 100, 100}, {root_ + "/state"}, exclusions);
+  Selection selection = SelectCandidates(root_, ranked, {10, 100, 100, 0, "run"}, {root_ + "/state"}, exclusions);
   EXPECT_TRUE(selection.selected.empty());
   EXPECT_EQ(exclusions, (ExclusionCounts{{"excluded_directory", 1}}));
 }

@@ -120,6 +120,23 @@ class StdioProtocolTest(unittest.TestCase):
         self.assertEqual(events[-1]["eventType"], "phase_submitted")
         self.assertEqual(events[-1]["outputRefs"], [action["contextManifestRef"]])
 
+    def test_grounding_selects_and_stores_repository_sources(self):  # covers TEL-056
+        started = self.start("Explain what src/app.ts does", "plan_only")
+        run_id, action = started["run"]["runId"], started["nextAction"]
+        grounded = self.server.ok("telic_ground_context", {"run_id": run_id, "action_id": action["id"],
+                                                            "expected_run_version": 1})
+        manifest = grounded["manifest"]
+        self.assertEqual(manifest["inventorySource"], "git")
+        paths = [c["path"] for c in manifest["candidates"] if c["decision"] == "selected"]
+        self.assertIn("src/app.ts", paths)
+        self.assertEqual(len(manifest["derivedRefs"]), len(paths))
+        document_id = manifest["derivedRefs"][0].rsplit("/", 1)[1]
+        document = self.server.ok("telic_get_artifact", {"run_id": run_id, "artifact_id": document_id})["artifact"]
+        self.assertEqual(document["type"], "ContextDocument")
+        self.assertEqual(document["producer"], "controller")
+        types = [e["eventType"] for e in self.server.ok("telic_get_trace", {"run_id": run_id})["events"]]
+        self.assertEqual(types[-1], "phase_submitted")
+
     def test_get_next_action_is_idempotent(self):
         run_id = self.start()["run"]["runId"]
         first = self.server.ok("telic_get_next_action", {"run_id": run_id})

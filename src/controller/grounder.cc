@@ -1,0 +1,53 @@
+#include "controller/grounder.h"
+
+#include "grounding/ground.h"
+#include "policy/path_scope.h"
+
+namespace telic::controller {
+namespace {
+
+std::optional<int64_t> BudgetValue(const Json& budget, const char* key) {
+  if (!budget.is_object() || !budget.contains(key)) return std::nullopt;
+  return budget[key].get<int64_t>();
+}
+
+// A predicate true for paths some repository.read scope matches.
+std::function<bool(std::string_view)> ReadablePaths(const Json& permissions) {
+  std::vector<std::string> scopes;
+  if (permissions.is_object()) {
+    scopes = permissions.value("/repository/read"_json_pointer, std::vector<std::string>{});
+  }
+  return [scopes](std::string_view path) {
+    for (const std::string& scope : scopes) {
+      if (scope == "**" || policy::GlobMatches(scope, path)) return true;
+    }
+    return false;
+  };
+}
+
+}  // namespace
+
+Grounder MakeRepositoryGrounder(std::vector<std::string> excluded_roots) {
+  return [excluded_roots](const GroundingInput& input) -> Result<GroundingOutput> {
+    grounding::GroundingRequest request;
+    request.run_id = input.run_id;
+    request.repository_root = input.repository_root;
+    request.request_text = input.request_text;
+    request.active_paths = input.active_paths;
+    request.budget = {BudgetValue(input.budget, "max_files"), BudgetValue(input.budget, "max_file_bytes"),
+                      BudgetValue(input.budget, "max_total_bytes"), BudgetValue(input.budget, "max_inventory_files")};
+    request.excluded_roots = excluded_roots;
+    request.may_read = ReadablePaths(input.effective_permissions);
+    TELIC_ASSIGN_OR_RETURN(grounding::GroundingResult result, grounding::GroundRepository(request));
+    GroundingOutput output;
+    output.manifest = std::move(result.manifest);
+    for (auto& document : result.documents) {
+      Json body = std::move(document.body);
+      if (!body.contains("id")) body["id"] = document.id;
+      output.documents.push_back(std::move(body));
+    }
+    return output;
+  };
+}
+
+}  // namespace telic::controller
