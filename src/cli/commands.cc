@@ -13,6 +13,7 @@
 #include "base/ids.h"
 #include "base/text.h"
 #include "cli/format.h"
+#include "cli/ground_command.h"
 #include "controller/grounder.h"
 #include "controller/run_service.h"
 #include "controller/views.h"
@@ -344,8 +345,11 @@ int RunCli(int argc, char** argv) {
   auto* verify = app.add_subcommand("verify", "re-hash every artifact and check the trace hash chain of a run");
   verify->add_option("RUN_ID", run_id)->required();
   auto* doctor = app.add_subcommand("doctor", "check the repository, state directory and ledger");
+  std::string ground_request;
+  auto* ground = app.add_subcommand("ground", "preview the ContextManifest for a request, without a run");
+  ground->add_option("REQUEST", ground_request, "the request text")->required();
   auto* demo = app.add_subcommand("demo", "drive a run over MCP the way a host would, and show what telic recorded");
-  for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, demo}) add_common(sub);
+  for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, demo}) add_common(sub);
 
   try {
     app.parse(argc, argv);
@@ -364,6 +368,15 @@ int RunCli(int argc, char** argv) {
   if (*artifact) return Artifact(options, run_id, second);
   if (*verify) return Verify(options, run_id);
   if (*doctor) return Doctor(options);
+  if (*ground) {
+    std::string repo = options.repo;
+    if (repo.empty()) {
+      auto location = Locate(options);
+      if (!location) return Failure(location.error());
+      repo = location->repository_root;
+    }
+    return RunGroundCommand(repo, ground_request, options.json);
+  }
   if (*demo) return Demo(options, SelfExecutable(argv[0]));
   std::cout << app.help();
   return 0;
