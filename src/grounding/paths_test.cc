@@ -1,9 +1,13 @@
 // Path rules of grounding (WIRE-CONTRACT §16.2-16.5).
 #include "grounding/paths.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "base/canonical_json.h"
 
 namespace telic::grounding {
 namespace {
@@ -96,6 +100,27 @@ TEST(GroundingPathsTest, StrictUtf8) {
   EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // above U+10FFFF
   EXPECT_FALSE(IsValidUtf8("abc\xE2\x82"));       // truncated
   EXPECT_FALSE(IsValidUtf8("\x80"));              // stray continuation
+}
+
+TEST(GroundingPathsTest, Utf16OrderMatchesTheCanonicalJsonComparator) {
+  // U+1F600 (a surrogate pair in UTF-16) sorts before U+FF5E, unlike its bytes.
+  EXPECT_TRUE(Utf16Before("a\xF0\x9F\x98\x80", "a\xEF\xBD\x9E"));
+  EXPECT_FALSE(Utf16Before("a\xEF\xBD\x9E", "a\xF0\x9F\x98\x80"));
+  EXPECT_TRUE(Utf16Before("a", "a/b"));
+  EXPECT_TRUE(Utf16Before("a.txt", "a/b"));
+  EXPECT_FALSE(Utf16Before("same", "same"));
+  const std::vector<std::string> atoms = {"a", "Z", "/", ".", "\xC3\xA9", "\xE2\x82\xAC", "\xEE\x80\x80",
+                                          "\xEF\xBF\xBD", "\xF0\x9F\x98\x80", "\xF4\x8F\xBF\xBF", "\xD7\xBF"};
+  uint32_t seed = 12345;
+  auto next = [&seed] { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7FFF; };
+  for (int i = 0; i < 20000; ++i) {
+    std::string a, b;
+    for (int k = static_cast<int>(next() % 4); k >= 0; --k) a += atoms[next() % atoms.size()];
+    b = a.substr(0, next() % (a.size() + 1));
+    for (int k = static_cast<int>(next() % 3); k >= 0; --k) b += atoms[next() % atoms.size()];
+    ASSERT_EQ(Utf16Before(a, b), Utf16Less(a, b)) << a << " | " << b;
+    ASSERT_EQ(Utf16Before(b, a), Utf16Less(b, a)) << a << " | " << b;
+  }
 }
 
 TEST(GroundingPathsTest, LowerCasesLikeJavaScriptWhereAsciiCanResult) {
