@@ -63,12 +63,14 @@ Result<std::string> ValidateActivePath(const std::string& root, const std::strin
   if (value.front() == '/') {
     std::string lexical = LexicalAbsolute(value);
     if (!IsPathContained(root, lexical)) return OutsideRoot(root, value);
-    normalized = NormalizeRepositoryPath(RelativeTo(root, lexical));
+    // As in the reference, the relative form is not normalised further: the
+    // root itself becomes "" (later a non_regular_file candidate).
+    normalized = RelativeTo(root, lexical);
   } else {
     normalized = NormalizeRepositoryPath(value);
   }
   if (!normalized) return OutsideRoot(root, value);
-  const std::string lexical = root + "/" + *normalized;
+  const std::string lexical = normalized->empty() ? root : root + "/" + *normalized;
   if (access(lexical.c_str(), F_OK) == 0) {
     auto real = RealPath(lexical);
     if (real && !IsPathContained(root, *real)) return OutsideRoot(root, value);

@@ -334,6 +334,13 @@ TEST_F(GroundingGroundTest, ActivePathsOutsideTheRootFail) {
     EXPECT_EQ(result.error().message(), fmt::format("Active path \"{}\" is outside Telic's repository root \"{}\". {}",
                                                     path == "a\\b.ts" ? "a\\\\b.ts" : path, root_, advice));
   }
+  // The root itself, given absolutely, is accepted (the reference's quirk)
+  // and ends up as a candidate that is not a regular file.
+  auto root_itself = Request("inspect");
+  root_itself.active_paths = {root_};
+  auto accepted = Ground(root_itself);
+  EXPECT_EQ(ReasonCounts(accepted.manifest), (Reasons{{"non_regular_file", 1}, {"symlink_escape", 1}}));
+
   auto request = Request("inspect");
   request.active_paths = {""};
   auto empty = GroundRepository(request);

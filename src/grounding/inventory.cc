@@ -9,14 +9,13 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <memory>
 #include <future>
 #include <iterator>
+#include <memory>
 #include <mutex>
 
 #include <git2.h>
 
-#include "base/canonical_json.h"
 #include "base/sha256.h"
 #include "base/text.h"
 #include "grounding/paths.h"
@@ -128,7 +127,7 @@ bool ReadIndexPaths(const std::string& root, std::vector<std::string>& paths) {
     std::string_view path(entry->path);
     if (i > 0 && path == last) continue;
     paths.emplace_back(path);
-    last = paths.back();
+    last = path;  // libgit2 keeps the entry alive while the index is
   }
   return true;
 }

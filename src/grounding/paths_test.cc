@@ -114,9 +114,15 @@ TEST(GroundingPathsTest, Utf16OrderMatchesTheCanonicalJsonComparator) {
   uint32_t seed = 12345;
   auto next = [&seed] { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7FFF; };
   for (int i = 0; i < 20000; ++i) {
+    // Valid UTF-8 only: b shares a prefix of whole atoms with a.
+    std::vector<std::string> parts;
+    for (int k = static_cast<int>(next() % 4); k >= 0; --k) parts.push_back(atoms[next() % atoms.size()]);
     std::string a, b;
-    for (int k = static_cast<int>(next() % 4); k >= 0; --k) a += atoms[next() % atoms.size()];
-    b = a.substr(0, next() % (a.size() + 1));
+    const size_t shared = next() % (parts.size() + 1);
+    for (size_t k = 0; k < parts.size(); ++k) {
+      a += parts[k];
+      if (k < shared) b += parts[k];
+    }
     for (int k = static_cast<int>(next() % 3); k >= 0; --k) b += atoms[next() % atoms.size()];
     ASSERT_EQ(Utf16Before(a, b), Utf16Less(a, b)) << a << " | " << b;
     ASSERT_EQ(Utf16Before(b, a), Utf16Less(b, a)) << a << " | " << b;
