@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "controller/phases.h"
+#include "policy/engine.h"
 #include "policy/permission_set.h"
 #include "schema/bundle.h"
 #include "schema/registry.h"
@@ -183,6 +184,40 @@ Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const Phase
   return refs;
 }
 
+// The first dependency-ready node of the latest WorkPlan that has no result
+// yet (WIRE-CONTRACT §15.7), with the plan; node is null when none remains.
+struct PendingWork {
+  Json plan;
+  Json node;
+};
+
+Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load) {
+  const ArtifactMeta* plan_meta = Latest(artifacts, "WorkPlan");
+  if (!plan_meta) return Fail(ErrorCode::kFailedPrecondition, "Executor phase is missing its WorkPlan");
+  PendingWork work;
+  TELIC_ASSIGN_OR_RETURN(work.plan, load(*plan_meta));
+  std::string plan_ref = store::ArtifactUri(run.run_id, plan_meta->id);
+  std::set<std::string> completed, attempted;
+  for (const ArtifactMeta& meta : artifacts) {
+    if (meta.type != "WorkResult") continue;
+    TELIC_ASSIGN_OR_RETURN(Json result, load(meta));
+    if (result.value("workPlanRef", "") != plan_ref) continue;
+    attempted.insert(result.value("nodeId", ""));
+    if (result.value("status", "") == "completed") completed.insert(result.value("nodeId", ""));
+  }
+  for (const Json& node : work.plan.value("nodes", Json::array())) {
+    std::string id = node.value("id", "");
+    if (attempted.count(id)) continue;
+    bool ready = true;
+    for (const Json& dep : node.value("dependsOn", Json::array())) ready = ready && dep.is_string() && completed.count(dep.get<std::string>());
+    if (ready) {
+      work.node = node;
+      break;
+    }
+  }
+  return work;
+}
+
 Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load,
                          int64_t reserved) {
   const PhaseInfo* phase = FindPhase(run.phase);
@@ -197,8 +232,29 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
     Json effective = policy::EffectiveRunPermissions(run.requested_mode, envelope["authorization"]["granted"],
                                                      envelope["authorization"]["denied"]);
     permissions["repository"]["read"] = effective["repository"]["read"];
-  } else if (run.phase == "agent_4_execute") {
-    return Fail(ErrorCode::kFailedPrecondition, "execution-phase actions are not available in this telic build");
+  }
+  Json host_budgets = envelope.value("budgets", Json::object());
+  int64_t workers = host_budgets.value("maximumParallelWorkers", int64_t{1});
+  int64_t depth = host_budgets.value("maximumSubagentDepth", int64_t{0});
+  Json work_node_id = nullptr;
+  if (run.phase == "agent_4_execute") {
+    TELIC_ASSIGN_OR_RETURN(PendingWork work, PendingNode(run, artifacts, load));
+    if (!work.node.is_null()) {
+      std::string id = work.node.value("id", "");
+      Json authorization = envelope.value("authorization", Json::object());
+      Json run_permissions = policy::EffectiveRunPermissions(run.requested_mode, authorization.value("granted", Json()),
+                                                             authorization.value("denied", Json()));
+      const Json& node_permissions = work.node.value("permissions", Json());
+      if (!policy::PermissionSetIsSubset(node_permissions, run_permissions)) {
+        return Fail(ErrorCode::kPermissionDenied, fmt::format("Work node {} exceeds the immutable run authorization", id));
+      }
+      permissions = node_permissions;
+      work_node_id = id;
+      depth = std::min<int64_t>(depth, node_permissions.value("/subagents/maximumDepth"_json_pointer, int64_t{0}));
+    } else {
+      depth = std::min<int64_t>(depth, 0);
+    }
+    workers = std::min<int64_t>(workers, work.plan.value("/globalBudgets/maximumParallelWorkers"_json_pointer, workers));
   }
   const ArtifactMeta* manifest = Latest(artifacts, "ContextManifest");
   Json action = CommonFields(
@@ -217,12 +273,13 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
   for (size_t i = 1; i < phase->accepted_types.size(); ++i) {
     TELIC_ASSIGN_OR_RETURN(additional[phase->accepted_types[i]], ArtifactSchema(phase->accepted_types[i]));
   }
+  if (run.phase == "agent_4_execute") {
+    TELIC_ASSIGN_OR_RETURN(additional["Evidence"], ArtifactSchema("Evidence"));
+  }
   action["additionalOutputSchemas"] = additional;
-  action["workNodeId"] = nullptr;
+  action["workNodeId"] = work_node_id;
   action["effectivePermissions"] = permissions;
-  Json host_budgets = envelope.value("budgets", Json::object());
-  action["remainingBudgets"] = Budgets(run, reserved, host_budgets.value("maximumParallelWorkers", int64_t{1}),
-                                       host_budgets.value("maximumSubagentDepth", int64_t{0}));
+  action["remainingBudgets"] = Budgets(run, reserved, workers, depth);
   action["stopConditions"] = {
       "Do not broaden the user-selected intent mode or permissions.",
       "Stop at a materially divergent user-owned decision.",

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/sha256.h"
+#include "base/redact.h"
 #include "base/text.h"
 #include "controller/next_action.h"
 #include "controller/topology.h"
@@ -84,7 +85,7 @@ store::TraceEventRecord RunService::NewEvent(const store::RunRecord& run, std::s
   event.actor = std::move(actor);
   event.phase = run.phase;
   event.event_type = std::move(type);
-  event.summary = std::move(summary);
+  event.summary = RedactedText(summary);
   event.budget_snapshot = BudgetSnapshot(run);
   return event;
 }
@@ -224,7 +225,9 @@ Json ReportOnlyManifest(const std::string& run_id) {
             {"candidateFiles", 0}, {"selectedFiles", 0}, {"estimatedTokens", 0}, {"selectedBytes", 0}}}};
 }
 
-Status ValidateBody(const std::string& type, Json& body) {
+}  // namespace
+
+Status ValidateArtifactBody(const std::string& type, Json& body) {
   TELIC_ASSIGN_OR_RETURN(const schema::Validator* validator,
                          schema::Registry::Default().Find("artifacts/" + type + ".json"));
   std::vector<Issue> issues = validator->Validate(body);
@@ -233,8 +236,6 @@ Status ValidateBody(const std::string& type, Json& body) {
   return Fail(ErrorCode::kInvalidArgument, fmt::format("{} failed schema validation: {}", type, issues.front().message),
               std::move(issues));
 }
-
-}  // namespace
 
 Result<GroundResult> RunService::GroundContext(const GroundContextRequest& request) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, CheckTokens(request.run_id, request.action_id, request.expected_version));
@@ -255,7 +256,7 @@ Result<GroundResult> RunService::GroundContext(const GroundContextRequest& reque
                          request.active_paths, request.budget, action["effectivePermissions"]};
     TELIC_ASSIGN_OR_RETURN(output, grounder_(input));
   }
-  TELIC_RETURN_IF_ERROR(ValidateBody("ContextManifest", output.manifest));
+  TELIC_RETURN_IF_ERROR(ValidateArtifactBody("ContextManifest", output.manifest));
 
   std::string now = FormatIsoMillis(clock_.NowMillis());
   store::RunRecord next = run;

@@ -15,6 +15,9 @@
 
 namespace telic::controller {
 
+class RunSnapshot;
+struct PermissionDenial;
+
 struct StartRunRequest {
   std::string original_request;  // stored byte-for-byte
   std::string mode;
@@ -64,6 +67,30 @@ struct GroundResult {
   Json manifest;
 };
 
+// telic_submit_artifact: the artifact path (artifact_type with body xor
+// body_json) or the clarification path (clarification_response).
+struct SubmitRequest {
+  std::string run_id;
+  std::string action_id;
+  int64_t expected_version = 0;
+  std::optional<std::string> artifact_type;
+  std::optional<Json> body;
+  std::optional<std::string> body_json;
+  std::vector<std::string> source_refs;
+  std::optional<std::string> clarification_response;
+};
+
+struct SubmitResult {
+  store::RunRecord run;
+  Json next_action;
+  // Set for supporting artifacts (Evidence, ScenarioSpec): the stored metadata.
+  std::optional<store::ArtifactMeta> artifact;
+};
+
+// Validates an artifact body against its embedded schema and refinements,
+// materialising defaults. kInvalidArgument lists every violation.
+Status ValidateArtifactBody(const std::string& type, Json& body);
+
 struct RunDetail {
   store::RunRecord run;
   std::vector<store::ArtifactMeta> artifacts;
@@ -107,11 +134,34 @@ class RunService {
   // event). A terminal run is returned unchanged with no new event.
   Result<RunAndAction> CancelRun(const std::string& run_id, const std::string& action_id, int64_t expected_version);
 
+  // telic_submit_artifact (WIRE-CONTRACT §6.4, §10, §14, §15): accepted only
+  // if it answers the current action, has an accepted type and passes the
+  // schema, reference and cross-artifact rules; then stored with its trace
+  // events and the state advance in one transaction. A rejection stores
+  // nothing, except a DENY permission_checked event for a permission
+  // violation and the escalation-by-rejection transition (§11.3).
+  Result<SubmitResult> SubmitArtifact(const SubmitRequest& request);
+
+  // telic_replay_run (§17.3) plus telic's own state check: the run's
+  // transitions re-derived from its stored artifacts and events through the
+  // same state machine, compared with the stored run record.
+  Result<Json> ReplayRun(const std::string& run_id);
+
   const std::string& repository_root() const { return repository_root_; }
   store::Store& store() { return store_; }
 
  private:
   Result<Json> NextActionFor(const store::RunRecord& run);
+  Result<SubmitResult> AnswerClarification(const store::RunRecord& run, const std::string& response);
+  Result<SubmitResult> SubmitPhaseArtifact(const store::RunRecord& run, const std::string& type, Json body,
+                                           const std::vector<std::string>& supplied_refs);
+  Result<SubmitResult> SubmitSupporting(const store::RunRecord& run, const std::string& type, Json body,
+                                        const std::vector<std::string>& supplied_refs);
+  Status RecordDenial(const store::RunRecord& run, RunSnapshot& snapshot, const PermissionDenial& denial,
+                      const std::string& message, const std::string& now);
+  Result<SubmitResult> EscalateByRejection(const store::RunRecord& run, const std::string& artifact_uri,
+                                           const std::string& topology, const std::string& phase,
+                                           const std::string& reason);
   store::TraceEventRecord NewEvent(const store::RunRecord& run, std::string actor, std::string type,
                                    std::string summary, const std::string& timestamp);
 

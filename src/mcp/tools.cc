@@ -89,6 +89,28 @@ Result<Json> CancelRun(RunService& service, const Json& args) {
   return RunAndActionPayload(result);
 }
 
+Result<Json> SubmitArtifact(RunService& service, const Json& args) {
+  controller::SubmitRequest request;
+  request.run_id = args["run_id"].get<std::string>();
+  request.action_id = args["action_id"].get<std::string>();
+  request.expected_version = args["expected_run_version"].get<int64_t>();
+  request.artifact_type = OptionalString(args, "artifact_type");
+  if (args.contains("body")) request.body = args["body"];
+  request.body_json = OptionalString(args, "body_json");
+  request.source_refs = Strings(args, "source_refs");
+  request.clarification_response = OptionalString(args, "clarification_response");
+  TELIC_ASSIGN_OR_RETURN(controller::SubmitResult result, service.SubmitArtifact(request));
+  Json payload = {{"run", controller::RunToJson(result.run)}};
+  if (result.artifact) payload["artifact"] = controller::ArtifactMetaToJson(*result.artifact);
+  payload["nextAction"] = result.next_action;
+  return payload;
+}
+
+Result<Json> ReplayRun(RunService& service, const Json& args) {
+  TELIC_ASSIGN_OR_RETURN(Json report, service.ReplayRun(args["run_id"].get<std::string>()));
+  return Json{{"report", report}};
+}
+
 ToolSpec Tool(std::string name, std::string title, std::string description, bool read_only,
               Result<Json> (*fn)(RunService&, const Json&), RunService& service) {
   ToolSpec spec;
@@ -120,6 +142,11 @@ std::vector<ToolSpec> BuildTools(RunService& service) {
            "Cancel the current non-terminal run with its latest action and version tokens. This records a terminal "
            "cancellation without changing the repository.",
            false, CancelRun, service),
+      Tool("telic_submit_artifact", "Submit Telic artifact",
+           "Submit the typed artifact answering the current action (with its action_id and expected_run_version), or "
+           "answer a pending clarification with clarification_response. Invalid, stale or out-of-permission "
+           "submissions are rejected and change nothing.",
+           false, SubmitArtifact, service),
       Tool("telic_list_runs", "List Telic runs",
            "List runs stored for this repository, newest first, so the user can choose one to resume or inspect.", true,
            ListRuns, service),
@@ -133,6 +160,10 @@ std::vector<ToolSpec> BuildTools(RunService& service) {
            "Page through a run's append-only trace events by sequence. Permission decisions appear only when recorded; "
            "chain-of-thought is never stored or returned.",
            true, GetTrace, service),
+      Tool("telic_replay_run", "Replay Telic run",
+           "Rebuild a run's transitions from its stored artifacts and events, re-verify every artifact digest, and "
+           "report any difference from the stored run state. Read-only.",
+           true, ReplayRun, service),
   };
 }
 

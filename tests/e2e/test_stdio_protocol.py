@@ -12,8 +12,9 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_client import Workspace, run_tests, serve  # noqa: E402
 
-TOOLS = ["telic_start_run", "telic_ground_context", "telic_get_next_action", "telic_cancel_run", "telic_list_runs",
-         "telic_get_run", "telic_get_artifact", "telic_get_trace"]
+TOOLS = ["telic_start_run", "telic_ground_context", "telic_get_next_action", "telic_cancel_run",
+         "telic_submit_artifact", "telic_list_runs", "telic_get_run", "telic_get_artifact", "telic_get_trace",
+         "telic_replay_run"]
 
 
 def canonical(value):

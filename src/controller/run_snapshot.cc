@@ -1,0 +1,144 @@
+#include "controller/run_snapshot.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace telic::controller {
+
+std::vector<std::string> StringArray(const Json& body, std::string_view key) {
+  std::vector<std::string> out;
+  if (!body.is_object()) return out;
+  auto it = body.find(key);
+  if (it == body.end() || !it->is_array()) return out;
+  for (const Json& item : *it) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+bool EqualStringSets(const std::vector<std::string>& left, const std::vector<std::string>& right) {
+  if (left.size() != right.size()) return false;
+  std::set<std::string> unique(left.begin(), left.end());
+  if (unique.size() != left.size()) return false;
+  std::set<std::string> other(right.begin(), right.end());
+  return std::all_of(left.begin(), left.end(), [&](const std::string& s) { return other.count(s) > 0; });
+}
+
+bool ContainsString(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::optional<std::string> ArtifactIdFromUri(std::string_view uri) {
+  constexpr std::string_view kPrefix = "artifact://";
+  if (uri.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  std::string_view rest = uri.substr(kPrefix.size());
+  size_t slash = rest.find('/');
+  if (slash == 0 || slash == std::string_view::npos) return std::nullopt;
+  std::string_view id = rest.substr(slash + 1);
+  if (id.empty() || id.find('/') != std::string_view::npos) return std::nullopt;
+  return std::string(id);
+}
+
+Result<RunSnapshot> RunSnapshot::Load(store::Store& store, const std::string& run_id) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store.GetRun(run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store.ListArtifacts(run_id));
+  return RunSnapshot(store, std::move(run), std::move(artifacts));
+}
+
+const store::ArtifactMeta* RunSnapshot::Find(std::string_view id) const {
+  for (const auto& meta : artifacts_) {
+    if (meta.id == id) return &meta;
+  }
+  return nullptr;
+}
+
+const store::ArtifactMeta* RunSnapshot::Latest(std::string_view type) const {
+  for (auto it = artifacts_.rbegin(); it != artifacts_.rend(); ++it) {
+    if (it->type == type) return &*it;
+  }
+  return nullptr;
+}
+
+size_t RunSnapshot::Count(std::string_view type) const {
+  return static_cast<size_t>(
+      std::count_if(artifacts_.begin(), artifacts_.end(), [&](const auto& a) { return a.type == type; }));
+}
+
+std::string RunSnapshot::Uri(std::string_view id) const { return store::ArtifactUri(run_.run_id, std::string(id)); }
+
+std::string RunSnapshot::LatestRef(std::string_view type) const {
+  const store::ArtifactMeta* meta = Latest(type);
+  return meta ? Uri(meta->id) : std::string();
+}
+
+Result<std::string> RunSnapshot::RequireLatestRef(std::string_view type) const {
+  std::string ref = LatestRef(type);
+  if (ref.empty()) return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run is missing required {} artifact", type));
+  return ref;
+}
+
+std::vector<std::string> RunSnapshot::AllRefs(std::string_view type) const {
+  std::vector<std::string> refs;
+  for (const auto& meta : artifacts_) {
+    if (meta.type == type) refs.push_back(Uri(meta.id));
+  }
+  return refs;
+}
+
+std::vector<const store::ArtifactMeta*> RunSnapshot::All(std::string_view type) const {
+  std::vector<const store::ArtifactMeta*> out;
+  for (const auto& meta : artifacts_) {
+    if (meta.type == type) out.push_back(&meta);
+  }
+  return out;
+}
+
+Result<const Json*> RunSnapshot::Body(const store::ArtifactMeta& meta) {
+  auto found = bodies_.find(meta.id);
+  if (found != bodies_.end()) return &found->second;
+  TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, store_->GetArtifact(run_.run_id, meta.id));
+  Json body = Json::parse(stored.canonical_body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return Fail(ErrorCode::kDataLoss, fmt::format("Stored {} artifact has an invalid body", meta.type));
+  }
+  return &bodies_.emplace(meta.id, std::move(body)).first->second;
+}
+
+Result<const Json*> RunSnapshot::LatestBody(std::string_view type) {
+  const store::ArtifactMeta* meta = Latest(type);
+  if (!meta) return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run is missing required {} artifact", type));
+  return Body(*meta);
+}
+
+Result<const Json*> RunSnapshot::LatestBodyOrNull(std::string_view type) {
+  const store::ArtifactMeta* meta = Latest(type);
+  if (!meta) return static_cast<const Json*>(nullptr);
+  return Body(*meta);
+}
+
+Result<const Json*> RunSnapshot::BodyById(std::string_view id) {
+  const store::ArtifactMeta* meta = Find(id);
+  if (!meta) return static_cast<const Json*>(nullptr);
+  return Body(*meta);
+}
+
+Result<const std::vector<store::TraceEventRecord>*> RunSnapshot::Trace() {
+  if (!trace_) {
+    std::vector<store::TraceEventRecord> events;
+    int64_t after = 0;
+    while (true) {
+      TELIC_ASSIGN_OR_RETURN(store::TracePage page, store_->GetTrace(run_.run_id, after, 500));
+      for (auto& event : page.events) {
+        after = event.sequence;
+        events.push_back(std::move(event));
+      }
+      if (!page.has_more) break;
+    }
+    trace_ = std::move(events);
+  }
+  return &*trace_;
+}
+
+}  // namespace telic::controller

@@ -1,0 +1,69 @@
+// RunSnapshot: one run's stored state as read at the start of an operation —
+// the run record, its artifact metadata in insertion order, and bodies loaded
+// (and re-hashed by the store) on first use, then cached for the operation.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/canonical_json.h"
+#include "base/status.h"
+#include "store/store.h"
+
+namespace telic::controller {
+
+// Every string element of body[key] when it is an array (others skipped).
+std::vector<std::string> StringArray(const Json& body, std::string_view key);
+// The reference's equalStringSets: `left` has no duplicates, the same size as
+// `right`, and every element of `left` occurs in `right`.
+bool EqualStringSets(const std::vector<std::string>& left, const std::vector<std::string>& right);
+bool ContainsString(const std::vector<std::string>& list, std::string_view item);
+// The id in "artifact://<anyRun>/<id>" (exactly two segments), or nullopt.
+std::optional<std::string> ArtifactIdFromUri(std::string_view uri);
+
+class RunSnapshot {
+ public:
+  static Result<RunSnapshot> Load(store::Store& store, const std::string& run_id);
+  RunSnapshot(store::Store& store, store::RunRecord run, std::vector<store::ArtifactMeta> artifacts)
+      : store_(&store), run_(std::move(run)), artifacts_(std::move(artifacts)) {}
+
+  const store::RunRecord& run() const { return run_; }
+  const std::string& run_id() const { return run_.run_id; }
+  const std::vector<store::ArtifactMeta>& artifacts() const { return artifacts_; }
+  store::Store& store() { return *store_; }
+
+  const store::ArtifactMeta* Find(std::string_view id) const;
+  const store::ArtifactMeta* Latest(std::string_view type) const;
+  size_t Count(std::string_view type) const;
+  std::string Uri(std::string_view id) const;
+  // "artifact://<run>/<id>" of the latest artifact of `type`, or "" if none.
+  std::string LatestRef(std::string_view type) const;
+  // Like LatestRef, but kFailedPrecondition "Run is missing required <type> artifact".
+  Result<std::string> RequireLatestRef(std::string_view type) const;
+  std::vector<std::string> AllRefs(std::string_view type) const;
+  std::vector<const store::ArtifactMeta*> All(std::string_view type) const;
+
+  // The canonical body (parsed), loaded once. Fails when the stored blob does
+  // not re-hash to its digest.
+  Result<const Json*> Body(const store::ArtifactMeta& meta);
+  // The latest body of `type`: kFailedPrecondition "Run is missing required <type> artifact" if none.
+  Result<const Json*> LatestBody(std::string_view type);
+  // The latest body of `type`, or nullptr.
+  Result<const Json*> LatestBodyOrNull(std::string_view type);
+  // The body of an artifact of this run named by its id, or nullptr.
+  Result<const Json*> BodyById(std::string_view id);
+
+  // Every trace event of the run (loaded once).
+  Result<const std::vector<store::TraceEventRecord>*> Trace();
+
+ private:
+  store::Store* store_;
+  store::RunRecord run_;
+  std::vector<store::ArtifactMeta> artifacts_;
+  std::map<std::string, Json, std::less<>> bodies_;
+  std::optional<std::vector<store::TraceEventRecord>> trace_;
+};
+
+}  // namespace telic::controller

@@ -1,0 +1,442 @@
+// RunService::SubmitArtifact and its paths: phase artifacts, supporting
+// artifacts (Evidence, ScenarioSpec) and clarification answers.
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "base/json_parse.h"
+#include "base/redact.h"
+#include "base/text.h"
+#include "controller/acceptance.h"
+#include "controller/companions.h"
+#include "controller/next_action.h"
+#include "controller/phases.h"
+#include "controller/references.h"
+#include "controller/run_service.h"
+#include "controller/run_snapshot.h"
+#include "controller/transitions.h"
+#include "grounding/secrets.h"
+
+namespace telic::controller {
+namespace {
+
+constexpr int kMaxClarificationsPerRun = 1;
+constexpr int kMaxEscalationsPerRun = 2;
+constexpr size_t kMaxEvidencePerWorkPlan = 128;
+
+std::unexpected<Error> Reject(std::string message) { return Fail(ErrorCode::kInvalidArgument, std::move(message)); }
+
+// The producer the server assigns (callers cannot set it).
+std::string ProducerFor(const store::RunRecord& run, const std::string& type) {
+  if (type == "ProblemFrame" || type == "ScenarioSpec" || type == "PromptReview") return "scenario_author";
+  if (type == "TaskContract") return "task_compiler";
+  if (type == "WorkPlan" || type == "QualityReview") return "quality_controller";
+  if (type == "WorkResult" || type == "Evidence") return "executor";
+  if (type == "ReleaseAudit" || type == "UserReport") return "release_auditor";
+  const PhaseInfo* phase = FindPhase(run.phase);
+  return phase ? phase->role : "controller";
+}
+
+// Redacts the free-text parts of a permission decision before it is traced.
+Json RedactDecision(Json decision) {
+  for (const char* key : {"scope", "rationaleSummary"}) {
+    if (decision.contains(key) && decision[key].is_string()) decision[key] = RedactedText(decision[key].get<std::string>());
+  }
+  return decision;
+}
+
+// The [request, answer] refs a resumed phase artifact must cite, or empty
+// when no answered clarification is pending (§10.5).
+std::vector<std::string> PendingClarificationLineage(const RunSnapshot& snapshot) {
+  std::set<std::string> requests;
+  for (const auto* meta : snapshot.All("ClarificationRequest")) requests.insert(meta->id);
+  const auto& artifacts = snapshot.artifacts();
+  auto names_request = [&](const std::string& ref) {
+    auto id = ArtifactIdFromUri(ref);
+    return id && requests.count(*id) > 0;
+  };
+  const store::ArtifactMeta* answer = nullptr;
+  for (auto it = artifacts.rbegin(); it != artifacts.rend() && !answer; ++it) {
+    if (it->type == "UserMessage" && std::any_of(it->source_refs.begin(), it->source_refs.end(), names_request)) answer = &*it;
+  }
+  if (!answer) return {};
+  auto request = std::find_if(answer->source_refs.begin(), answer->source_refs.end(), names_request);
+  std::string request_ref = *request;
+  std::string answer_ref = snapshot.Uri(answer->id);
+  static const std::set<std::string> kPhaseTypes = {"ContextManifest", "ProblemFrame", "TaskContract", "PromptReview",
+                                                    "WorkPlan",        "WorkResult",   "QualityReview"};
+  bool consumed = std::any_of(artifacts.begin(), artifacts.end(), [&](const store::ArtifactMeta& a) {
+    return kPhaseTypes.count(a.type) && a.id != answer->id && ContainsString(a.source_refs, request_ref) &&
+           ContainsString(a.source_refs, answer_ref);
+  });
+  if (consumed) return {};
+  return {request_ref, answer_ref};
+}
+
+// Canonical padded base64 (re-encodes identically); returns the decoded bytes.
+Result<std::string> DecodeCanonicalBase64(const std::string& content) {
+  static const std::regex kPattern(R"(^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$)");
+  auto fail = [] { return Fail(ErrorCode::kInvalidArgument, "Evidence content is not canonical base64"); };
+  if (!std::regex_match(content, kPattern)) return fail();
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : content) {
+    if (c == '=') break;
+    buffer = (buffer << 6) | static_cast<uint32_t>(kAlphabet.find(c));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
+    }
+  }
+  if (bits > 0 && (buffer & ((1u << bits) - 1)) != 0) return fail();  // non-zero padding bits
+  if (out.size() > 2 * 1024 * 1024) return Fail(ErrorCode::kInvalidArgument, "Decoded evidence exceeds 2097152 bytes");
+  return out;
+}
+
+bool ContainsSecretInValue(const Json& value) {
+  if (value.is_string()) return grounding::ContainsLikelySecret(value.get_ref<const std::string&>());
+  if (value.is_array() || value.is_object()) {
+    return std::any_of(value.begin(), value.end(), [](const Json& v) { return ContainsSecretInValue(v); });
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<SubmitResult> RunService::SubmitArtifact(const SubmitRequest& r) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, CheckTokens(r.run_id, r.action_id, r.expected_version));
+  bool artifact_parts = r.artifact_type || r.body || r.body_json;
+  if (r.clarification_response) {
+    if (artifact_parts) {
+      return Fail(ErrorCode::kInvalidArgument, "Clarification response cannot be combined with an artifact submission");
+    }
+    return AnswerClarification(run, *r.clarification_response);
+  }
+  if (!r.artifact_type) return Fail(ErrorCode::kInvalidArgument, "artifact_type is required for an artifact submission");
+  if (r.body && r.body_json) return Fail(ErrorCode::kInvalidArgument, "body and body_json cannot be combined");
+  if (!r.body && !r.body_json) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "artifact_type and exactly one of body or body_json are required for an artifact submission");
+  }
+  Json body;
+  if (r.body_json) {
+    auto parsed = ParseJsonStrict(*r.body_json);
+    if (!parsed) return Fail(ErrorCode::kInvalidArgument, "body_json must contain valid JSON");
+    body = std::move(*parsed);
+    if (!body.is_object()) return Fail(ErrorCode::kInvalidArgument, "body_json must encode one canonical JSON object");
+  } else {
+    body = *r.body;
+  }
+  if (!body.is_object() || !body.contains("id") || !body["id"].is_string() || !body.contains("runId") ||
+      !body["runId"].is_string()) {
+    return Fail(ErrorCode::kInvalidArgument, "Artifact body must include canonical id and runId fields");
+  }
+  if (body["runId"] != r.run_id) return Fail(ErrorCode::kInvalidArgument, "Artifact body runId does not match run_id");
+  if (run.status != "running") return Fail(ErrorCode::kFailedPrecondition, "Run is not accepting a phase artifact");
+  const std::string& type = *r.artifact_type;
+  if (type == "Evidence" || type == "ScenarioSpec") return SubmitSupporting(run, type, std::move(body), r.source_refs);
+  return SubmitPhaseArtifact(run, type, std::move(body), r.source_refs);
+}
+
+Result<SubmitResult> RunService::EscalateByRejection(const store::RunRecord& run, const std::string& artifact_uri,
+                                                     const std::string& topology, const std::string& phase,
+                                                     const std::string& reason) {
+  if (run.escalation_count >= kMaxEscalationsPerRun) return Fail(ErrorCode::kResourceExhausted, "escalation budget exhausted");
+  std::string now = FormatIsoMillis(clock_.NowMillis());
+  store::RunRecord next = run;
+  next.topology = topology;
+  next.phase = phase;
+  next.status = "running";
+  next.resume_phase = std::nullopt;
+  next.escalation_count += 1;
+  next.version += 1;
+  next.updated_at = now;
+  store::Change change;
+  change.run = next;
+  auto event = NewEvent(run, "controller", "topology_escalated", reason, now);
+  event.input_refs = {artifact_uri};
+  change.events.push_back(std::move(event));
+  TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
+  return Fail(ErrorCode::kFailedPrecondition, fmt::format("Topology escalated to {} ({})", topology, reason));
+}
+
+Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run, const std::string& type, Json body,
+                                                     const std::vector<std::string>& supplied_refs) {
+  TELIC_RETURN_IF_ERROR(ValidateArtifactBody(type, body));
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::Load(store_, run.run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
+  std::string id = body["id"];
+  std::string uri = snapshot.Uri(id);
+  std::vector<std::string> accepted = AcceptedArtifactTypes(run);
+  bool clarification_exhausted =
+      type == "ClarificationRequest" && snapshot.Count("ClarificationRequest") >= kMaxClarificationsPerRun;
+  if (clarification_exhausted && !ContainsString(accepted, "ClarificationRequest")) {
+    return Reject(fmt::format("Phase {} cannot record another clarification boundary", run.phase));
+  }
+  std::vector<std::string> lineage = PendingClarificationLineage(snapshot);
+  if (!lineage.empty() && type != "ClarificationRequest" && ContainsString(accepted, type) &&
+      !std::all_of(lineage.begin(), lineage.end(), [&](const std::string& ref) { return ContainsString(source_refs, ref); })) {
+    return Reject("The resumed phase artifact must cite the exact clarification request and answer");
+  }
+  TELIC_RETURN_IF_ERROR(CheckArtifactReferences(snapshot, type, body, source_refs));
+  if (run.topology == "micro" && type == "UserReport") {
+    for (const Json& claim : body.value("completionClaims", Json::array())) {
+      if (claim.value("status", "") == "user_reported") {
+        return EscalateByRejection(run, uri, "standard", "agent_1_review", "MICRO_USER_REPORTED");
+      }
+    }
+  }
+  if (run.topology == "standard" && type == "ReleaseAudit") {
+    for (const Json& entry : body.value("claimEvidenceMatrix", Json::array())) {
+      if (entry.value("basis", "") == "user_reported") {
+        return EscalateByRejection(run, uri, "forensic", "agent_5_audit", "STANDARD_USER_REPORTED_CLAIMS");
+      }
+    }
+  }
+  Submission submission{id, type, body, source_refs};
+  std::optional<PermissionDenial> denial;
+  Status rules = CheckCrossArtifactRules(snapshot, submission, denial);
+  std::string now = FormatIsoMillis(clock_.NowMillis());
+  if (!rules) {
+    if (denial) TELIC_RETURN_IF_ERROR(RecordDenial(run, snapshot, *denial, rules.error().message(), now));
+    return std::unexpected(rules.error());
+  }
+  std::vector<Json> permission_decisions;
+  std::optional<bool> execution_complete;
+  if (type == "WorkResult") {
+    TELIC_ASSIGN_OR_RETURN(permission_decisions, WorkResultPermissionDecisions(snapshot, body));
+    TELIC_ASSIGN_OR_RETURN(ExecutionProgress progress, ComputeExecutionProgress(snapshot, &body));
+    execution_complete = progress.remaining_after == 0;
+  }
+  Transition transition;
+  if (clarification_exhausted) {
+    transition = ClarificationBudgetExhausted(run);
+  } else {
+    TELIC_ASSIGN_OR_RETURN(transition, AdvanceRun(run, type, body, execution_complete));
+  }
+  store::RunRecord next = transition.run;
+  next.version = run.version + 1;
+  next.updated_at = now;
+  if (next.topology != run.topology) {
+    if (run.escalation_count >= kMaxEscalationsPerRun) return Fail(ErrorCode::kResourceExhausted, "escalation budget exhausted");
+    next.escalation_count = run.escalation_count + 1;
+  }
+
+  store::Change change;
+  change.run = next;
+  std::string producer = ProducerFor(run, type);
+  change.artifacts.push_back(store::MakeArtifact({id, run.run_id, type, "1.0", producer, "", source_refs, "none", now}, body));
+  store::RunRecord event_run = next;
+  event_run.phase = run.phase;  // events carry the phase the artifact was submitted in
+  for (const Json& decision : permission_decisions) {
+    auto event = NewEvent(event_run, "controller", "permission_checked", PermissionEventSummary(decision), now);
+    event.input_refs = decision.value("policyRefs", std::vector<std::string>{});
+    event.permission_decision = RedactDecision(decision);
+    change.events.push_back(std::move(event));
+  }
+  std::string event_type = clarification_exhausted           ? "budget_consumed"
+                           : type == "ClarificationRequest" ? "clarification_requested"
+                                                             : "phase_submitted";
+  auto main_event = NewEvent(event_run, producer, event_type, transition.summary, now);
+  main_event.input_refs = source_refs;
+  main_event.output_refs = {uri};
+  change.events.push_back(std::move(main_event));
+
+  if (type == "ProblemFrame" && run.topology == "micro" && (next.phase == "agent_4_execute" || next.phase == "agent_3_review")) {
+    TELIC_ASSIGN_OR_RETURN(std::vector<Companion> pack, BuildMicroPack(snapshot, id, body));
+    for (Companion& companion : pack) {
+      TELIC_RETURN_IF_ERROR(ValidateArtifactBody(companion.type, companion.body));
+      change.artifacts.push_back(store::MakeArtifact(
+          {companion.id, run.run_id, companion.type, "1.0", companion.producer, "", companion.source_refs, "none", now},
+          companion.body));
+    }
+  }
+  if ((run.topology == "micro" || run.topology == "standard") && type == "QualityReview" &&
+      body.value("decision", "") == "pass" && !snapshot.Latest("ReceiptAudit")) {
+    TELIC_ASSIGN_OR_RETURN(Receipt receipt, CertifyReview(snapshot, id, body, now));
+    TELIC_RETURN_IF_ERROR(ValidateArtifactBody("ReceiptAudit", receipt.artifact.body));
+    change.artifacts.push_back(store::MakeArtifact({receipt.artifact.id, run.run_id, "ReceiptAudit", "1.0", "controller", "",
+                                                    receipt.artifact.source_refs, "none", now},
+                                                   receipt.artifact.body));
+    if (receipt.verified) {
+      auto digest = NewEvent(event_run, "controller", "digest_verified", DigestSummaryForRefs(receipt.verified_refs), now);
+      digest.input_refs = receipt.verified_refs;
+      digest.output_refs = {uri};
+      change.events.push_back(std::move(digest));
+    }
+  }
+  if (run.topology == "micro" && next.topology == "standard" && type == "QualityReview") {
+    std::string reason = body.value("decision", "") == "remediate" ? "MICRO_SPOT_REMEDIATE" : "MICRO_SPOT_PARTIAL";
+    auto escalated = NewEvent(event_run, "controller", "topology_escalated", reason, now);
+    escalated.input_refs = {uri};
+    escalated.output_refs = {uri};
+    change.events.push_back(std::move(escalated));
+  }
+  TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
+  TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(next));
+  return SubmitResult{std::move(next), std::move(action), std::nullopt};
+}
+
+Status RunService::RecordDenial(const store::RunRecord& run, RunSnapshot& snapshot, const PermissionDenial& denial,
+                                const std::string& message, const std::string& now) {
+  Json decision = RedactDecision(denial.decision);
+  std::string summary = RedactedText(message);
+  TELIC_ASSIGN_OR_RETURN(const std::vector<store::TraceEventRecord>* trace, snapshot.Trace());
+  bool exists = std::any_of(trace->begin(), trace->end(), [&](const store::TraceEventRecord& e) {
+    return e.event_type == "permission_checked" && e.permission_decision && *e.permission_decision == decision &&
+           e.summary == summary && e.phase == run.phase;
+  });
+  if (exists) return Ok();
+  store::Change change;
+  change.run = run;  // a DENY record does not advance the run
+  auto event = NewEvent(run, "controller", "permission_checked", summary, now);
+  event.input_refs = denial.input_refs;
+  event.permission_decision = decision;
+  change.events.push_back(std::move(event));
+  return store_.ApplyChange(run.run_id, run.version, change);
+}
+
+Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, const std::string& type, Json body,
+                                                  const std::vector<std::string>& supplied_refs) {
+  bool evidence = type == "Evidence";
+  if (run.status != "running" || run.phase != (evidence ? "agent_4_execute" : "agent_2_compile")) {
+    return Reject(evidence ? "Evidence may be captured only during the bounded executor phase"
+                           : "Optional ScenarioSpec must immediately follow its accepted ProblemFrame");
+  }
+  TELIC_RETURN_IF_ERROR(ValidateArtifactBody(type, body));
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::Load(store_, run.run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
+  std::string id = body["id"];
+  if (evidence) {
+    std::string content = body.value("content", "");
+    if (body.value("encoding", "") == "base64") {
+      TELIC_ASSIGN_OR_RETURN(content, DecodeCanonicalBase64(content));
+    }
+    if (ContainsSecretInValue(body) || grounding::ContainsLikelySecret(content) || ContainsSecretInValue(Json(source_refs))) {
+      return Reject("Evidence contains a likely credential; redact the value before submission");
+    }
+  }
+  TELIC_RETURN_IF_ERROR(CheckArtifactReferences(snapshot, type, body, source_refs));
+  if (evidence) {
+    for (const auto& ref : StringArray(body, "sourceRefs")) {
+      if (ref.rfind("artifact://", 0) != 0) continue;
+      auto aid = ArtifactIdFromUri(ref);
+      if (!aid || ref != snapshot.Uri(*aid) || !snapshot.Find(*aid)) {
+        return Reject(fmt::format("Evidence source reference is missing or belongs to another run: {}", ref));
+      }
+    }
+  } else {
+    auto fid = ArtifactIdFromUri(body.value("problemFrameRef", ""));
+    const store::ArtifactMeta* frame = fid ? snapshot.Find(*fid) : nullptr;
+    if (!frame || body.value("problemFrameRef", "") != snapshot.Uri(*fid) || frame->type != "ProblemFrame") {
+      return Reject("ScenarioSpec must reference an existing ProblemFrame in the same run");
+    }
+  }
+  std::string producer = evidence ? "executor" : "scenario_author";
+  std::string now = FormatIsoMillis(clock_.NowMillis());
+  store::StoredArtifact artifact =
+      store::MakeArtifact({id, run.run_id, type, "1.0", producer, "", source_refs, "none", now}, body);
+  if (const store::ArtifactMeta* existing = snapshot.Find(id)) {
+    if (existing->type == type && existing->schema_version == "1.0" && existing->producer == producer &&
+        existing->sha256 == artifact.meta.sha256 && existing->source_refs == source_refs && existing->redaction == "none") {
+      TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
+      return SubmitResult{run, std::move(action), *existing};
+    }
+    return Fail(ErrorCode::kAlreadyExists, fmt::format("Supporting artifact replay conflicts with immutable artifact: {}", id));
+  }
+  if (evidence) {
+    size_t after_plan = 0;
+    bool seen_plan = false;
+    for (const auto& meta : snapshot.artifacts()) {
+      if (meta.type == "WorkPlan") {
+        seen_plan = true;
+        after_plan = 0;
+      } else if (meta.type == "Evidence" && seen_plan) {
+        ++after_plan;
+      }
+    }
+    if (after_plan >= kMaxEvidencePerWorkPlan) {
+      return Fail(ErrorCode::kResourceExhausted, fmt::format("Evidence quota of {} per WorkPlan reached", kMaxEvidencePerWorkPlan));
+    }
+  } else {
+    for (const auto* meta : snapshot.All("ScenarioSpec")) {
+      TELIC_ASSIGN_OR_RETURN(const Json* spec, snapshot.Body(*meta));
+      if (spec->value("problemFrameRef", "") == body.value("problemFrameRef", "")) {
+        return Fail(ErrorCode::kResourceExhausted, "Only one ScenarioSpec may be stored for the current ProblemFrame");
+      }
+    }
+  }
+  store::Change change;
+  change.run = run;  // supporting artifacts do not bump the version
+  change.artifacts.push_back(artifact);
+  auto event = evidence ? NewEvent(run, "executor", "evidence_captured",
+                                   fmt::format("Captured a redacted {} evidence artifact.", body.value("kind", "")), now)
+                        : NewEvent(run, "scenario_author", "scenario_presentation_stored",
+                                   "Stored an optional sourced scenario presentation; the ProblemFrame remains authoritative.",
+                                   now);
+  event.input_refs = source_refs;
+  event.output_refs = {snapshot.Uri(id)};
+  change.events.push_back(std::move(event));
+  TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
+  TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
+  return SubmitResult{run, std::move(action), artifact.meta};
+}
+
+Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run, const std::string& response) {
+  std::string trimmed(TrimJs(response));
+  if (trimmed.empty()) return Fail(ErrorCode::kInvalidArgument, "Clarification response is required");
+  if (run.status != "awaiting_clarification") {
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting clarification", run.run_id));
+  }
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::Load(store_, run.run_id));
+  const store::ArtifactMeta* request = snapshot.Latest("ClarificationRequest");
+  if (!request) return Fail(ErrorCode::kDataLoss, "Awaiting-clarification run has no request artifact");
+  TELIC_ASSIGN_OR_RETURN(const Json* request_body, snapshot.Body(*request));
+  const Json* choice = nullptr;
+  for (const Json& candidate : request_body->value("responseChoices", Json::array())) {
+    if (candidate.value("id", "") == trimmed) choice = &candidate;
+  }
+  if (!choice) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "Clarification response must equal one of the typed response choice identifiers");
+  }
+  std::string effect = choice->value("runEffect", "");
+  store::RunRecord next = run;
+  if (effect == "resume") {
+    TELIC_ASSIGN_OR_RETURN(next, ResumeAfterClarification(run));
+  } else if (effect == "cancel" || effect == "new_run") {
+    next.status = "cancelled";
+    next.resume_phase = std::nullopt;
+  } else {
+    return Fail(ErrorCode::kDataLoss, "Clarification choice has no valid typed run effect");
+  }
+  std::string now = FormatIsoMillis(clock_.NowMillis());
+  next.version = run.version + 1;
+  next.updated_at = now;
+  std::string answer_id = ids_.NewUuid();
+  std::string request_ref = snapshot.Uri(request->id);
+  Json answer = {{"schemaVersion", "1.0"}, {"id", answer_id}, {"runId", run.run_id}, {"content", response}};
+  store::Change change;
+  change.run = next;
+  change.artifacts.push_back(
+      store::MakeArtifact({answer_id, run.run_id, "UserMessage", "1.0", "user", "", {request_ref}, "none", now}, answer));
+  std::string summary =
+      effect == "resume"    ? "User supplied a bounded decision; the paused phase resumed without broader authority."
+      : effect == "new_run" ? "User selected a choice that requires a newly authorized run; the current run terminated "
+                              "without broader authority."
+                            : "User cancelled the paused run without broadening authority.";
+  auto event = NewEvent(next, "user", "clarification_answered", summary, now);
+  event.input_refs = {request_ref};
+  event.output_refs = {snapshot.Uri(answer_id)};
+  change.events.push_back(std::move(event));
+  TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
+  TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(next));
+  return SubmitResult{std::move(next), std::move(action), std::nullopt};
+}
+
+}  // namespace telic::controller
