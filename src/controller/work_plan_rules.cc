@@ -73,8 +73,10 @@ Status CheckScopedPlan(RunSnapshot& snapshot, const Control& control, const std:
                        const Json& global, std::vector<std::string>& scoped_criteria) {
   const Json* order = nullptr;
   if (control.correction) {
-    const Json& gate = control.body->value("diagnosisGate", Json());
-    if (gate.is_object() && gate.contains("correctionWorkOrder")) order = &gate["correctionWorkOrder"];
+    auto gate = control.body->find("diagnosisGate");
+    if (gate != control.body->end() && gate->is_object() && gate->contains("correctionWorkOrder")) {
+      order = &(*gate)["correctionWorkOrder"];
+    }
   } else {
     const char* field = control.meta->type == "QualityReview" ? "remediationWorkOrder" : "remediationDefect";
     if (control.body->contains(field)) order = &(*control.body)[field];
