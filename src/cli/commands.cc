@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/ids.h"
 #include "base/text.h"
+#include "cli/demo.h"
 #include "cli/format.h"
 #include "cli/ground_command.h"
 #include "controller/grounder.h"
@@ -265,54 +266,36 @@ std::string SelfExecutable(const char* argv0) {
   return ec ? std::string(argv0) : path.string();
 }
 
-// Drives telic over MCP as a host would: a child `telic serve` on stdio.
-int Demo(const Options& options, const std::string& self) {
-  std::map<std::string, std::string> env;
-  if (!options.repo.empty()) env["TELIC_REPOSITORY_ROOT"] = options.repo;
-  auto location = Locate(options);
-  if (!location) return Failure(location.error());
-  std::vector<std::string> argv = {self, "serve"};
-  if (!options.db.empty()) argv.insert(argv.end(), {"--db", options.db});
-  auto client = mcp::ChildClient::Start(argv, env);
-  if (!client) return Failure(client.error());
-  auto& c = **client;
-  auto step = [](const std::string& what) { std::cout << "• " << what << std::endl; };
-  auto init = c.Request("initialize", Json{{"protocolVersion", "2025-11-25"}, {"capabilities", Json::object()},
-                                           {"clientInfo", {{"name", "telic-demo"}, {"version", mcp::kServerVersion}}}});
-  if (!init) return Failure(init.error());
-  (void)c.Notify("notifications/initialized", Json::object());
-  step(fmt::format("connected to telic {} over MCP stdio (protocol {})", init->value("/serverInfo/version"_json_pointer, ""),
-                   init->value("protocolVersion", "")));
-  std::string request = "Explain how the main entry point of this repository is wired, without changing anything.";
-  auto started = c.CallTool("telic_start_run", Json{{"original_request", request}, {"mode", "report_only"},
-                                                    {"host_name", "telic-demo"}});
-  if (!started) return Failure(started.error());
-  std::string run_id = (*started)["run"]["runId"];
-  step(fmt::format("started run {} ({} topology), next phase: {}", run_id, (*started)["run"]["topology"].get<std::string>(),
-                   (*started)["nextAction"]["phase"].get<std::string>()));
-  auto run = c.CallTool("telic_get_run", Json{{"run_id", run_id}});
+// Drives telic over MCP as a host would (src/cli/demo.cc).
+int Demo(const Options& options, const std::string& self, const std::string& scenario, const std::string& workdir) {
+  DemoOptions demo{self, scenario, options.db, workdir, options.json};
+  auto run = RunDemo(demo, std::cout);
   if (!run) return Failure(run.error());
-  for (const auto& meta : (*run)["artifacts"]) {
-    auto artifact = c.CallTool("telic_get_artifact", Json{{"run_id", run_id}, {"artifact_id", meta["id"]}});
-    if (!artifact) return Failure(artifact.error());
-    step(fmt::format("stored {} {} (digest verified)", meta["type"].get<std::string>(), meta["sha256"].get<std::string>()));
-  }
-  const Json& action = (*started)["nextAction"];
-  auto cancelled = c.CallTool("telic_cancel_run", Json{{"run_id", run_id}, {"action_id", action["id"]},
-                                                      {"expected_run_version", (*started)["run"]["version"]}});
-  if (!cancelled) return Failure(cancelled.error());
-  step(fmt::format("cancelled the run before grounding: status {}", (*cancelled)["run"]["status"].get<std::string>()));
-  auto trace = c.CallTool("telic_get_trace", Json{{"run_id", run_id}});
-  if (!trace) return Failure(trace.error());
-  for (const auto& event : (*trace)["events"]) {
-    step(fmt::format("trace #{} {} by {}: {}", event["sequence"].get<int64_t>(), event["eventType"].get<std::string>(),
-                     event["actor"].get<std::string>(), event["rationaleSummary"].get<std::string>()));
-  }
-  int status = c.Close();
-  if (status != 0) return Failure(Error(ErrorCode::kInternal, fmt::format("telic serve exited with {}", status)));
-  std::cout << fmt::format("\nledger: {}\nsee it with: telic runs · telic show {} · telic trace {} · telic verify {}\n",
-                           options.db.empty() ? location->ledger_path : options.db, run_id, run_id, run_id);
   return 0;
+}
+
+// telic replay RUN: the replay report and the state check; exit 1 on a difference.
+int Replay(const Options& options, const std::string& run_id) {
+  auto context = OpenContext(options, false);
+  if (!context) return Failure(context.error());
+  auto report = (*context)->service->ReplayRun(run_id);
+  if (!report) return Failure(report.error());
+  bool consistent = (*report)["stateCheck"]["consistent"].get<bool>();
+  if (options.json) {
+    std::cout << report->dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{} ({} topology): {} steps\n", run_id, (*report)["topology"].get<std::string>(),
+                             (*report)["steps"].size());
+    for (const Json& step : (*report)["steps"]) {
+      std::cout << fmt::format("  #{:<4} {:<26} {:<20} {}{}\n", step["sequence"].get<int64_t>(), step["phase"].get<std::string>(),
+                               step["artifactType"].get<std::string>(), step["digestStatus"].get<std::string>(),
+                               step.contains("escalationReason") ? " (" + step["escalationReason"].get<std::string>() + ")" : "");
+    }
+    for (const Json& h : (*report)["traceHighlights"]) std::cout << "  highlight: " << h.get<std::string>() << "\n";
+    std::cout << (consistent ? "state check: the stored run equals its replay\n" : "state check: DIFFERENCES\n");
+    for (const Json& d : (*report)["stateCheck"]["differences"]) std::cout << "  difference: " << d.get<std::string>() << "\n";
+  }
+  return consistent ? 0 : 1;
 }
 
 }  // namespace
@@ -348,8 +331,13 @@ int RunCli(int argc, char** argv) {
   std::string ground_request;
   auto* ground = app.add_subcommand("ground", "preview the ContextManifest for a request, without a run");
   ground->add_option("REQUEST", ground_request, "the request text")->required();
-  auto* demo = app.add_subcommand("demo", "drive a run over MCP the way a host would, and show what telic recorded");
-  for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, demo}) add_common(sub);
+  auto* replay = app.add_subcommand("replay", "re-derive a run's state from its artifacts and events; exit 1 on a difference");
+  replay->add_option("RUN_ID", run_id)->required();
+  auto* demo = app.add_subcommand("demo", "drive a complete analyze_and_fix run over MCP the way a host would");
+  std::string scenario = "analyze_and_fix", workdir;
+  demo->add_option("--scenario", scenario, "embedded scenario to drive (examples/<name>.json)");
+  demo->add_option("--workdir", workdir, "folder for the demo repository and state (default: a new temporary folder)");
+  for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, replay, demo}) add_common(sub);
 
   try {
     app.parse(argc, argv);
@@ -377,7 +365,8 @@ int RunCli(int argc, char** argv) {
     }
     return RunGroundCommand(repo, ground_request, options.json);
   }
-  if (*demo) return Demo(options, SelfExecutable(argv[0]));
+  if (*replay) return Replay(options, run_id);
+  if (*demo) return Demo(options, SelfExecutable(argv[0]), scenario, workdir);
   std::cout << app.help();
   return 0;
 }

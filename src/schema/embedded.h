@@ -13,4 +13,7 @@ struct EmbeddedFile {
 
 const std::vector<EmbeddedFile>& EmbeddedSchemaFiles();
 
+// Example scenarios embedded from examples/ (paths relative to examples/).
+const std::vector<EmbeddedFile>& EmbeddedExampleFiles();
+
 }  // namespace telic::schema

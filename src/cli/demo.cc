@@ -1,0 +1,183 @@
+#include "cli/demo.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "mcp/child_client.h"
+#include "mcp/server.h"
+#include "schema/embedded.h"
+
+namespace telic::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status WriteFile(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) return Fail(ErrorCode::kInternal, fmt::format("cannot write {}", path.string()));
+  return Ok();
+}
+
+Result<fs::path> MakeWorkdir(const std::string& requested) {
+  if (!requested.empty()) {
+    std::error_code ec;
+    fs::create_directories(requested, ec);
+    if (ec) return Fail(ErrorCode::kInvalidArgument, fmt::format("cannot create {}: {}", requested, ec.message()));
+    return fs::absolute(requested);
+  }
+  std::string pattern = (fs::temp_directory_path() / "telic-demo-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) return Fail(ErrorCode::kInternal, "cannot create a temporary folder for the demo");
+  return fs::path(pattern);
+}
+
+// The payload of a successful tool call, or its error.
+Result<Json> Call(mcp::ChildClient& client, const std::string& tool, const Json& args) {
+  return client.CallTool(tool, args);
+}
+
+struct RunState {
+  Json run;
+  Json action;
+  void Update(const Json& payload) {
+    if (payload.contains("run")) run = payload["run"];
+    if (payload.contains("nextAction")) action = payload["nextAction"];
+  }
+  Json Tokens() const {
+    return {{"run_id", run["runId"]}, {"action_id", action["id"]}, {"expected_run_version", run["version"]}};
+  }
+};
+
+std::string PhaseOf(const Json& action) {
+  return action.value("kind", "") == "terminal" ? "terminal: " + action.value("status", "") : action.value("phase", "");
+}
+
+}  // namespace
+
+Result<Json> LoadScenario(const std::string& name) {
+  for (const auto& file : schema::EmbeddedExampleFiles()) {
+    if (file.path == name + ".json") return Json::parse(file.content);
+  }
+  return Fail(ErrorCode::kNotFound, fmt::format("no scenario named {}", name));
+}
+
+Json SubstituteNames(const Json& value, const std::map<std::string, std::string>& names) {
+  if (value.is_string()) {
+    static const std::regex kName(R"(\$\{(\w+)\})");
+    const std::string& text = value.get_ref<const std::string&>();
+    std::string out;
+    auto begin = std::sregex_iterator(text.begin(), text.end(), kName);
+    size_t last = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+      out.append(text, last, static_cast<size_t>(it->position(0)) - last);
+      auto found = names.find((*it)[1].str());
+      out += found != names.end() ? found->second : it->str();
+      last = static_cast<size_t>(it->position(0) + it->length(0));
+    }
+    out.append(text, last, std::string::npos);
+    return out;
+  }
+  if (value.is_array() || value.is_object()) {
+    Json copy = value;
+    for (auto it = copy.begin(); it != copy.end(); ++it) *it = SubstituteNames(*it, names);
+    return copy;
+  }
+  return value;
+}
+
+Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
+  TELIC_ASSIGN_OR_RETURN(Json scenario, LoadScenario(options.scenario));
+  TELIC_ASSIGN_OR_RETURN(fs::path workdir, MakeWorkdir(options.workdir));
+  fs::path repo = workdir / "repo";
+  fs::path state = workdir / "state";
+  for (auto it = scenario["repository"].begin(); it != scenario["repository"].end(); ++it) {
+    TELIC_RETURN_IF_ERROR(WriteFile(repo / it.key(), it->get<std::string>()));
+  }
+  std::vector<std::string> argv = {options.telic_binary, "serve"};
+  if (!options.db.empty()) argv.insert(argv.end(), {"--db", options.db});
+  TELIC_ASSIGN_OR_RETURN(auto client, mcp::ChildClient::Start(argv, {{"TELIC_REPOSITORY_ROOT", repo.string()},
+                                                                     {"TELIC_STATE_DIR", state.string()}}));
+  auto say = [&](const std::string& text) { out << text << std::endl; };
+  TELIC_ASSIGN_OR_RETURN(Json init, client->Request("initialize", Json{{"protocolVersion", "2025-11-25"},
+                                                                      {"capabilities", Json::object()},
+                                                                      {"clientInfo", {{"name", "telic-demo"}, {"version", mcp::kServerVersion}}}}));
+  TELIC_RETURN_IF_ERROR(client->Notify("notifications/initialized", Json::object()));
+  say(fmt::format("telic demo: {} — {}", options.scenario, scenario.value("description", "")));
+  say(fmt::format("  host: this process, talking MCP {} over stdio to a child `telic serve`", init.value("protocolVersion", "")));
+  say(fmt::format("  repository: {}", repo.string()));
+
+  RunState s;
+  Json start = scenario["start"];
+  start["host_name"] = "telic-demo";
+  TELIC_ASSIGN_OR_RETURN(Json started, Call(*client, "telic_start_run", start));
+  s.Update(started);
+  std::string run_id = s.run["runId"];
+  TELIC_ASSIGN_OR_RETURN(Json envelope, Call(*client, "telic_get_artifact", {{"run_id", run_id}, {"artifact_id", run_id}}));
+  std::map<std::string, std::string> names = {{"run", run_id},
+                                              {"request", envelope["artifact"]["body"]["originalRequestRef"]},
+                                              {"now", FormatIsoMillis(SystemClock().NowMillis())},
+                                              {"manifest", ""}};
+  say(fmt::format("\nrun {} · mode {} · topology {}", run_id, s.run["requestedMode"].get<std::string>(),
+                  s.run["topology"].get<std::string>()));
+  say(fmt::format("  [v{}] next: {}", s.run["version"].get<int64_t>(), PhaseOf(s.action)));
+  for (const Json& step : scenario["steps"]) {
+    std::string text = step.value("say", "");
+    if (step.contains("write_file")) {
+      TELIC_RETURN_IF_ERROR(WriteFile(repo / step["write_file"]["path"].get<std::string>(),
+                                      step["write_file"]["content"].get<std::string>()));
+      say(fmt::format("  host work: {}", text));
+      continue;
+    }
+    Json payload;
+    if (step.contains("ground")) {
+      Json args = s.Tokens();
+      args.update(step["ground"]);
+      TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_ground_context", args));
+      names["manifest"] = payload["nextAction"].value("contextManifestRef", "");
+      size_t selected = payload["manifest"].value("/budget/selectedFiles"_json_pointer, 0);
+      text += fmt::format(" ({} file{} selected)", selected, selected == 1 ? "" : "s");
+    } else if (step.contains("answer")) {
+      Json args = s.Tokens();
+      args["clarification_response"] = step["answer"];
+      TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_submit_artifact", args));
+    } else {
+      Json args = s.Tokens();
+      args["artifact_type"] = step["submit"];
+      args["body"] = SubstituteNames(step["body"], names);
+      TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_submit_artifact", args));
+      text = fmt::format("{} — {} accepted", text, step["submit"].get<std::string>());
+    }
+    s.Update(payload);
+    say(fmt::format("  [v{}] {} → next: {}", s.run["version"].get<int64_t>(), text, PhaseOf(s.action)));
+  }
+  if (s.action.value("kind", "") == "terminal" && s.action["reportRef"].is_string()) {
+    std::string ref = s.action["reportRef"];
+    TELIC_ASSIGN_OR_RETURN(Json report, Call(*client, "telic_get_artifact", {{"run_id", run_id}, {"artifact_id", ref.substr(ref.rfind('/') + 1)}}));
+    const Json& body = report["artifact"]["body"];
+    say(fmt::format("\nUserReport ({}): {}", body.value("terminalStatus", ""), body.value("summary", "")));
+    for (const Json& claim : body.value("completionClaims", Json::array())) {
+      say(fmt::format("  claim {}: {} [{}]", claim.value("id", ""), claim.value("text", ""),
+                      fmt::join(claim.value("evidenceRefs", std::vector<std::string>{}), ", ")));
+    }
+  }
+  TELIC_ASSIGN_OR_RETURN(Json replay, Call(*client, "telic_replay_run", {{"run_id", run_id}}));
+  say(fmt::format("\nreplay: {} steps, state check {}", replay["report"]["steps"].size(),
+                  replay["report"]["stateCheck"]["consistent"].get<bool>() ? "consistent" : "INCONSISTENT"));
+  int status = client->Close();
+  if (status != 0) return Fail(ErrorCode::kInternal, fmt::format("telic serve exited with {}", status));
+  std::string ledger = options.db.empty() ? (state / "telic.sqlite3").string() : options.db;
+  say(fmt::format("\nledger: {}\nsee it with:\n  telic runs --db {}\n  telic show {} --db {}\n  telic trace {} --db {}\n"
+                  "  telic verify {} --db {}\n  telic replay {} --db {}",
+                  ledger, ledger, run_id, ledger, run_id, ledger, run_id, ledger, run_id, ledger));
+  return run_id;
+}
+
+}  // namespace telic::cli
