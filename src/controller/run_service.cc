@@ -233,8 +233,9 @@ Status ValidateArtifactBody(const std::string& type, Json& body) {
   std::vector<Issue> issues = validator->Validate(body);
   if (issues.empty()) issues = protocol::CheckRefinements(type, body);
   if (issues.empty()) return Ok();
-  return Fail(ErrorCode::kInvalidArgument, fmt::format("{} failed schema validation: {}", type, issues.front().message),
-              std::move(issues));
+  // The message is built before `issues` is moved (argument order is unspecified).
+  std::string message = fmt::format("{} failed schema validation: {}", type, issues.front().message);
+  return Fail(ErrorCode::kInvalidArgument, std::move(message), std::move(issues));
 }
 
 Result<GroundResult> RunService::GroundContext(const GroundContextRequest& request) {

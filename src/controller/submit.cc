@@ -397,9 +397,10 @@ Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run
   const store::ArtifactMeta* request = snapshot.Latest("ClarificationRequest");
   if (!request) return Fail(ErrorCode::kDataLoss, "Awaiting-clarification run has no request artifact");
   TELIC_ASSIGN_OR_RETURN(const Json* request_body, snapshot.Body(*request));
+  const Json choices = request_body->value("responseChoices", Json::array());
   const Json* choice = nullptr;
-  for (const Json& candidate : request_body->value("responseChoices", Json::array())) {
-    if (candidate.value("id", "") == trimmed) choice = &candidate;
+  for (const Json& candidate : choices) {
+    if (candidate.is_object() && candidate.value("id", "") == trimmed) choice = &candidate;
   }
   if (!choice) {
     return Fail(ErrorCode::kInvalidArgument,
