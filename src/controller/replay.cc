@@ -122,8 +122,12 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
   Json differences = Json::array();
   for (const auto& e : *trace) {
     if (!IsStateEvent(e)) continue;
-    TELIC_ASSIGN_OR_RETURN(std::string problem, ApplyEvent(snapshot, state, e));
-    if (!problem.empty()) differences.push_back(problem);
+    auto problem = ApplyEvent(snapshot, state, e);
+    if (!problem) {
+      differences.push_back(fmt::format("event {} cannot be replayed: {}", e.sequence, problem.error().message()));
+    } else if (!problem->empty()) {
+      differences.push_back(*problem);
+    }
     state.version += 1;
   }
   Json stored = StateJson(run);
