@@ -1,0 +1,106 @@
+// Controller latency against run history (issue 5): get_next_action and
+// submit on a run holding N stored artifacts. The per-run cap is 2,048
+// artifacts (WIRE-CONTRACT §18), so N stops there.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "controller/run_service.h"
+#include "store/sqlite_store.h"
+
+namespace {
+
+using telic::Json;
+
+struct HistoryFixture {
+  std::filesystem::path dir;
+  std::unique_ptr<telic::store::SqliteStore> store;
+  telic::SystemClock clock;
+  telic::RandomIdSource ids;
+  std::unique_ptr<telic::controller::RunService> service;
+  telic::store::RunRecord run;
+
+  explicit HistoryFixture(int artifacts) {
+    dir = std::filesystem::temp_directory_path() / fmt::format("telic-bench-{}", telic::RandomHex(6));
+    std::filesystem::create_directories(dir);
+    store = std::move(*telic::store::SqliteStore::Open((dir / "telic.sqlite3").string()));
+    service = std::make_unique<telic::controller::RunService>(*store, clock, ids, dir.string());
+    telic::controller::StartRunRequest request;
+    request.original_request = "Explain what src/app.ts does";
+    request.mode = "report_only";
+    run = service->StartRun(request)->run;
+    // History: N Evidence artifacts, written in batches, with the run parked in quality review.
+    for (int i = 0; i < artifacts;) {
+      telic::store::Change change;
+      change.run = run;
+      change.run.phase = "agent_3_review";
+      for (int batch = 0; batch < 200 && i < artifacts; ++batch, ++i) {
+        std::string id = fmt::format("evidence-{:05d}", i);
+        Json body = {{"schemaVersion", "1.0"}, {"id", id}, {"runId", run.run_id}, {"kind", "log"},
+                     {"capturedAt", "2026-12-02T10:00:00.000Z"}, {"summary", "A log line."},
+                     {"contentType", "text/plain"}, {"encoding", "utf8"}, {"content", fmt::format("line {}", i)},
+                     {"sourceRefs", Json::array()}, {"redactions", Json::array()}, {"rationaleSummary", "Captured."}};
+        change.artifacts.push_back(telic::store::MakeArtifact(
+            {id, run.run_id, "Evidence", "1.0", "executor", "", {}, "none", run.updated_at}, body));
+      }
+      (void)store->ApplyChange(run.run_id, run.version, change);
+      run.phase = "agent_3_review";
+    }
+  }
+  ~HistoryFixture() {
+    service.reset();
+    store.reset();
+    std::filesystem::remove_all(dir);
+  }
+};
+
+void BM_GetNextAction(benchmark::State& state) {
+  HistoryFixture f(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto action = f.service->GetNextAction(f.run.run_id);
+    if (!action) state.SkipWithError(action.error().message().c_str());
+    benchmark::DoNotOptimize(action);
+  }
+  state.counters["artifacts"] = static_cast<double>(state.range(0));
+}
+BENCHMARK(BM_GetNextAction)->Arg(10)->Arg(1000)->Arg(2000)->Unit(benchmark::kMicrosecond);
+
+// A QualityReview submission through every check up to the cross-artifact
+// rules (tokens, schema, stored source refs, reference rules); it is then
+// refused because the run has no TaskContract, so the run stays unchanged
+// and every iteration measures the same work.
+void BM_SubmitThroughRules(benchmark::State& state) {
+  HistoryFixture f(static_cast<int>(state.range(0)));
+  std::string uri = "artifact://" + f.run.run_id + "/evidence-00000";
+  Json acceptance = {{"criterionId", "AC-1"}, {"status", "pass"}, {"evidenceRefs", {uri}}, {"rationaleSummary", "ok"}};
+  Json review = {{"schemaVersion", "1.0"}, {"id", "quality-01"}, {"runId", f.run.run_id},
+                 {"taskContractRef", "artifact://" + f.run.run_id + "/contract-01"}, {"workPlanRefs", Json::array()},
+                 {"workResultRefs", Json::array({"artifact://" + f.run.run_id + "/result-01"})},
+                 {"rubricId", "execution-quality-v1"}, {"acceptanceResults", {acceptance}},
+                 {"ruleCompliance", Json::array()}, {"regressionChecks", Json::array()},
+                 {"verificationResults", Json::array()}, {"findings", Json::array()},
+                 {"hardGates", {{{"id", "HG-1"}, {"passed", true}, {"description", "d"}, {"evidenceRefs", {uri}},
+                                 {"rationaleSummary", "r"}}}},
+                 {"score", 90}, {"remainingRemediations", 1}, {"reviewKind", "spot"}, {"decision", "pass"},
+                 {"diagnosisGate", nullptr}, {"remediationWorkOrder", nullptr}, {"rationaleSummary", "r"}};
+  telic::controller::SubmitRequest request;
+  request.run_id = f.run.run_id;
+  request.action_id = fmt::format("action:{}:{}", f.run.run_id, f.run.version);
+  request.expected_version = f.run.version;
+  request.artifact_type = "QualityReview";
+  request.body = review;
+  for (auto _ : state) {
+    auto result = f.service->SubmitArtifact(request);
+    benchmark::DoNotOptimize(result);
+  }
+  state.counters["artifacts"] = static_cast<double>(state.range(0));
+}
+BENCHMARK(BM_SubmitThroughRules)->Arg(10)->Arg(1000)->Arg(2000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
