@@ -15,6 +15,7 @@
 #include "cli/demo.h"
 #include "cli/format.h"
 #include "cli/ground_command.h"
+#include "cli/validate_command.h"
 #include "controller/grounder.h"
 #include "controller/run_service.h"
 #include "controller/views.h"
@@ -331,13 +332,21 @@ int RunCli(int argc, char** argv) {
   std::string ground_request;
   auto* ground = app.add_subcommand("ground", "preview the ContextManifest for a request, without a run");
   ground->add_option("REQUEST", ground_request, "the request text")->required();
+  auto* validate = app.add_subcommand("validate", "validate an artifact file against its schema and refinements");
+  std::string file, type;
+  bool list = false;
+  validate->add_option("FILE", file)->required();
+  validate->add_option("--type", type, "artifact type (default: the stored artifact's own type field)");
+  auto* schema_cmd = app.add_subcommand("schema", "print an artifact type's JSON Schema");
+  schema_cmd->add_option("TYPE", type);
+  schema_cmd->add_flag("--list", list, "list the artifact types");
   auto* replay = app.add_subcommand("replay", "re-derive a run's state from its artifacts and events; exit 1 on a difference");
   replay->add_option("RUN_ID", run_id)->required();
   auto* demo = app.add_subcommand("demo", "drive a complete analyze_and_fix run over MCP the way a host would");
   std::string scenario = "analyze_and_fix", workdir;
   demo->add_option("--scenario", scenario, "embedded scenario to drive (examples/<name>.json)");
   demo->add_option("--workdir", workdir, "folder for the demo repository and state (default: a new temporary folder)");
-  for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, replay, demo}) add_common(sub);
+  for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, replay, demo, validate, schema_cmd}) add_common(sub);
 
   try {
     app.parse(argc, argv);
@@ -366,6 +375,8 @@ int RunCli(int argc, char** argv) {
     return RunGroundCommand(repo, ground_request, options.json);
   }
   if (*replay) return Replay(options, run_id);
+  if (*validate) return RunValidateCommand(file, type, options.json, std::cout, std::cerr);
+  if (*schema_cmd) return RunSchemaCommand(type, list, std::cout, std::cerr);
   if (*demo) return Demo(options, SelfExecutable(argv[0]), scenario, workdir);
   std::cout << app.help();
   return 0;

@@ -5,7 +5,7 @@
 namespace telic::controller {
 namespace {
 
-store::RunRecord Run(std::string phase, std::string topology = "standard", std::string mode = "fix_only") {
+store::RunRecord MakeRun(std::string phase, std::string topology = "standard", std::string mode = "fix_only") {
   store::RunRecord r;
   r.run_id = "run-1";
   r.status = "running";
@@ -26,50 +26,50 @@ std::string Next(const store::RunRecord& run, const std::string& type, const Jso
 
 // covers TEL-188 TEL-189: the linear edges of the standard diagram.
 TEST(TransitionsTest, StandardPathEdges) {
-  EXPECT_EQ(Next(Run("context_grounding"), "ContextManifest", Json::object()), "agent_1_frame");
-  EXPECT_EQ(Next(Run("agent_1_frame"), "ProblemFrame", Json::object()), "agent_2_compile");
-  EXPECT_EQ(Next(Run("agent_2_compile"), "TaskContract", Json::object()), "agent_1_review");
-  EXPECT_EQ(Next(Run("agent_2_revise"), "TaskContract", Json::object()), "agent_1_review");
-  EXPECT_EQ(Next(Run("agent_1_review"), "PromptReview", Decision("pass")), "agent_3_plan");
-  EXPECT_EQ(Next(Run("agent_3_plan"), "WorkPlan", Json::object()), "agent_4_execute");
-  EXPECT_EQ(Next(Run("agent_3_plan", "standard", "plan_only"), "WorkPlan", Json::object()), "agent_3_review");
-  EXPECT_EQ(Next(Run("agent_3_plan", "standard", "report_only"), "WorkPlan", Json::object()), "agent_3_review");
-  EXPECT_EQ(Next(Run("agent_4_execute"), "WorkResult", Json::object(), false), "agent_4_execute");
-  EXPECT_EQ(Next(Run("agent_4_execute"), "WorkResult", Json::object(), true), "agent_3_review");
-  EXPECT_EQ(Next(Run("agent_3_review"), "QualityReview", Decision("pass")), "agent_5_audit");
-  EXPECT_EQ(Next(Run("agent_5_audit"), "ReleaseAudit", Decision("release")), "agent_5_report");
-  EXPECT_EQ(Next(Run("agent_5_report"), "UserReport", Json{{"terminalStatus", "completed"}}), "completed");
+  EXPECT_EQ(Next(MakeRun("context_grounding"), "ContextManifest", Json::object()), "agent_1_frame");
+  EXPECT_EQ(Next(MakeRun("agent_1_frame"), "ProblemFrame", Json::object()), "agent_2_compile");
+  EXPECT_EQ(Next(MakeRun("agent_2_compile"), "TaskContract", Json::object()), "agent_1_review");
+  EXPECT_EQ(Next(MakeRun("agent_2_revise"), "TaskContract", Json::object()), "agent_1_review");
+  EXPECT_EQ(Next(MakeRun("agent_1_review"), "PromptReview", Decision("pass")), "agent_3_plan");
+  EXPECT_EQ(Next(MakeRun("agent_3_plan"), "WorkPlan", Json::object()), "agent_4_execute");
+  EXPECT_EQ(Next(MakeRun("agent_3_plan", "standard", "plan_only"), "WorkPlan", Json::object()), "agent_3_review");
+  EXPECT_EQ(Next(MakeRun("agent_3_plan", "standard", "report_only"), "WorkPlan", Json::object()), "agent_3_review");
+  EXPECT_EQ(Next(MakeRun("agent_4_execute"), "WorkResult", Json::object(), false), "agent_4_execute");
+  EXPECT_EQ(Next(MakeRun("agent_4_execute"), "WorkResult", Json::object(), true), "agent_3_review");
+  EXPECT_EQ(Next(MakeRun("agent_3_review"), "QualityReview", Decision("pass")), "agent_5_audit");
+  EXPECT_EQ(Next(MakeRun("agent_5_audit"), "ReleaseAudit", Decision("release")), "agent_5_report");
+  EXPECT_EQ(Next(MakeRun("agent_5_report"), "UserReport", Json{{"terminalStatus", "completed"}}), "completed");
 }
 
 // covers TEL-193 TEL-194: forensic topology adds the evidence reverify phase, which needs reviewKind evidence_reverify.
 TEST(TransitionsTest, ForensicReverify) {
-  EXPECT_EQ(Next(Run("agent_3_review", "forensic"), "QualityReview", Decision("pass")), "agent_3_evidence_reverify");
-  EXPECT_EQ(Next(Run("agent_3_evidence_reverify", "forensic"), "QualityReview", Decision("pass")),
+  EXPECT_EQ(Next(MakeRun("agent_3_review", "forensic"), "QualityReview", Decision("pass")), "agent_3_evidence_reverify");
+  EXPECT_EQ(Next(MakeRun("agent_3_evidence_reverify", "forensic"), "QualityReview", Decision("pass")),
             "error: Forensic evidence reverify requires reviewKind evidence_reverify");
   Json reverify = {{"decision", "partial"}, {"reviewKind", "evidence_reverify"}};
-  auto t = AdvanceRun(Run("agent_3_evidence_reverify", "forensic"), "QualityReview", reverify);
+  auto t = AdvanceRun(MakeRun("agent_3_evidence_reverify", "forensic"), "QualityReview", reverify);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->run.phase, "agent_5_audit");
   EXPECT_EQ(t->run.outcome_hint, "partial");
   reverify["decision"] = "remediate";
-  EXPECT_EQ(Next(Run("agent_3_evidence_reverify", "forensic"), "QualityReview", reverify),
+  EXPECT_EQ(Next(MakeRun("agent_3_evidence_reverify", "forensic"), "QualityReview", reverify),
             "error: Unsupported forensic evidence reverify decision: remediate");
 }
 
 // covers TEL-236 TEL-237: one prompt revision, block goes to a blocked report.
 TEST(TransitionsTest, PromptReviewBudget) {
-  auto t = AdvanceRun(Run("agent_1_review"), "PromptReview", Decision("revise"));
+  auto t = AdvanceRun(MakeRun("agent_1_review"), "PromptReview", Decision("revise"));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->run.phase, "agent_2_revise");
   EXPECT_EQ(t->run.prompt_revisions_remaining, 0);
   EXPECT_EQ(t->budget_consumed, "prompt_revision");
-  store::RunRecord spent = Run("agent_1_review");
+  store::RunRecord spent = MakeRun("agent_1_review");
   spent.prompt_revisions_remaining = 0;
   t = AdvanceRun(spent, "PromptReview", Decision("revise"));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->run.phase, "agent_5_report");
   EXPECT_EQ(t->run.outcome_hint, "blocked");
-  t = AdvanceRun(Run("agent_1_review"), "PromptReview", Decision("block"));
+  t = AdvanceRun(MakeRun("agent_1_review"), "PromptReview", Decision("block"));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->run.outcome_hint, "blocked");
   EXPECT_EQ(t->run.phase, "agent_5_report");
@@ -77,11 +77,11 @@ TEST(TransitionsTest, PromptReviewBudget) {
 
 // covers TEL-238 TEL-239: one post-execution remediation shared by Agent 3 and Agent 5.
 TEST(TransitionsTest, RemediationIsSharedAndBounded) {
-  auto t = AdvanceRun(Run("agent_3_review"), "QualityReview", Decision("remediate"));
+  auto t = AdvanceRun(MakeRun("agent_3_review"), "QualityReview", Decision("remediate"));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->run.phase, "agent_3_plan");
   EXPECT_EQ(t->run.remediations_remaining, 0);
-  store::RunRecord audit = Run("agent_5_audit");
+  store::RunRecord audit = MakeRun("agent_5_audit");
   audit.remediations_remaining = 0;
   t = AdvanceRun(audit, "ReleaseAudit", Decision("remediate"));
   ASSERT_TRUE(t);
@@ -97,28 +97,28 @@ TEST(TransitionsTest, RemediationIsSharedAndBounded) {
 
 // covers TEL-013 TEL-014: proceed_to_fix only in analyze_and_fix, never in micro.
 TEST(TransitionsTest, ProceedToFix) {
-  EXPECT_EQ(Next(Run("agent_3_review", "forensic", "analyze_and_fix"), "QualityReview", Decision("proceed_to_fix")),
+  EXPECT_EQ(Next(MakeRun("agent_3_review", "forensic", "analyze_and_fix"), "QualityReview", Decision("proceed_to_fix")),
             "agent_3_plan");
-  EXPECT_EQ(Next(Run("agent_3_review", "standard", "fix_only"), "QualityReview", Decision("proceed_to_fix")),
+  EXPECT_EQ(Next(MakeRun("agent_3_review", "standard", "fix_only"), "QualityReview", Decision("proceed_to_fix")),
             "error: Only analyze_and_fix may progress from diagnosis to a fix plan");
-  EXPECT_EQ(Next(Run("agent_3_review", "micro", "report_only"), "QualityReview", Decision("proceed_to_fix")),
+  EXPECT_EQ(Next(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("proceed_to_fix")),
             "error: Micro topology does not support proceed_to_fix");
 }
 
 // covers TEL-197 TEL-198: micro spot-check escalates partial/remediate to standard contract review.
 TEST(TransitionsTest, MicroEscalation) {
-  auto t = AdvanceRun(Run("agent_3_review", "micro", "report_only"), "QualityReview", Decision("partial"));
+  auto t = AdvanceRun(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("partial"));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->run.topology, "standard");
   EXPECT_EQ(t->run.phase, "agent_1_review");
-  EXPECT_EQ(Next(Run("agent_1_frame", "micro", "report_only"), "ProblemFrame", Json::object()), "agent_3_review");
-  EXPECT_EQ(Next(Run("agent_1_frame", "micro", "fix_only"), "ProblemFrame", Json::object()), "agent_4_execute");
-  EXPECT_EQ(Next(Run("agent_3_review", "micro", "report_only"), "QualityReview", Decision("pass")), "agent_5_report");
+  EXPECT_EQ(Next(MakeRun("agent_1_frame", "micro", "report_only"), "ProblemFrame", Json::object()), "agent_3_review");
+  EXPECT_EQ(Next(MakeRun("agent_1_frame", "micro", "fix_only"), "ProblemFrame", Json::object()), "agent_4_execute");
+  EXPECT_EQ(Next(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("pass")), "agent_5_report");
 }
 
 // covers TEL-206 TEL-207: terminal statuses and honest hints.
 TEST(TransitionsTest, TerminalReports) {
-  store::RunRecord report = Run("agent_5_report");
+  store::RunRecord report = MakeRun("agent_5_report");
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "failed_verification"}}), "partial");
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "blocked"}}), "blocked");
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "cancelled"}}), "error: Unsupported terminal status: cancelled");
@@ -132,7 +132,7 @@ TEST(TransitionsTest, TerminalReports) {
 
 // covers TEL-070 TEL-200: a clarification pauses the phase; wrong types are refused with the accepted list.
 TEST(TransitionsTest, ClarificationAndWrongTypes) {
-  auto t = AdvanceRun(Run("agent_3_plan"), "ClarificationRequest", Json::object());
+  auto t = AdvanceRun(MakeRun("agent_3_plan"), "ClarificationRequest", Json::object());
   ASSERT_TRUE(t);
   EXPECT_EQ(t->run.status, "awaiting_clarification");
   EXPECT_EQ(t->run.resume_phase, "agent_3_plan");
@@ -140,18 +140,18 @@ TEST(TransitionsTest, ClarificationAndWrongTypes) {
   ASSERT_TRUE(resumed);
   EXPECT_EQ(resumed->phase, "agent_3_plan");
   EXPECT_EQ(resumed->status, "running");
-  EXPECT_EQ(Next(Run("agent_1_frame"), "WorkPlan", Json::object()),
+  EXPECT_EQ(Next(MakeRun("agent_1_frame"), "WorkPlan", Json::object()),
             "error: Phase agent_1_frame requires ProblemFrame or ClarificationRequest; received WorkPlan");
-  EXPECT_EQ(Next(Run("agent_5_audit"), "ClarificationRequest", Json::object()),
+  EXPECT_EQ(Next(MakeRun("agent_5_audit"), "ClarificationRequest", Json::object()),
             "error: Phase agent_5_audit requires ReleaseAudit; received ClarificationRequest");
-  store::RunRecord done = Run("agent_5_report");
+  store::RunRecord done = MakeRun("agent_5_report");
   done.status = "completed";
   EXPECT_EQ(Next(done, "UserReport", Json::object()), "error: Run run-1 is completed, not running");
 }
 
 // covers TEL-078: the second boundary routes to a blocked report.
 TEST(TransitionsTest, ClarificationBudgetExhausted) {
-  Transition t = ClarificationBudgetExhausted(Run("agent_2_compile"));
+  Transition t = ClarificationBudgetExhausted(MakeRun("agent_2_compile"));
   EXPECT_EQ(t.run.phase, "agent_5_report");
   EXPECT_EQ(t.run.outcome_hint, "blocked");
   EXPECT_EQ(t.run.status, "running");
