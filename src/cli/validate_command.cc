@@ -29,6 +29,19 @@ bool KnownType(const std::string& type) {
   return false;
 }
 
+// {"type", "body", …} or {"artifact": {"type", "body", …}} (telic artifact --json), else nullptr.
+const Json* StoredArtifact(const Json& document) {
+  const Json* candidate = &document;
+  if (document.is_object() && document.contains("artifact") && document["artifact"].is_object()) {
+    candidate = &document["artifact"];
+  }
+  if (candidate->is_object() && candidate->contains("type") && (*candidate)["type"].is_string() &&
+      candidate->contains("body")) {
+    return candidate;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 int RunValidateCommand(const std::string& path, const std::string& type_option, bool json, std::ostream& out,
@@ -47,9 +60,9 @@ int RunValidateCommand(const std::string& path, const std::string& type_option, 
   if (!parsed) {
     issues = parsed.error().issues();
     if (issues.empty()) issues.push_back({"", "invalid_json", parsed.error().message()});
-  } else if (parsed->is_object() && parsed->contains("type") && parsed->contains("body") && (*parsed)["type"].is_string()) {
-    if (type.empty()) type = (*parsed)["type"];
-    body = (*parsed)["body"];
+  } else if (const Json* stored = StoredArtifact(*parsed)) {
+    if (type.empty()) type = (*stored)["type"];
+    body = (*stored)["body"];
   } else {
     body = *parsed;
   }

@@ -78,3 +78,23 @@ TEST(SchemaCommandTest, ListsAndPrints) {
 
 }  // namespace
 }  // namespace telic::cli
+
+namespace telic::cli {
+namespace {
+
+// covers TEL-082 TEL-182: the seed's analyze_and_fix example as a complete run of canonical artifacts
+// (tests/fixtures/runs/analyze_and_fix, recorded from `telic demo`) validates file by file.
+TEST(ValidateCommandTest, RecordedAnalyzeAndFixRunValidates) {
+  auto dir = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "tests" / "fixtures" / "runs" /
+             "analyze_and_fix";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    Outcome r = Validate(entry.path().string());
+    EXPECT_EQ(r.code, 0) << entry.path() << ": " << r.out << r.err;
+    ++files;
+  }
+  EXPECT_EQ(files, 20);
+}
+
+}  // namespace
+}  // namespace telic::cli
