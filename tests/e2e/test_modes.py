@@ -299,6 +299,57 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(h.run["outcomeHint"], "blocked")
         self.replay_consistent()
 
+    # covers TEL-045 TEL-196 TEL-214: micro fix_only: bootstrap plan, one executor node, verification after the write.
+    def test_micro_fix_only_completes(self):
+        h = self.h
+        h.start(original_request="Fix the typo in src/app.ts", mode="fix_only",
+                host_capabilities=["repository.read", "repository.write"])
+        self.assertEqual(h.run["topology"], "micro")
+        h.ground()
+        selected = self.server.ok("telic_get_artifact", {"run_id": h.id, "artifact_id": h.action["contextManifestRef"].rsplit("/", 1)[1]})
+        h.submit("ProblemFrame", h.frame("fix_only", [criterion("AC-1")]))
+        self.assertEqual(h.action["phase"], "agent_4_execute")
+        self.assertEqual(h.action["workNodeId"], "micro-execute")
+        self.assertEqual(h.action["effectivePermissions"]["repository"]["write"], ["**"])
+        self.assertIn("Evidence", h.action["additionalOutputSchemas"])
+        ev = lambda i, kind: {"id": i, "kind": kind, "capturedAt": "2026-12-02T10:00:00.000Z", "summary": "Captured.",
+                              "contentType": "text/plain", "encoding": "utf8", "content": "export const answer = 42;",
+                              "sourceRefs": [], "redactions": [], "rationaleSummary": "Host capture."}
+        h.submit("Evidence", ev("diff-1", "diff"))
+        h.submit("Evidence", ev("read-1", "repository"))
+        action = lambda i, cap, mutating, refs: {"id": i, "capability": cap, "target": "src/app.ts", "mutating": mutating,
+                                                 "status": "completed", "evidenceRefs": refs, "rationaleSummary": "Done."}
+        result = {"id": "result-1", "workPlanRef": h.ref("plan-01"), "nodeId": "micro-execute", "status": "completed",
+                  "observations": [], "inferences": [],
+                  "actions": [action("w", "repository.write", True, [h.ref("diff-1")]),
+                              action("r", "repository.read", False, [h.ref("read-1")])],
+                  "filesChanged": [{"path": "src/app.ts", "changeType": "modified", "beforeHash": "sha256:" + "0" * 64,
+                                    "afterHash": "sha256:" + "1" * 64, "diffRef": h.ref("diff-1")}],
+                  "toolEventRefs": [], "evidenceRefs": [h.ref("diff-1"), h.ref("read-1")], "testResults": [],
+                  "acceptanceCoverage": [passed("AC-1", [h.ref("read-1")])], "unresolvedIssues": [], "deviations": [],
+                  "rationaleSummary": "Fixed and re-read."}
+        early = copy.deepcopy(result)
+        early["actions"].reverse()
+        h.refuse("WorkResult", early, "must run after the final mutating action")
+        h.submit("WorkResult", result)
+        self.assertEqual(h.action["phase"], "agent_3_quality_review")
+        verification = [{"requirementId": "VR-MICRO", "capability": "repository.read", "status": "pass",
+                         "evidenceRefs": [h.ref("read-1")], "rationaleSummary": "Re-read after the write."}]
+        h.submit("QualityReview", review(h, "pass", [passed("AC-1", [h.ref("read-1")])], [h.ref("plan-01")],
+                                         [h.ref("result-1")], verification))
+        self.assertEqual(h.action["phase"], "user_report")
+        report = {"id": "report-01", "terminalStatus": "completed", "summary": "Typo fixed.",
+                  "completionClaims": [{"id": "c1", "text": "Fixed.", "status": "observed",
+                                        "evidenceRefs": [h.ref("read-1")], "confidence": 1}],
+                  "findingRefs": [], "changeRefs": [], "verificationRefs": [], "unresolvedRisks": [],
+                  "permissionsHonored": True, "nextActions": [], "traceRef": "trace://" + h.id,
+                  "rationaleSummary": "Evidence-backed."}
+        h.refuse("UserReport", report, "changeRefs must retain every accepted WorkResult diff")
+        report["changeRefs"] = [h.ref("diff-1")]
+        h.submit("UserReport", report)
+        self.assertEqual(h.run["status"], "completed")
+        self.replay_consistent()
+
 
 if __name__ == "__main__":
     run_tests(sys.argv)
