@@ -3,7 +3,9 @@
 // artifacts (WIRE-CONTRACT §18), so N stops there.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -100,6 +102,29 @@ void BM_SubmitThroughRules(benchmark::State& state) {
   state.counters["artifacts"] = static_cast<double>(state.range(0));
 }
 BENCHMARK(BM_SubmitThroughRules)->Arg(10)->Arg(1000)->Arg(2000)->Unit(benchmark::kMicrosecond);
+
+// Schema + refinement validation of an artifact file (bench/validation_compare.sh
+// writes the inputs and compares with ajv on the same files).
+void ValidateFile(benchmark::State& state, const char* type) {
+  const char* dir = std::getenv("TELIC_VALIDATION_INPUTS");
+  if (!dir) {
+    state.SkipWithError("set TELIC_VALIDATION_INPUTS (see bench/validation_compare.sh)");
+    return;
+  }
+  std::ifstream file(std::string(dir) + "/" + type + ".json");
+  Json body = Json::parse(file);
+  size_t bytes = body.dump().size();
+  for (auto _ : state) {
+    Json copy = body;
+    auto status = telic::controller::ValidateArtifactBody(type, copy);
+    benchmark::DoNotOptimize(status);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
+}
+void BM_ValidateWorkPlan(benchmark::State& state) { ValidateFile(state, "WorkPlan"); }
+void BM_ValidateQualityReview(benchmark::State& state) { ValidateFile(state, "QualityReview"); }
+BENCHMARK(BM_ValidateWorkPlan)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ValidateQualityReview)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
