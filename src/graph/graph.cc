@@ -39,17 +39,17 @@ void Graph::SetState(int index, NodeState state) {
 }
 
 Result<int> Graph::Add(std::string id, const std::vector<std::string>& depends_on, NodeState state) {
-  if (index_.contains(id)) return Fail(ErrorCode::kAlreadyExists, fmt::format("Task already exists: {}", id));
+  if (index_.contains(id)) return telic::Fail(ErrorCode::kAlreadyExists, fmt::format("Task already exists: {}", id));
   Node node;
   node.id = id;
   std::unordered_set<int> seen;
   for (const std::string& dep : depends_on) {
     auto it = index_.find(dep);
     if (it == index_.end()) {
-      return Fail(ErrorCode::kInvalidArgument, fmt::format("dependsOn names unknown task {}", dep));
+      return telic::Fail(ErrorCode::kInvalidArgument, fmt::format("dependsOn names unknown task {}", dep));
     }
     if (!seen.insert(it->second).second) {
-      return Fail(ErrorCode::kInvalidArgument, fmt::format("dependsOn names {} more than once", dep));
+      return telic::Fail(ErrorCode::kInvalidArgument, fmt::format("dependsOn names {} more than once", dep));
     }
     node.deps.push_back(it->second);
     if (nodes_[static_cast<size_t>(it->second)].state != NodeState::kCompleted) ++node.unmet;
@@ -120,7 +120,7 @@ Result<std::vector<std::string>> Graph::TopologicalOrder(
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!index.emplace(batch[i].first, i).second) {
-      return Fail(ErrorCode::kInvalidArgument, fmt::format("task id {} appears more than once", batch[i].first));
+      return telic::Fail(ErrorCode::kInvalidArgument, fmt::format("task id {} appears more than once", batch[i].first));
     }
   }
   std::vector<int> unmet(batch.size(), 0);
@@ -129,14 +129,14 @@ Result<std::vector<std::string>> Graph::TopologicalOrder(
     std::unordered_set<std::string> seen;
     for (const std::string& dep : batch[i].second) {
       if (dep == batch[i].first) {
-        return Fail(ErrorCode::kInvalidArgument, fmt::format("task {} depends on itself", dep));
+        return telic::Fail(ErrorCode::kInvalidArgument, fmt::format("task {} depends on itself", dep));
       }
       if (!seen.insert(dep).second) {
-        return Fail(ErrorCode::kInvalidArgument, fmt::format("task {} names dependency {} more than once", batch[i].first, dep));
+        return telic::Fail(ErrorCode::kInvalidArgument, fmt::format("task {} names dependency {} more than once", batch[i].first, dep));
       }
       auto it = index.find(dep);
       if (it == index.end()) {
-        return Fail(ErrorCode::kInvalidArgument, fmt::format("task {} depends on unknown task {}", batch[i].first, dep));
+        return telic::Fail(ErrorCode::kInvalidArgument, fmt::format("task {} depends on unknown task {}", batch[i].first, dep));
       }
       dependents[it->second].push_back(i);
       ++unmet[i];
@@ -158,7 +158,7 @@ Result<std::vector<std::string>> Graph::TopologicalOrder(
     for (size_t i = 0; i < batch.size(); ++i) {
       if (unmet[i] > 0) cycle += (cycle.empty() ? "" : ", ") + batch[i].first;
     }
-    return Fail(ErrorCode::kInvalidArgument, fmt::format("dependsOn forms a cycle among: {}", cycle));
+    return telic::Fail(ErrorCode::kInvalidArgument, fmt::format("dependsOn forms a cycle among: {}", cycle));
   }
   return order;
 }

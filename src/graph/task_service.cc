@@ -385,7 +385,7 @@ Result<TaskRecord> TaskService::SpawnSubtask(const SpawnRequest& request) {
   child.depends_on = request.depends_on;
   child.retries_allowed = parent.retries_allowed;
   child.depth = parent.depth + 1;
-  child.subagents = {limits.spawn && limits.maximum_depth - 1 >= 1, limits.maximum_children, limits.maximum_depth - 1};
+  child.subagents = {limits.spawn, limits.maximum_children, limits.maximum_depth - 1};  // one level less
   parent.children += 1;
   scope.Touch(*parent_index);
   TELIC_ASSIGN_OR_RETURN(int index, scope.Insert(std::move(child)));

@@ -94,7 +94,7 @@ Result<std::map<std::string, Field, std::less<>>> ParseFields(const std::vector<
   std::map<std::string, Field, std::less<>> fields;
   const FieldSpec* current = nullptr;
   Field* current_field = nullptr;
-  std::optional<size_t> item_indent;
+  size_t item_indent = std::string::npos;  // indent of the current VERIFICATION entry
   for (size_t i = begin; i < end; ++i) {
     const Line& line = lines[i];
     if (line.text.empty()) continue;
@@ -126,7 +126,7 @@ Result<std::map<std::string, Field, std::less<>>> ParseFields(const std::vector<
       }
       continue;
     }
-    if (current && current->verification && item_indent && line.indent > *item_indent && !current_field->pairs.empty()) {
+    if (current && current->verification && item_indent != std::string::npos && line.indent > item_indent && !current_field->pairs.empty()) {
       auto kv = SplitField(line.text);
       if (!kv || kv->first != "result") {
         return Invalid(fmt::format("line {}: expected 'result: ...' under a VERIFICATION command", line.number));
@@ -167,7 +167,7 @@ Result<std::map<std::string, Field, std::less<>>> ParseFields(const std::vector<
     }
     current = spec;
     current_field = &fields.emplace(std::string(kv->first), std::move(field)).first->second;
-    item_indent.reset();
+    item_indent = std::string::npos;
   }
   for (const auto& [key, field] : fields) {
     for (const auto& [command, result] : field.pairs) {
