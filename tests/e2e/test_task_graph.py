@@ -89,6 +89,9 @@ class TaskGraphTest(unittest.TestCase):
         a = self.server.ok("telic_spawn_subtask", {"parent_task_id": lead["taskId"], "name": "a", "instructions": "x"})
         b = self.server.ok("telic_spawn_subtask", {"parent_task_id": lead["taskId"], "name": "b", "instructions": "y",
                                                    "depends_on": [a["taskId"]]})
+        unknown = self.server.fails("telic_spawn_subtask", {"parent_task_id": lead["taskId"], "name": "e",
+                                                            "instructions": "w", "depends_on": ["nope"]})
+        self.assertEqual(unknown["code"], "invalid_argument")
         c = self.server.ok("telic_spawn_subtask", {"parent_task_id": lead["taskId"], "name": "c", "instructions": "z",
                                                    "depends_on": [b["taskId"]]})
         self.assertEqual(b["task"]["dependsOn"], [a["taskId"]])
@@ -96,9 +99,6 @@ class TaskGraphTest(unittest.TestCase):
         over = self.server.fails("telic_spawn_subtask", {"parent_task_id": lead["taskId"], "name": "d",
                                                          "instructions": "w"})
         self.assertEqual(over["code"], "permission_denied")
-        unknown = self.server.fails("telic_spawn_subtask", {"parent_task_id": lead["taskId"], "name": "e",
-                                                            "instructions": "w", "depends_on": ["nope"]})
-        self.assertEqual(unknown["code"], "invalid_argument")
         self.assertEqual([t["name"] for t in self.dispatch(workers=4)], ["a"])
         self.complete(a["taskId"])
         self.assertEqual([t["name"] for t in self.dispatch(workers=4)], ["b"])
