@@ -78,7 +78,7 @@ TEST(Graph, CascadeFailThroughADiamondFailsEachTaskOnce) {
   EXPECT_TRUE(g.Dispatch(4).empty());
 }
 
-// covers DAG-010 (Open: cancelled also cascades, D-11)
+// covers DAG-010 (Open: cancelled also cascades, D11)
 TEST(Graph, CancelledDependencyFailsDependents) {
   Graph g;
   ASSERT_TRUE(g.Add("a", {}));
@@ -89,7 +89,7 @@ TEST(Graph, CancelledDependencyFailsDependents) {
   EXPECT_EQ(g.node(1).state, NodeState::kFailed);
 }
 
-// covers DAG-007 (Open: unknown ids, self references and cycles, D-10)
+// covers DAG-007 (Open: unknown ids, self references and cycles, D10)
 TEST(Graph, RejectsUnknownRepeatedAndCyclicDependencies) {
   Graph g;
   ASSERT_TRUE(g.Add("a", {}));

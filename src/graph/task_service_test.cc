@@ -101,7 +101,7 @@ TEST_F(TaskServiceTest, SpawnSubtaskRecordsParentAndDependsOnInOrder) {
   EXPECT_EQ(c->priority, "normal");
   EXPECT_EQ(c->state, "pending");
   EXPECT_NE(c->task_id, a->task_id);
-  EXPECT_EQ(a->state, "ready");  // pending with every dependency met (D-12)
+  EXPECT_EQ(a->state, "ready");  // pending with every dependency met (D12)
   EXPECT_EQ(Get(parent.task_id).children, 3);
   EXPECT_EQ(EventKinds(c->task_id), std::vector<std::string>{"subtask_spawned"});
 }
@@ -116,7 +116,7 @@ TEST_F(TaskServiceTest, SpawnWithoutDependsOnIsIndependent) {
   EXPECT_EQ(DispatchNames(3), (std::vector<std::string>{"a", "b"}));  // parallel with each other
 }
 
-// covers DAG-007 (Open: unknown, non-sibling ids, D-10)
+// covers DAG-007 (Open: unknown, non-sibling ids, D10)
 TEST_F(TaskServiceTest, DependsOnMayNameOnlySpawnedSiblings) {
   TaskRecord p1 = Running("p1", kSpawn);
   TaskRecord p2 = Running("p2", kSpawn);
@@ -239,7 +239,7 @@ TEST_F(TaskServiceTest, CascadeFailThroughChainsAndDiamonds) {
   EXPECT_EQ(late.failed_dependency, tail.task_id);
 }
 
-// covers DAG-010 (Open: cancel cascades too, D-11)
+// covers DAG-010 (Open: cancel cascades too, D11)
 TEST_F(TaskServiceTest, CancelCascadesToDependents) {
   TaskRecord a = Create("a");
   TaskRecord b = Create("b", {a.task_id});

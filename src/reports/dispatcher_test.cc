@@ -45,7 +45,7 @@ TEST(Dispatcher, Row2LowConfidenceRunsVerifierAndAblationNeverSelfReview) {
   EXPECT_EQ(d.rule, "upward.completed_low_confidence");
   EXPECT_EQ(d.action, Action::kRunVerifier);
   EXPECT_TRUE(d.verifier_required);
-  EXPECT_TRUE(d.ablation_required);  // unknown mechanism: the ablation check runs (D-16)
+  EXPECT_TRUE(d.ablation_required);  // unknown mechanism: the ablation check runs (D16)
   EXPECT_EQ(d.steps, (std::vector<std::string>{"run_verifier", "run_ablation_check", "accept_on_pass"}));
   for (const auto& step : d.steps) EXPECT_EQ(step.find("review"), std::string::npos);
   Decision known = Decide(Up(UpwardStatus::kCompleted, 0.2), {0, 0, false});
@@ -77,7 +77,7 @@ TEST(Dispatcher, Row4FailedRetriesExhaustedEscalatesAndFails) {
   }
 }
 
-// covers RPT-015, RPT-024 (Open: escalation-required escalates any status, D-15)
+// covers RPT-015, RPT-024 (Open: escalation-required escalates any status, D15)
 TEST(Dispatcher, Row4EscalationRequiredEscalatesForAnyStatus) {
   for (auto status : {UpwardStatus::kCompleted, UpwardStatus::kFailed, UpwardStatus::kBlocked}) {
     UpwardReport r = Up(status, 0.95, {"x"});
@@ -111,7 +111,7 @@ TEST(Dispatcher, Row6BlockedSurfacesBlockerNoRedispatch) {
   EXPECT_FALSE(d.consumes_retry);
 }
 
-// covers RPT-013 (Open: failed without blockers, D-14)
+// covers RPT-013 (Open: failed without blockers, D14)
 TEST(Dispatcher, FailedWithoutBlockersEscalatesInsteadOfBlindRetry) {
   Decision d = Decide(Up(UpwardStatus::kFailed, 0.3), Ctx(3, 0));
   EXPECT_EQ(d.rule, "upward.failed_without_blockers");

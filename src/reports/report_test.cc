@@ -152,7 +152,7 @@ TEST(ExecutionEnvelopeText, EveryStatus) {
   EXPECT_NE(ErrorOf(Execution("BLOCKED")).find("blocker listed in CONCERNS"), std::string::npos);
 }
 
-// covers RPT-056 (Open: DONE needs a VERIFICATION entry, D-13)
+// covers RPT-056 (Open: DONE needs a VERIFICATION entry, D13)
 TEST(ExecutionEnvelopeText, DoneWithoutVerificationIsRejected) {
   std::string text = Execution("DONE");
   const std::string entry = "VERIFICATION:\n- command: ctest -R report\n  result: 12 passed\n";
