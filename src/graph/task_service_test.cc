@@ -426,6 +426,70 @@ TEST_F(ArbitrationTest, OnlyValidatingStoriesAreFinalisedAndStatusCanBeSetByHand
   EXPECT_FALSE(service_->SetStoryStatus(story_.story_id, "DONE"));
 }
 
+// A TaskStore that can fail event listing or the arbitration write.
+class FaultyTaskStore final : public store::TaskStore {
+ public:
+  explicit FaultyTaskStore(store::TaskStore& inner) : inner_(inner) {}
+  bool fail_list_events = false;
+  bool fail_arbitration_write = false;
+  Status Apply(const store::TaskChange& change) override {
+    if (fail_arbitration_write) {
+      for (const auto& e : change.events) {
+        if (e.kind == "arbitration_decided") return Fail(ErrorCode::kUnavailable, "injected write failure");
+      }
+    }
+    return inner_.Apply(change);
+  }
+  Result<TaskRecord> GetTask(std::string_view id) override { return inner_.GetTask(id); }
+  Result<std::vector<TaskRecord>> ListTasks(const std::optional<std::string>& run) override { return inner_.ListTasks(run); }
+  Result<std::vector<store::TaskEventRecord>> ListEvents(std::string_view id) override {
+    if (fail_list_events) return Fail(ErrorCode::kUnavailable, "injected read failure");
+    return inner_.ListEvents(id);
+  }
+  Result<store::StoryRecord> GetStory(std::string_view id) override { return inner_.GetStory(id); }
+  Result<std::vector<store::StoryRecord>> ListStories(const std::optional<std::string>& run) override {
+    return inner_.ListStories(run);
+  }
+  Result<std::vector<store::StoryRecord>> StoriesArbitratedBy(std::string_view id) override {
+    return inner_.StoriesArbitratedBy(id);
+  }
+  Result<std::vector<store::ApprovalRecord>> ListApprovals(std::string_view id) override { return inner_.ListApprovals(id); }
+
+ private:
+  store::TaskStore& inner_;
+};
+
+// covers DAG-032, DAG-031
+TEST_F(ArbitrationTest, UnreadableEventsReadAsNoVerdict) {
+  SetUpStory();
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "reject"));
+  ASSERT_TRUE(service_->SubmitReport(arbitration_.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false));
+  FaultyTaskStore faulty(*store_);
+  faulty.fail_list_events = true;
+  TaskService service(faulty, clock_, ids_);
+  ASSERT_TRUE(service.RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt}));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "REVIEW_READY");
+  EXPECT_FALSE(Decided().contains("approved"));
+}
+
+// covers DAG-029 (D19: the decision event and the status change are one transaction)
+TEST_F(ArbitrationTest, FailedDecisionWriteStoresNothingAndCanBeRetried) {
+  SetUpStory();
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "reject"));
+  ASSERT_TRUE(service_->SubmitReport(arbitration_.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false));
+  FaultyTaskStore faulty(*store_);
+  faulty.fail_arbitration_write = true;
+  TaskService service(faulty, clock_, ids_);
+  auto failed = service.RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt});
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "VALIDATING");
+  EXPECT_EQ(Get(arbitration_.task_id).state, "running");
+  EXPECT_TRUE(Decided().is_null());
+  ASSERT_TRUE(service_->RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt}));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "NEEDS_FIX");
+}
+
 // covers RPT-021, RPT-031
 TEST_F(TaskServiceTest, ConfidentCompletionWaitsForTheVerifier) {
   TaskRecord a = Running("a");

@@ -205,8 +205,10 @@ Decision Decide(const Report& report, const DispatchContext& context) {
     d.pending_actions = u->planned_actions_pending_approval;
   } else if (auto* e = std::get_if<ExecutionEnvelope>(&report)) {
     d = DecideExecution(*e, remaining);
+    d.next_owner = e->next_owner;
   } else {
     d = DecideReview(std::get<ReviewEnvelope>(report), remaining);
+    d.next_owner = std::get<ReviewEnvelope>(report).next_owner;
   }
   d.retries_remaining = remaining - (d.consumes_retry ? 1 : 0);
   return d;
@@ -231,6 +233,7 @@ Json DecisionToJson(const Decision& d) {
           {"blockers", d.blockers},
           {"findings", findings},
           {"reason", d.reason},
+          {"nextOwner", d.next_owner},
           {"refused", RefusedPatterns()}};
 }
 

@@ -58,6 +58,10 @@ struct Decision {
   std::vector<std::string> blockers;
   std::vector<Finding> findings;
   std::string reason;  // one sentence a user can read
+  // The envelope's NEXT_OWNER: who reconciles or routes next. Routing only;
+  // it never changes the action (RPT-036, RPT-037, RPT-065). "" for an
+  // UpwardReport, whose parent is always the caller.
+  std::string next_owner;
   int retries_remaining = 0;
 };
 

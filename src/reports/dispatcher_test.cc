@@ -177,7 +177,7 @@ TEST(Dispatcher, NeedsContextSuppliesOnlyListedContext) {
   EXPECT_EQ(Decide(r, Ctx(1, 0)).missing_context, r.blockers);
 }
 
-// covers RPT-061
+// covers RPT-061, RPT-063
 TEST(Dispatcher, BlockedEnvelopesSurfaceTheBlocker) {
   ExecutionEnvelope e;
   e.status = ExecutionStatus::kBlocked;
@@ -206,6 +206,29 @@ TEST(Dispatcher, ReviewPassAcceptsAndNeedsWorkRoutesFindings) {
   ASSERT_EQ(d.findings.size(), 2u);
   Json json = DecisionToJson(d);
   EXPECT_EQ(json["findings"][1], (Json{{"path", "b.cc"}, {"line", 2}, {"fix", "fix two"}}));
+}
+
+// covers RPT-036, RPT-037, RPT-065
+TEST(Dispatcher, NextOwnerRoutesButNeverChangesTheDecision) {
+  for (const char* owner : {"invoking agent", "coordinator"}) {
+    ExecutionEnvelope e;
+    e.status = ExecutionStatus::kDone;
+    e.next_owner = owner;
+    Decision d = Decide(e, {});
+    EXPECT_EQ(d.next_owner, owner);
+    EXPECT_EQ(d.rule, "execution.done");
+    EXPECT_EQ(DecisionToJson(d)["nextOwner"], owner);
+  }
+  for (const char* owner : {"invoking agent", "developer", "coordinator"}) {
+    ReviewEnvelope r;
+    r.status = ReviewStatus::kBlocked;
+    r.blockers = {"unknown: which API version"};  // RPT-063: unknowns go in BLOCKERS
+    r.next_owner = owner;
+    Decision d = Decide(r, Ctx(3, 0));
+    EXPECT_EQ(d.action, Action::kSurfaceBlocker);
+    EXPECT_EQ(d.blockers, r.blockers);
+    EXPECT_EQ(d.next_owner, owner);
+  }
 }
 
 }  // namespace

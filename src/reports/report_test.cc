@@ -122,7 +122,7 @@ TEST(UpwardReportText, FencedBlockAndTrailingBlankLinesAreTheLastContent) {
   EXPECT_NE(ErrorOf(Upward() + "```\n").find("content after the report"), std::string::npos);
 }
 
-// covers RPT-032, RPT-039, RPT-040, RPT-041, RPT-042, RPT-043, RPT-044, RPT-045, RPT-046, RPT-047, RPT-048
+// covers RPT-032, RPT-039, RPT-040, RPT-041, RPT-042, RPT-043, RPT-044, RPT-045, RPT-046, RPT-047, RPT-048, RPT-064
 TEST(ExecutionEnvelopeText, ParsesEveryField) {
   auto r = ParseReportText("Here is my report.\n\n" + Execution("DONE"));
   ASSERT_TRUE(r) << r.error().message();

@@ -77,6 +77,10 @@ class TaskGraphTest(unittest.TestCase):
             self.assertIn(name, tools)
             self.assertFalse(tools[name]["inputSchema"]["additionalProperties"])
         self.assertIn("depends_on", tools["telic_spawn_subtask"]["inputSchema"]["properties"])
+        # covers DAG-011, DAG-019: approved and reasoning required; the description asks for the verdict first
+        self.assertEqual(sorted(tools["telic_report_verdict"]["inputSchema"]["required"]),
+                         ["approved", "reasoning", "task_id"])
+        self.assertIn("before telic_submit_report", tools["telic_report_verdict"]["description"])
         bad = self.server.fails("telic_report_verdict", {"task_id": "x", "approved": True, "reasoning": "r", "extra": 1})
         self.assertEqual(bad["code"], "invalid_argument")
         missing = self.server.fails("telic_report_verdict", {"task_id": "x", "reasoning": "r"})
