@@ -224,9 +224,16 @@ std::string ApprovalBody(ApprovalRecord a) {
 int SqliteGraphSchemaVersion() { return kGraphSchemaVersion; }
 
 Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path, strerror(errno)));
-  ::close(fd);
+  // Create the file owner-only only when it does not exist yet. An existing
+  // ledger is never opened with a raw descriptor: this process may already
+  // hold it open through SqliteStore, and closing any descriptor of the file
+  // would drop that connection's POSIX locks (sqlite.org/howtocorrupt.html).
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+  } else if (errno != EEXIST) {
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path, strerror(errno)));
+  }
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
