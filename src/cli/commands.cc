@@ -16,6 +16,8 @@
 #include "cli/format.h"
 #include "cli/ground_command.h"
 #include "cli/validate_command.h"
+#include "cli/graph_commands.h"
+#include "mcp/graph_tools.h"
 #include "controller/grounder.h"
 #include "controller/run_service.h"
 #include "controller/views.h"
@@ -41,6 +43,7 @@ struct Context {
   SystemClock clock;
   RandomIdSource ids;
   std::unique_ptr<controller::RunService> service;
+  std::unique_ptr<GraphContext> graph;  // the task graph in the same ledger
 };
 
 std::string CurrentDirectory() {
@@ -72,6 +75,7 @@ Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create
   context->service = std::make_unique<controller::RunService>(*context->store, context->clock, context->ids,
                                                                context->location.repository_root);
   context->service->set_grounder(controller::MakeRepositoryGrounder({context->location.state_dir}));
+  TELIC_ASSIGN_OR_RETURN(context->graph, OpenGraph(context->location.ledger_path, *context->store, context->clock, context->ids));
   return context;
 }
 
@@ -91,6 +95,7 @@ int Serve(const Options& options) {
     return 1;
   }
   mcp::Server server(*(*context)->service);
+  server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
   std::cerr << "Telic MCP ready for " << (*context)->location.repository_root << std::endl;
   return mcp::ServeStdio(server, stdin, stdout);
 }
@@ -347,6 +352,8 @@ int RunCli(int argc, char** argv) {
   demo->add_option("--scenario", scenario, "embedded scenario to drive (examples/<name>.json)");
   demo->add_option("--workdir", workdir, "folder for the demo repository and state (default: a new temporary folder)");
   for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, replay, demo, validate, schema_cmd}) add_common(sub);
+  auto graph_commands = AddGraphCommands(app);
+  for (auto* sub : {graph_commands->report_parse, graph_commands->tasks}) add_common(sub);
 
   try {
     app.parse(argc, argv);
@@ -378,6 +385,14 @@ int RunCli(int argc, char** argv) {
   if (*validate) return RunValidateCommand(file, type, options.json, std::cout, std::cerr);
   if (*schema_cmd) return RunSchemaCommand(type, list, std::cout, std::cerr);
   if (*demo) return Demo(options, SelfExecutable(argv[0]), scenario, workdir);
+  if (*graph_commands->report_parse) return RunReportParse(*graph_commands, options.json);
+  if (*graph_commands->tasks) {
+    auto context = OpenContext(options, false);
+    if (!context) return Failure(context.error());
+    std::optional<std::string> run;
+    if (!graph_commands->run_id.empty()) run = graph_commands->run_id;
+    return RunTasks(*(*context)->graph->service, run, options.json);
+  }
   std::cout << app.help();
   return 0;
 }

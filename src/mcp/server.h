@@ -42,6 +42,9 @@ class Server {
   // Handles one line from the client; returns the reply line, if any.
   std::optional<std::string> HandleLine(std::string_view line);
 
+  // Registers more tools after the run tools (e.g. the task-graph tools).
+  void AddTools(std::vector<ToolSpec> tools) { for (auto& tool : tools) tools_.push_back(std::move(tool)); }
+
   // The tools/list entries (also used by docs and the compatibility test).
   Json ListTools() const;
 

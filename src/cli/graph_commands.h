@@ -1,0 +1,52 @@
+// The task-graph commands: `telic report parse FILE [--json]` and
+// `telic tasks [RUN] [--json]`, plus opening the task store beside a ledger.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "graph/task_service.h"
+#include "store/sqlite_task_store.h"
+
+namespace telic::cli {
+
+struct GraphContext {
+  std::unique_ptr<store::SqliteTaskStore> store;
+  std::unique_ptr<graph::TaskService> service;
+};
+
+// Opens the task graph tables in the ledger at `ledger_path`.
+Result<std::unique_ptr<GraphContext>> OpenGraph(const std::string& ledger_path, store::Store& runs, Clock& clock,
+                                                IdSource& ids);
+
+struct GraphCommands {
+  CLI::App* report = nullptr;
+  CLI::App* report_parse = nullptr;
+  CLI::App* tasks = nullptr;
+  std::string file;
+  std::string run_id;
+  int retries_allowed = 0;
+  int retries_used = 0;
+  std::string new_mechanism = "unknown";  // yes | no | unknown
+};
+
+// Adds `report parse` and `tasks` to `app`; the returned object holds the
+// parsed options (keep it alive until the command ran).
+std::unique_ptr<GraphCommands> AddGraphCommands(CLI::App& app);
+
+// `telic report parse`: prints the parsed report and its decision; exit 1
+// with the precise error when the report is rejected.
+int RunReportParse(const GraphCommands& commands, bool json);
+
+// `telic tasks`: the graph as a tree (states, dependencies), or JSON.
+int RunTasks(graph::TaskService& service, const std::optional<std::string>& run_id, bool json);
+
+// The tree text for a list of tasks (exposed for tests).
+std::string FormatTaskTree(const graph::TaskList& list);
+
+}  // namespace telic::cli

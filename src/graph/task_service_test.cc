@@ -1,0 +1,685 @@
+// TaskService over the SQLite task store: spawning within limits, gating,
+// cascade-fail in one transaction, verdicts and arbitration, reports and
+// their decisions applied, retries, approvals.
+#include "graph/task_service.h"
+
+#include <gtest/gtest.h>
+
+#include "store/sqlite_store.h"
+#include "store/sqlite_task_store.h"
+#include "testing/temp_dir.h"
+
+namespace telic::graph {
+namespace {
+
+using store::TaskRecord;
+
+class TaskServiceTest : public ::testing::Test {
+ protected:
+  TaskServiceTest() : clock_(1764662400000, 1) {}
+  void SetUp() override {
+    auto opened = store::SqliteTaskStore::Open(dir_.File("telic.sqlite3"));
+    ASSERT_TRUE(opened) << opened.error().message();
+    store_ = std::move(*opened);
+    service_ = std::make_unique<TaskService>(*store_, clock_, ids_);
+  }
+
+  TaskRecord Create(const std::string& name, std::vector<std::string> deps = {}, int retries = 0,
+                    store::SubagentLimits limits = {}) {
+    CreateTaskRequest r;
+    r.name = name;
+    r.instructions = "do " + name;
+    r.depends_on = std::move(deps);
+    r.retries_allowed = retries;
+    r.subagents = limits;
+    auto t = service_->CreateTask(r);
+    EXPECT_TRUE(t) << t.error().message();
+    return *t;
+  }
+  TaskRecord Get(const std::string& id) { return *store_->GetTask(id); }
+  std::vector<std::string> DispatchNames(int workers) {
+    auto d = service_->Dispatch(std::nullopt, workers);
+    EXPECT_TRUE(d) << d.error().message();
+    std::vector<std::string> names;
+    for (const auto& t : d->dispatched) names.push_back(t.name);
+    return names;
+  }
+  TaskRecord Running(const std::string& name, store::SubagentLimits limits = {}, int retries = 0) {
+    TaskRecord t = Create(name, {}, retries, limits);
+    DispatchNames(16);
+    return Get(t.task_id);
+  }
+  Result<TaskRecord> Spawn(const TaskRecord& parent, const std::string& name, std::vector<std::string> deps = {}) {
+    SpawnRequest r;
+    r.parent_task_id = parent.task_id;
+    r.name = name;
+    r.instructions = "do " + name;
+    r.depends_on = std::move(deps);
+    return service_->SpawnSubtask(r);
+  }
+  std::vector<std::string> EventKinds(const std::string& id) {
+    std::vector<std::string> kinds;
+    auto events = store_->ListEvents(id);
+    for (const auto& e : *events) kinds.push_back(e.kind);
+    return kinds;
+  }
+  static reports::Report Upward(reports::UpwardStatus status, double confidence, std::vector<std::string> blockers = {}) {
+    reports::UpwardReport r;
+    r.status = status;
+    r.confidence = confidence;
+    r.blockers = std::move(blockers);
+    return r;
+  }
+  void Complete(const TaskRecord& t) {
+    auto outcome = service_->SubmitReport(t.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false);
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    auto v = service_->RecordVerification({t.task_id, true, {"ctest ok"}, false, std::nullopt});
+    ASSERT_TRUE(v) << v.error().message();
+    ASSERT_EQ(v->task.state, "completed");
+  }
+
+  testing::TempDir dir_;
+  ManualClock clock_;
+  SequentialIdSource ids_;
+  std::unique_ptr<store::SqliteTaskStore> store_;
+  std::unique_ptr<TaskService> service_;
+};
+
+const store::SubagentLimits kSpawn{true, 3, 2};
+
+// covers DAG-001, DAG-002, DAG-003, DAG-004, DAG-006, DAG-007
+TEST_F(TaskServiceTest, SpawnSubtaskRecordsParentAndDependsOnInOrder) {
+  TaskRecord parent = Running("parent", kSpawn);
+  auto a = Spawn(parent, "a");
+  ASSERT_TRUE(a) << a.error().message();
+  auto b = Spawn(parent, "b");
+  ASSERT_TRUE(b);
+  auto c = Spawn(parent, "c", {b->task_id, a->task_id});
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->depends_on, (std::vector<std::string>{b->task_id, a->task_id}));
+  EXPECT_EQ(c->parent_task_id, parent.task_id);
+  EXPECT_EQ(c->priority, "normal");
+  EXPECT_EQ(c->state, "pending");
+  EXPECT_NE(c->task_id, a->task_id);
+  EXPECT_EQ(a->state, "ready");  // pending with every dependency met (D13)
+  EXPECT_EQ(Get(parent.task_id).children, 3);
+  EXPECT_EQ(EventKinds(c->task_id), std::vector<std::string>{"subtask_spawned"});
+}
+
+// covers DAG-005, DAG-034
+TEST_F(TaskServiceTest, SpawnWithoutDependsOnIsIndependent) {
+  TaskRecord parent = Running("parent", kSpawn);
+  auto a = Spawn(parent, "a");
+  auto b = Spawn(parent, "b");
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(b->depends_on.empty());
+  EXPECT_EQ(DispatchNames(3), (std::vector<std::string>{"a", "b"}));  // parallel with each other
+}
+
+// covers DAG-007 (Open: unknown, non-sibling ids, D11)
+TEST_F(TaskServiceTest, DependsOnMayNameOnlySpawnedSiblings) {
+  TaskRecord p1 = Running("p1", kSpawn);
+  TaskRecord p2 = Running("p2", kSpawn);
+  auto a = Spawn(p1, "a");
+  ASSERT_TRUE(a);
+  auto unknown = Spawn(p1, "x", {"no-such-task"});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message().find("unknown task no-such-task"), std::string::npos);
+  auto cousin = Spawn(p2, "y", {a->task_id});
+  ASSERT_FALSE(cousin);
+  EXPECT_NE(cousin.error().message().find("only siblings"), std::string::npos);
+  auto parent_dep = Spawn(p1, "z", {p1.task_id});
+  ASSERT_FALSE(parent_dep);
+  auto twice = Spawn(p1, "w", {a->task_id, a->task_id});
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message().find("more than once"), std::string::npos);
+  EXPECT_EQ(Get(p1.task_id).children, 1);  // rejected spawns change nothing
+}
+
+// covers DAG-001 (spawn limits: spawn, maximumChildren, maximumDepth)
+TEST_F(TaskServiceTest, SpawnLimitsAreEnforced) {
+  TaskRecord no_spawn = Running("no-spawn");
+  auto denied = Spawn(no_spawn, "x");
+  ASSERT_FALSE(denied);
+  EXPECT_EQ(denied.error().code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(denied.error().message().find("spawn: false"), std::string::npos);
+
+  TaskRecord two = Running("two", {true, 2, 1});
+  ASSERT_TRUE(Spawn(two, "a"));
+  ASSERT_TRUE(Spawn(two, "b"));
+  auto third = Spawn(two, "c");
+  ASSERT_FALSE(third);
+  EXPECT_EQ(third.error().code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(third.error().message().find("maximumChildren is 2"), std::string::npos);
+
+  // Depth: the child of a depth-1 permission may not spawn again.
+  auto children = service_->Dispatch(std::nullopt, 16);
+  ASSERT_TRUE(children);
+  TaskRecord a = Get(children->dispatched.front().task_id);
+  EXPECT_EQ(a.depth, 1);
+  EXPECT_EQ(a.subagents.maximum_depth, 0);
+  auto deeper = Spawn(a, "grandchild");
+  ASSERT_FALSE(deeper);
+  EXPECT_EQ(deeper.error().code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(deeper.error().message().find("maximumDepth"), std::string::npos);
+
+  TaskRecord deep = Running("deep", {true, 2, 2});
+  auto child = Spawn(deep, "child");
+  ASSERT_TRUE(child);
+  DispatchNames(16);
+  auto grandchild = Spawn(Get(child->task_id), "grandchild");
+  ASSERT_TRUE(grandchild) << grandchild.error().message();
+  EXPECT_EQ(grandchild->depth, 2);
+  DispatchNames(16);
+  auto too_deep = Spawn(Get(grandchild->task_id), "too-deep");
+  ASSERT_FALSE(too_deep);
+  EXPECT_NE(too_deep.error().message().find("maximumDepth"), std::string::npos);
+
+  TaskRecord idle = Create("not-running", {}, 0, kSpawn);
+  auto from_pending = Spawn(idle, "x");
+  ASSERT_FALSE(from_pending);
+  EXPECT_EQ(from_pending.error().code(), ErrorCode::kFailedPrecondition);
+}
+
+// covers DAG-008, DAG-009
+TEST_F(TaskServiceTest, DispatchGatesOnCompletedDependencies) {
+  TaskRecord a = Create("a");
+  TaskRecord b = Create("b", {a.task_id});
+  Create("c", {a.task_id, b.task_id});
+  EXPECT_EQ(b.state, "pending");
+  EXPECT_EQ(DispatchNames(4), std::vector<std::string>{"a"});
+  EXPECT_TRUE(DispatchNames(4).empty());
+  Complete(Get(a.task_id));
+  EXPECT_EQ(Get(b.task_id).state, "ready");
+  EXPECT_EQ(DispatchNames(4), std::vector<std::string>{"b"});
+  Complete(Get(b.task_id));
+  EXPECT_EQ(DispatchNames(4), std::vector<std::string>{"c"});
+}
+
+// covers DAG-008 (the serial v1 path: limit 1)
+TEST_F(TaskServiceTest, DispatchRespectsMaxParallelWorkers) {
+  for (const char* n : {"a", "b", "c"}) Create(n);
+  EXPECT_EQ(DispatchNames(1), std::vector<std::string>{"a"});
+  EXPECT_TRUE(DispatchNames(1).empty());
+  EXPECT_EQ(DispatchNames(2), std::vector<std::string>{"b"});
+  auto bad = service_->Dispatch(std::nullopt, 0);
+  EXPECT_FALSE(bad);
+}
+
+// covers DAG-010 (chain and diamond, transitive, naming the failed dependency, one transaction)
+TEST_F(TaskServiceTest, CascadeFailThroughChainsAndDiamonds) {
+  TaskRecord top = Create("top");
+  TaskRecord left = Create("left", {top.task_id});
+  TaskRecord right = Create("right", {top.task_id});
+  TaskRecord bottom = Create("bottom", {left.task_id, right.task_id});
+  TaskRecord tail = Create("tail", {bottom.task_id});
+  TaskRecord other = Create("other");
+  DispatchNames(1);  // top runs
+  auto failed = service_->ResolveTask({top.task_id, "fail", "the approach is wrong", 0, {}});
+  ASSERT_TRUE(failed) << failed.error().message();
+  EXPECT_EQ(failed->cascaded.size(), 4u);
+  EXPECT_EQ(Get(left.task_id).state, "failed");
+  EXPECT_EQ(Get(left.task_id).failed_dependency, top.task_id);
+  EXPECT_NE(Get(left.task_id).failure_reason->find("dependency " + top.task_id + " (top) failed"), std::string::npos);
+  TaskRecord b = Get(bottom.task_id);
+  EXPECT_EQ(b.state, "failed");
+  EXPECT_TRUE(b.failed_dependency == left.task_id || b.failed_dependency == right.task_id);
+  TaskRecord t = Get(tail.task_id);
+  EXPECT_EQ(t.failed_dependency, bottom.task_id);
+  EXPECT_NE(t.failure_reason->find("cascade from " + top.task_id), std::string::npos);
+  EXPECT_EQ(Get(other.task_id).state, "ready");
+  int cascade_events = 0;
+  for (const auto& id : {left.task_id, right.task_id, bottom.task_id, tail.task_id}) {
+    for (const auto& kind : EventKinds(id)) cascade_events += kind == "task_cascade_failed";
+  }
+  EXPECT_EQ(cascade_events, 4);  // bottom failed once, not twice
+  // A new dependent of a failed task fails at creation, naming it.
+  TaskRecord late = Create("late", {tail.task_id});
+  EXPECT_EQ(late.state, "failed");
+  EXPECT_EQ(late.failed_dependency, tail.task_id);
+}
+
+// covers DAG-010 (Open: cancel cascades too, D12)
+TEST_F(TaskServiceTest, CancelCascadesToDependents) {
+  TaskRecord a = Create("a");
+  TaskRecord b = Create("b", {a.task_id});
+  auto cancelled = service_->ResolveTask({a.task_id, "cancel", "not needed", 0, {}});
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(Get(a.task_id).state, "cancelled");
+  EXPECT_EQ(Get(b.task_id).state, "failed");
+  EXPECT_NE(Get(b.task_id).failure_reason->find("was cancelled"), std::string::npos);
+}
+
+// covers DAG-010 (atomicity: a conflicting writer leaves nothing half-applied)
+TEST_F(TaskServiceTest, CascadeIsOneTransaction) {
+  TaskRecord a = Create("a");
+  TaskRecord b = Create("b", {a.task_id});
+  TaskRecord c = Create("c", {b.task_id});
+  // Another writer bumps c between our read and our write: the whole cascade is refused.
+  store::TaskChange bump;
+  TaskRecord c2 = Get(c.task_id);
+  c2.version += 1;
+  bump.updated_tasks.push_back(c2);
+  store::TaskChange stale;
+  TaskRecord a_failed = Get(a.task_id);
+  a_failed.state = "failed";
+  a_failed.version += 1;
+  TaskRecord b_failed = Get(b.task_id);
+  b_failed.state = "failed";
+  b_failed.version += 1;
+  TaskRecord c_failed = Get(c.task_id);
+  c_failed.state = "failed";
+  c_failed.version += 1;
+  stale.updated_tasks = {a_failed, b_failed, c_failed};
+  ASSERT_TRUE(store_->Apply(bump));
+  auto result = store_->Apply(stale);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::kConflict);
+  EXPECT_EQ(Get(a.task_id).state, "ready");
+  EXPECT_EQ(Get(b.task_id).state, "pending");
+}
+
+// covers DAG-011, DAG-012, DAG-013, DAG-014, DAG-015, DAG-016, DAG-018
+TEST_F(TaskServiceTest, ReportVerdictRecordsOneEventOnTheTasksOwnId) {
+  TaskRecord parent = Running("parent", kSpawn);
+  auto arb = Spawn(parent, "arbitration");
+  DispatchNames(16);
+  for (bool approved : {true, false}) {
+    auto event = service_->ReportVerdict(arb->task_id, approved, "criteria 1-3 met; 4 is \"partial\"\nsee log");
+    ASSERT_TRUE(event) << event.error().message();
+    EXPECT_EQ(event->kind, "verdict_reported");
+    EXPECT_EQ(event->subject_id, arb->task_id);
+    EXPECT_EQ(event->actor, "agent");
+    EXPECT_EQ(event->payload, (Json{{"approved", approved}, {"reasoning", "criteria 1-3 met; 4 is \"partial\"\nsee log"}}));
+  }
+  auto stored = *store_->ListEvents(arb->task_id);
+  int verdicts = 0;
+  for (const auto& e : stored) verdicts += e.kind == "verdict_reported";
+  EXPECT_EQ(verdicts, 2);
+  auto parent_events = store_->ListEvents(parent.task_id);
+  for (const auto& e : *parent_events) EXPECT_NE(e.kind, "verdict_reported");
+}
+
+// covers DAG-017
+TEST_F(TaskServiceTest, ReportVerdictFailureIsReturned) {
+  auto missing = service_->ReportVerdict("no-such-task", true, "ok");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
+  TaskRecord idle = Create("idle");
+  auto not_running = service_->ReportVerdict(idle.task_id, true, "ok");
+  ASSERT_FALSE(not_running);
+  EXPECT_EQ(not_running.error().code(), ErrorCode::kFailedPrecondition);
+}
+
+class ArbitrationTest : public TaskServiceTest {
+ protected:
+  // A story with two evaluators and a running arbitration task.
+  void SetUpStory() {
+    TaskRecord lead = Running("lead", {true, 4, 1});
+    evaluator_ = *Spawn(lead, "evaluator");
+    arbitration_ = *Spawn(lead, "arbitration", {evaluator_.task_id});
+    auto story = service_->CreateStory(std::nullopt, "story", arbitration_.task_id, {evaluator_.task_id});
+    ASSERT_TRUE(story) << story.error().message();
+    story_ = *story;
+    EXPECT_EQ(story_.status, "VALIDATING");
+    DispatchNames(16);
+    Complete(Get(evaluator_.task_id));
+    DispatchNames(16);
+    ASSERT_EQ(Get(arbitration_.task_id).state, "running");
+  }
+  Json Decided() {
+    auto events = store_->ListEvents(story_.story_id);
+    for (const auto& e : *events) {
+      if (e.kind == "arbitration_decided") return e.payload;
+    }
+    return nullptr;
+  }
+  TaskRecord evaluator_, arbitration_;
+  store::StoryRecord story_;
+};
+
+// covers DAG-020, DAG-021, DAG-027
+TEST_F(ArbitrationTest, RejectingVerdictSetsNeedsFix) {
+  SetUpStory();
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "tests missing"));
+  Complete(Get(arbitration_.task_id));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "NEEDS_FIX");
+  Json payload = Decided();
+  EXPECT_EQ(payload["task_id"], arbitration_.task_id);
+  EXPECT_EQ(payload["approved"], false);
+  EXPECT_TRUE(payload.contains("summary"));
+}
+
+// covers DAG-022
+TEST_F(ArbitrationTest, ApprovingVerdictSetsReviewReady) {
+  SetUpStory();
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, true, "good"));
+  Complete(Get(arbitration_.task_id));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "REVIEW_READY");
+  EXPECT_EQ(Decided()["approved"], true);
+}
+
+// covers DAG-028, DAG-030, DAG-031, DAG-026, DAG-034
+TEST_F(ArbitrationTest, NoVerdictRoutesToReviewReadyWithoutApprovedField) {
+  SetUpStory();
+  // A rejecting free-text summary is not a verdict.
+  auto outcome = service_->SubmitReport(arbitration_.task_id,
+                                        *reports::ParseReportText("upward-report:\n  status: completed\n  confidence: 0.9\n"
+                                                                  "  blockers: []\n  escalation-required: false\n"
+                                                                  "  evidence-anchors: []\n"
+                                                                  "  planned-actions-pending-approval: []\n"
+                                                                  "  notes: REJECTED - the work is not acceptable\n"),
+                                        false);
+  ASSERT_TRUE(outcome) << outcome.error().message();
+  ASSERT_TRUE(service_->RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt}));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "REVIEW_READY");
+  Json payload = Decided();
+  EXPECT_FALSE(payload.contains("approved"));
+  EXPECT_EQ(payload["summary"], "REJECTED - the work is not acceptable");
+}
+
+// covers DAG-023
+TEST_F(ArbitrationTest, OnlyTheArbitrationTasksVerdictsCount) {
+  TaskRecord lead = Running("lead", {true, 4, 1});
+  TaskRecord evaluator = *Spawn(lead, "evaluator");
+  TaskRecord arbitration = *Spawn(lead, "arbitration", {evaluator.task_id});
+  story_ = *service_->CreateStory(std::nullopt, "story", arbitration.task_id, {evaluator.task_id});
+  DispatchNames(16);
+  ASSERT_TRUE(service_->ReportVerdict(evaluator.task_id, false, "evaluator rejects"));
+  Complete(Get(evaluator.task_id));
+  DispatchNames(16);
+  Complete(Get(arbitration.task_id));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "REVIEW_READY");
+}
+
+// covers DAG-024, DAG-025
+TEST_F(ArbitrationTest, LastReadableVerdictDecides) {
+  SetUpStory();
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, true, "first look fine"));
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "on reflection, no"));
+  // An unreadable verdict payload after them is ignored.
+  store::TaskChange junk;
+  store::TaskEventRecord bad;
+  bad.event_id = "junk-1";
+  bad.subject_id = arbitration_.task_id;
+  bad.kind = "verdict_reported";
+  bad.actor = "agent";
+  bad.payload = Json{{"approved", "yes"}};
+  bad.created_at = "t";
+  junk.events.push_back(bad);
+  ASSERT_TRUE(store_->Apply(junk));
+  Complete(Get(arbitration_.task_id));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "NEEDS_FIX");
+}
+
+// covers DAG-020, DAG-033
+TEST_F(ArbitrationTest, OnlyValidatingStoriesAreFinalisedAndStatusCanBeSetByHand) {
+  SetUpStory();
+  ASSERT_TRUE(service_->SetStoryStatus(story_.story_id, "NEEDS_FIX"));
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, true, "ok"));
+  Complete(Get(arbitration_.task_id));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "NEEDS_FIX");  // not VALIDATING: unchanged
+  EXPECT_TRUE(Decided().is_null());
+  auto manual = service_->SetStoryStatus(story_.story_id, "REVIEW_READY");
+  ASSERT_TRUE(manual);
+  EXPECT_EQ(manual->status, "REVIEW_READY");
+  EXPECT_FALSE(service_->SetStoryStatus(story_.story_id, "DONE"));
+}
+
+// A TaskStore that can fail event listing or the arbitration write.
+class FaultyTaskStore final : public store::TaskStore {
+ public:
+  explicit FaultyTaskStore(store::TaskStore& inner) : inner_(inner) {}
+  bool fail_list_events = false;
+  bool fail_arbitration_write = false;
+  Status Apply(const store::TaskChange& change) override {
+    if (fail_arbitration_write) {
+      for (const auto& e : change.events) {
+        if (e.kind == "arbitration_decided") return Fail(ErrorCode::kUnavailable, "injected write failure");
+      }
+    }
+    return inner_.Apply(change);
+  }
+  Result<TaskRecord> GetTask(std::string_view id) override { return inner_.GetTask(id); }
+  Result<std::vector<TaskRecord>> ListTasks(const std::optional<std::string>& run) override { return inner_.ListTasks(run); }
+  Result<std::vector<store::TaskEventRecord>> ListEvents(std::string_view id) override {
+    if (fail_list_events) return Fail(ErrorCode::kUnavailable, "injected read failure");
+    return inner_.ListEvents(id);
+  }
+  Result<store::StoryRecord> GetStory(std::string_view id) override { return inner_.GetStory(id); }
+  Result<std::vector<store::StoryRecord>> ListStories(const std::optional<std::string>& run) override {
+    return inner_.ListStories(run);
+  }
+  Result<std::vector<store::StoryRecord>> StoriesArbitratedBy(std::string_view id) override {
+    return inner_.StoriesArbitratedBy(id);
+  }
+  Result<std::vector<store::ApprovalRecord>> ListApprovals(std::string_view id) override { return inner_.ListApprovals(id); }
+
+ private:
+  store::TaskStore& inner_;
+};
+
+// covers DAG-032, DAG-031
+TEST_F(ArbitrationTest, UnreadableEventsReadAsNoVerdict) {
+  SetUpStory();
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "reject"));
+  ASSERT_TRUE(service_->SubmitReport(arbitration_.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false));
+  FaultyTaskStore faulty(*store_);
+  faulty.fail_list_events = true;
+  TaskService service(faulty, clock_, ids_);
+  ASSERT_TRUE(service.RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt}));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "REVIEW_READY");
+  EXPECT_FALSE(Decided().contains("approved"));
+}
+
+// covers DAG-029 (D20: the decision event and the status change are one transaction)
+TEST_F(ArbitrationTest, FailedDecisionWriteStoresNothingAndCanBeRetried) {
+  SetUpStory();
+  ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "reject"));
+  ASSERT_TRUE(service_->SubmitReport(arbitration_.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false));
+  FaultyTaskStore faulty(*store_);
+  faulty.fail_arbitration_write = true;
+  TaskService service(faulty, clock_, ids_);
+  auto failed = service.RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt});
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "VALIDATING");
+  EXPECT_EQ(Get(arbitration_.task_id).state, "running");
+  EXPECT_TRUE(Decided().is_null());
+  ASSERT_TRUE(service_->RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt}));
+  EXPECT_EQ(store_->GetStory(story_.story_id)->status, "NEEDS_FIX");
+}
+
+// covers RPT-021, RPT-031
+TEST_F(TaskServiceTest, ConfidentCompletionWaitsForTheVerifier) {
+  TaskRecord a = Running("a");
+  TaskRecord b = Create("b", {a.task_id});
+  auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.7), false);
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->decision.rule, "upward.completed_confident");
+  EXPECT_EQ(outcome->transition.task.state, "running");
+  EXPECT_EQ(outcome->transition.task.hold, "awaiting_verification");
+  EXPECT_EQ(Get(b.task_id).state, "pending");  // not accepted yet
+  auto second = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false);
+  ASSERT_FALSE(second);  // no second report (and no LLM re-review) while the verifier is pending
+  EXPECT_EQ(second.error().code(), ErrorCode::kFailedPrecondition);
+  auto v = service_->RecordVerification({a.task_id, true, {"ctest: 40 passed"}, false, std::nullopt});
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->task.state, "completed");
+  ASSERT_EQ(v->now_ready.size(), 1u);
+  EXPECT_EQ(v->now_ready[0].task_id, b.task_id);
+}
+
+// covers RPT-011, RPT-012, RPT-022, RPT-031
+TEST_F(TaskServiceTest, LowConfidenceNeedsVerifierAndAblation) {
+  TaskRecord a = Running("a");
+  auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.4), std::nullopt);
+  ASSERT_TRUE(outcome);
+  EXPECT_TRUE(outcome->decision.ablation_required);
+  auto no_ablation = service_->RecordVerification({a.task_id, true, {}, false, std::nullopt});
+  ASSERT_FALSE(no_ablation);
+  EXPECT_NE(no_ablation.error().message().find("ablation"), std::string::npos);
+  EXPECT_TRUE(service_->RecordVerification({a.task_id, true, {}, false, true}));
+}
+
+// covers RPT-013, RPT-023, RPT-014, RPT-016, RPT-029 (retries exhausted)
+TEST_F(TaskServiceTest, FailedReportsRedispatchWithinBudgetThenFailForGood) {
+  TaskRecord a = Running("a", {}, 1);
+  TaskRecord b = Create("b", {a.task_id});
+  auto first = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kFailed, 0.2, {"src/x.cc:4 error"}), false);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->decision.rule, "upward.failed_retry");
+  EXPECT_EQ(first->transition.task.state, "ready");
+  EXPECT_EQ(first->transition.task.retries_used, 1);
+  auto redispatched = service_->Dispatch(std::nullopt, 1);
+  ASSERT_TRUE(redispatched);
+  ASSERT_EQ(redispatched->dispatched.size(), 1u);
+  EXPECT_EQ(redispatched->dispatched[0].brief["keyTasks"], Json::array({"src/x.cc:4 error"}));
+  EXPECT_EQ(redispatched->dispatched[0].attempts, 2);
+  auto second = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kFailed, 0.2, {"src/x.cc:4 error"}), false);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->decision.rule, "upward.failed_retries_exhausted");
+  EXPECT_EQ(second->decision.action, reports::Action::kEscalateToUser);
+  EXPECT_EQ(second->transition.task.state, "failed");
+  ASSERT_EQ(second->transition.cascaded.size(), 1u);
+  EXPECT_EQ(Get(b.task_id).state, "failed");
+  // The user may not re-dispatch a failed task, and no retry runs past the budget.
+  EXPECT_FALSE(service_->ResolveTask({a.task_id, "redispatch", "try again", 0, {}}));
+}
+
+// covers RPT-024, RPT-029, RPT-030
+TEST_F(TaskServiceTest, EscalatedTasksWaitForTheUser) {
+  TaskRecord a = Running("a");
+  auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kDeniedByAuthority, 0.9, {"rm denied"}), false);
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->transition.task.hold, "awaiting_user");
+  EXPECT_FALSE(service_->Dispatch(std::nullopt, 4)->dispatched.size());
+  auto past_budget = service_->ResolveTask({a.task_id, "redispatch", "go", 0, {}});
+  ASSERT_FALSE(past_budget);
+  EXPECT_NE(past_budget.error().message().find("additional_retries"), std::string::npos);
+  auto granted = service_->ResolveTask({a.task_id, "redispatch", "I widened the shell allowlist", 1, {"retry rm"}});
+  ASSERT_TRUE(granted) << granted.error().message();
+  EXPECT_EQ(granted->task.state, "ready");
+  EXPECT_EQ(granted->task.retries_allowed, 1);
+}
+
+// covers RPT-026, RPT-061
+TEST_F(TaskServiceTest, BlockedIsSurfacedNotRedispatched) {
+  TaskRecord a = Running("a", {}, 3);
+  auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kBlocked, 0.5, {"CI down"}), false);
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->decision.action, reports::Action::kSurfaceBlocker);
+  EXPECT_EQ(outcome->transition.task.state, "running");
+  EXPECT_EQ(outcome->transition.task.hold, "awaiting_user");
+  EXPECT_EQ(outcome->transition.task.retries_used, 0);
+}
+
+// covers RPT-057, RPT-059, RPT-060
+TEST_F(TaskServiceTest, EnvelopeStatusesApplyTheirMeaning) {
+  TaskRecord a = Running("a", {}, 1);
+  reports::ExecutionEnvelope concerns;
+  concerns.status = reports::ExecutionStatus::kDoneWithConcerns;
+  concerns.task = "t";
+  concerns.concerns = {"slow"};
+  concerns.next_owner = "invoking agent";
+  ASSERT_TRUE(service_->SubmitReport(a.task_id, concerns, false));
+  auto unweighed = service_->RecordVerification({a.task_id, true, {}, false, std::nullopt});
+  ASSERT_FALSE(unweighed);
+  EXPECT_NE(unweighed.error().message().find("concern"), std::string::npos);
+  ASSERT_TRUE(service_->RecordVerification({a.task_id, true, {}, true, std::nullopt}));
+
+  TaskRecord r = Running("reviewer", {}, 1);
+  reports::ReviewEnvelope needs_work;
+  needs_work.status = reports::ReviewStatus::kNeedsWork;
+  needs_work.findings = {*reports::ParseFinding("a.cc:1 - fix")};
+  needs_work.next_owner = "developer";
+  auto routed = service_->SubmitReport(r.task_id, needs_work, false);
+  ASSERT_TRUE(routed);
+  EXPECT_EQ(routed->decision.action, reports::Action::kRouteFindings);
+  EXPECT_EQ(routed->transition.task.state, "completed");
+
+  TaskRecord c = Running("context", {}, 1);
+  reports::ReviewEnvelope context;
+  context.status = reports::ReviewStatus::kNeedsContext;
+  context.blockers = {"docs/spec.md"};
+  context.next_owner = "invoking agent";
+  auto supplied = service_->SubmitReport(c.task_id, context, false);
+  ASSERT_TRUE(supplied);
+  EXPECT_EQ(supplied->transition.task.state, "ready");
+  EXPECT_EQ(supplied->transition.task.brief["missingContext"], Json::array({"docs/spec.md"}));
+}
+
+// covers RPT-019, RPT-020, RPT-030 (approval reuse refused)
+TEST_F(TaskServiceTest, ApprovalsAreBoundToTheExactActionAndSingleUse) {
+  TaskRecord a = Running("a");
+  reports::UpwardReport r;
+  r.status = reports::UpwardStatus::kCompleted;
+  r.confidence = 0.9;
+  r.planned_actions_pending_approval = {"delete file src/old.cc", "rename API Foo across 12 callers"};
+  auto outcome = service_->SubmitReport(a.task_id, r, false);
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(outcome->transition.task.hold, "awaiting_approval");
+  auto changed = service_->ApproveAction(a.task_id, "delete file src/old.cc ", "yes");
+  ASSERT_FALSE(changed);  // one byte different: not a pending action
+  auto first = service_->ApproveAction(a.task_id, "delete file src/old.cc", "yes, delete it");
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_EQ(first->second.hold, "awaiting_approval");  // one action still unapproved
+  EXPECT_EQ(first->first.action_sha256, reports::ActionDigest("delete file src/old.cc"));
+  EXPECT_EQ(first->first.binding_sha256,
+            reports::ApprovalBinding(a.task_id, first->first.action_sha256, reports::kApprovalPolicyVersion));
+  EXPECT_EQ(service_->ApproveAction(a.task_id, "delete file src/old.cc", "again").error().code(), ErrorCode::kAlreadyExists);
+  auto second = service_->ApproveAction(a.task_id, "rename API Foo across 12 callers", "ok");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->second.state, "ready");  // dispatched again to execute them
+  EXPECT_EQ(second->second.retries_used, 0);  // a continuation, not a retry
+  auto use = service_->UseApproval(a.task_id, "delete file src/old.cc");
+  ASSERT_TRUE(use) << use.error().message();
+  EXPECT_TRUE(use->used_at);
+  auto reuse = service_->UseApproval(a.task_id, "delete file src/old.cc");
+  ASSERT_FALSE(reuse);
+  EXPECT_EQ(reuse.error().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(reuse.error().message().find("already used"), std::string::npos);
+  auto other = service_->UseApproval(a.task_id, "delete file src/other.cc");
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().code(), ErrorCode::kPermissionDenied);
+  // A new policy version does not honour approvals granted under the old one.
+  TaskService next(*store_, clock_, ids_, nullptr, "telic-approval/2");
+  auto stale = next.UseApproval(a.task_id, "rename API Foo across 12 callers");
+  ASSERT_FALSE(stale);
+  EXPECT_NE(stale.error().message().find("policy version"), std::string::npos);
+  EXPECT_TRUE(service_->UseApproval(a.task_id, "rename API Foo across 12 callers"));
+}
+
+TEST_F(TaskServiceTest, ImportWorkPlanRejectsCyclesAndMapsDependencies) {
+  Json plan = {{"nodes",
+                {{{"id", "build"}, {"objective", "build it"}, {"logicalRole", "implementer"}, {"dependsOn", Json::array()},
+                  {"permissions", {{"subagents", {{"spawn", true}, {"maximumChildren", 2}, {"maximumDepth", 1}}}}}},
+                 {{"id", "test"}, {"objective", "test it"}, {"logicalRole", "verifier"}, {"dependsOn", {"build"}}}}}};
+  auto tasks = service_->ImportWorkPlan("run-1", plan, 1);
+  ASSERT_TRUE(tasks) << tasks.error().message();
+  ASSERT_EQ(tasks->size(), 2u);
+  EXPECT_EQ((*tasks)[1].depends_on, std::vector<std::string>{(*tasks)[0].task_id});
+  EXPECT_TRUE((*tasks)[0].subagents.spawn);
+  Json cyclic = {{"nodes",
+                  {{{"id", "a"}, {"dependsOn", {"b"}}}, {{"id", "b"}, {"dependsOn", {"a"}}}}}};
+  auto rejected = service_->ImportWorkPlan("run-1", cyclic, 0);
+  ASSERT_FALSE(rejected);
+  EXPECT_NE(rejected.error().message().find("cycle"), std::string::npos);
+  EXPECT_EQ(service_->ListTasks(std::string("run-1"))->tasks.size(), 2u);
+}
+
+TEST_F(TaskServiceTest, TasksOfARunNeedAnOpenRun) {
+  auto runs = store::SqliteStore::Open(dir_.File("telic.sqlite3"));
+  ASSERT_TRUE(runs) << runs.error().message();
+  TaskService with_runs(*store_, clock_, ids_, runs->get());
+  CreateTaskRequest r;
+  r.run_id = "no-such-run";
+  r.name = "x";
+  r.instructions = "y";
+  auto missing = with_runs.CreateTask(r);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace telic::graph

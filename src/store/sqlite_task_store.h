@@ -1,0 +1,45 @@
+// SqliteTaskStore: the task graph in the run ledger's SQLite file, in its own
+// tables (graph_*) with their own schema version key, so the run schema's
+// migrations and version checks are untouched. WAL, synchronous=FULL, one
+// BEGIN IMMEDIATE transaction per change; events and approvals append-only.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "store/task_store.h"
+
+struct sqlite3;
+
+namespace telic::store {
+
+int SqliteGraphSchemaVersion();
+
+class SqliteTaskStore final : public TaskStore {
+ public:
+  // Opens (creating if needed) the ledger at `path` and applies pending
+  // graph migrations. kFailedPrecondition for a newer graph schema or a
+  // database that telic did not write.
+  static Result<std::unique_ptr<SqliteTaskStore>> Open(const std::string& path);
+  ~SqliteTaskStore() override;
+
+  Status Apply(const TaskChange& change) override;
+  Result<TaskRecord> GetTask(std::string_view task_id) override;
+  Result<std::vector<TaskRecord>> ListTasks(const std::optional<std::string>& run_id) override;
+  Result<std::vector<TaskEventRecord>> ListEvents(std::string_view subject_id) override;
+  Result<StoryRecord> GetStory(std::string_view story_id) override;
+  Result<std::vector<StoryRecord>> ListStories(const std::optional<std::string>& run_id) override;
+  Result<std::vector<StoryRecord>> StoriesArbitratedBy(std::string_view task_id) override;
+  Result<std::vector<ApprovalRecord>> ListApprovals(std::string_view task_id) override;
+
+ private:
+  explicit SqliteTaskStore(sqlite3* db) : db_(db) {}
+  Status Migrate();
+  Status ApplyLocked(const TaskChange& change);
+
+  sqlite3* db_;
+  std::mutex mutex_;
+};
+
+}  // namespace telic::store

@@ -1,0 +1,108 @@
+#include "store/task_records.h"
+
+#include <fmt/format.h>
+
+namespace telic::store {
+
+bool IsTerminalTaskState(std::string_view state) {
+  return state == kTaskCompleted || state == kTaskFailed || state == kTaskCancelled;
+}
+
+namespace {
+Json Optional(const std::optional<std::string>& value) { return value ? Json(*value) : Json(nullptr); }
+std::optional<std::string> OptionalFrom(const Json& json, const char* key) {
+  if (!json.contains(key) || json[key].is_null()) return std::nullopt;
+  return json[key].get<std::string>();
+}
+}  // namespace
+
+Json TaskToJson(const TaskRecord& t) {
+  return {{"taskId", t.task_id},
+          {"runId", Optional(t.run_id)},
+          {"parentTaskId", Optional(t.parent_task_id)},
+          {"name", t.name},
+          {"instructions", t.instructions},
+          {"role", t.role},
+          {"dependsOn", t.depends_on},
+          {"state", t.state},
+          {"priority", t.priority},
+          {"attempts", t.attempts},
+          {"retriesAllowed", t.retries_allowed},
+          {"retriesUsed", t.retries_used},
+          {"depth", t.depth},
+          {"subagents",
+           {{"spawn", t.subagents.spawn},
+            {"maximumChildren", t.subagents.maximum_children},
+            {"maximumDepth", t.subagents.maximum_depth}}},
+          {"children", t.children},
+          {"hold", Optional(t.hold)},
+          {"failureReason", Optional(t.failure_reason)},
+          {"failedDependency", Optional(t.failed_dependency)},
+          {"brief", t.brief},
+          {"pending", t.pending},
+          {"summary", t.summary},
+          {"version", t.version},
+          {"createdAt", t.created_at},
+          {"updatedAt", t.updated_at}};
+}
+
+Result<TaskRecord> TaskFromJson(const Json& j) {
+  try {
+    TaskRecord t;
+    t.task_id = j.at("taskId").get<std::string>();
+    t.run_id = OptionalFrom(j, "runId");
+    t.parent_task_id = OptionalFrom(j, "parentTaskId");
+    t.name = j.at("name").get<std::string>();
+    t.instructions = j.at("instructions").get<std::string>();
+    t.role = j.at("role").get<std::string>();
+    t.depends_on = j.at("dependsOn").get<std::vector<std::string>>();
+    t.state = j.at("state").get<std::string>();
+    t.priority = j.at("priority").get<std::string>();
+    t.attempts = j.at("attempts").get<int>();
+    t.retries_allowed = j.at("retriesAllowed").get<int>();
+    t.retries_used = j.at("retriesUsed").get<int>();
+    t.depth = j.at("depth").get<int>();
+    const Json& s = j.at("subagents");
+    t.subagents = {s.at("spawn").get<bool>(), s.at("maximumChildren").get<int>(), s.at("maximumDepth").get<int>()};
+    t.children = j.at("children").get<int>();
+    t.hold = OptionalFrom(j, "hold");
+    t.failure_reason = OptionalFrom(j, "failureReason");
+    t.failed_dependency = OptionalFrom(j, "failedDependency");
+    t.brief = j.at("brief");
+    t.pending = j.at("pending");
+    t.summary = j.at("summary").get<std::string>();
+    t.version = j.at("version").get<int64_t>();
+    t.created_at = j.at("createdAt").get<std::string>();
+    t.updated_at = j.at("updatedAt").get<std::string>();
+    return t;
+  } catch (const std::exception& ex) {
+    return Fail(ErrorCode::kDataLoss, fmt::format("stored task record is unreadable: {}", ex.what()));
+  }
+}
+
+Json TaskEventToJson(const TaskEventRecord& e) {
+  return {{"seq", e.seq},        {"eventId", e.event_id}, {"subjectId", e.subject_id}, {"runId", Optional(e.run_id)},
+          {"kind", e.kind},      {"actor", e.actor},      {"payload", e.payload},      {"createdAt", e.created_at}};
+}
+
+Json StoryToJson(const StoryRecord& s) {
+  return {{"storyId", s.story_id},
+          {"runId", Optional(s.run_id)},
+          {"name", s.name},
+          {"status", s.status},
+          {"arbitrationTaskId", s.arbitration_task_id},
+          {"evaluatorTaskIds", s.evaluator_task_ids},
+          {"version", s.version},
+          {"createdAt", s.created_at},
+          {"updatedAt", s.updated_at}};
+}
+
+Json ApprovalToJson(const ApprovalRecord& a) {
+  return {{"approvalId", a.approval_id},     {"taskId", a.task_id},
+          {"action", a.action},              {"actionSha256", a.action_sha256},
+          {"policyVersion", a.policy_version}, {"bindingSha256", a.binding_sha256},
+          {"userDecision", a.user_decision}, {"createdAt", a.created_at},
+          {"usedAt", Optional(a.used_at)}};
+}
+
+}  // namespace telic::store
