@@ -12,8 +12,11 @@
 #include "base/clock.h"
 #include "base/ids.h"
 #include "base/text.h"
+#include "cli/broker_gate.h"
+#include "cli/check_command.h"
 #include "cli/format.h"
 #include "cli/ground_command.h"
+#include "controller/broker.h"
 #include "controller/grounder.h"
 #include "controller/run_service.h"
 #include "controller/views.h"
@@ -89,6 +92,11 @@ int Serve(const Options& options) {
     return 1;
   }
   mcp::Server server(*(*context)->service);
+  // Keeps active-session.json current for `telic broker-gate` (WIRE-CONTRACT §17.4).
+  server.set_tool_observer([state_dir = (*context)->location.state_dir](const mcp::ToolSpec& tool, const Json& payload) {
+    if (tool.read_only || !payload.contains("run") || !payload.contains("nextAction")) return;
+    (void)controller::UpdateActiveSession(state_dir, payload["run"], payload["nextAction"].value("id", ""));
+  });
   std::cerr << "Telic MCP ready for " << (*context)->location.repository_root << std::endl;
   return mcp::ServeStdio(server, stdin, stdout);
 }
@@ -350,6 +358,14 @@ int RunCli(int argc, char** argv) {
   ground->add_option("REQUEST", ground_request, "the request text")->required();
   auto* demo = app.add_subcommand("demo", "drive a run over MCP the way a host would, and show what telic recorded");
   for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, demo}) add_common(sub);
+  std::string policy_file, action_json;
+  auto* check = app.add_subcommand("check", "decide one action against a policy file (exit 0 allow, 3 deny, 2 usage)");
+  check->add_option("--policy", policy_file, "policy file (JSON, see docs/PERMISSIONS.md)")->required();
+  check->add_option("--action", action_json, "the action as JSON, or @FILE")->required();
+  check->add_flag("--json", options.json, "machine-readable JSON output");
+  auto* broker_gate = app.add_subcommand("broker-gate", "host hook: decide one tool call read from stdin against the active run");
+  broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
+  broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
 
   try {
     app.parse(argc, argv);
@@ -378,6 +394,10 @@ int RunCli(int argc, char** argv) {
     return RunGroundCommand(repo, ground_request, options.json);
   }
   if (*demo) return Demo(options, SelfExecutable(argv[0]));
+  if (*check) return RunCheckCommand(policy_file, action_json, options.json, std::cout, std::cerr);
+  if (*broker_gate) {
+    return RunBrokerGate(store::CurrentEnvironment(), CurrentDirectory(), options.repo, options.db, std::cin, std::cout);
+  }
   std::cout << app.help();
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "mcp/tools.h"
 
 #include "controller/views.h"
+#include "mcp/broker_tools.h"
 
 namespace telic::mcp {
 namespace {
@@ -133,6 +134,7 @@ std::vector<ToolSpec> BuildTools(RunService& service) {
            "Page through a run's append-only trace events by sequence. Permission decisions appear only when recorded; "
            "chain-of-thought is never stored or returned.",
            true, GetTrace, service),
+      CheckToolActionTool(service),
   };
 }
 

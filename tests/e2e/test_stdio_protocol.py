@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_client import Workspace, run_tests, serve  # noqa: E402
 
 TOOLS = ["telic_start_run", "telic_ground_context", "telic_get_next_action", "telic_cancel_run", "telic_list_runs",
-         "telic_get_run", "telic_get_artifact", "telic_get_trace"]
+         "telic_get_run", "telic_get_artifact", "telic_get_trace", "telic_check_tool_action"]
 
 
 def canonical(value):
