@@ -31,12 +31,12 @@ Result<Json> ParseNamed(const std::string& text, const std::string& what) {
   return *parsed;
 }
 
-Json DecisionToJson(const policy::Decision& decision) {
-  Json layers = Json::array();
+nlohmann::ordered_json DecisionToJson(const policy::Decision& decision) {
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   for (const auto& verdict : decision.verdicts) {
-    layers.push_back({{"layer", verdict.layer}, {"allowed", verdict.allowed}, {"rule", verdict.rule}});
+    layers.push_back(nlohmann::ordered_json{{"layer", verdict.layer}, {"allowed", verdict.allowed}, {"rule", verdict.rule}});
   }
-  return {{"decision", decision.allowed ? "allow" : "deny"},
+  return nlohmann::ordered_json{{"decision", decision.allowed ? "allow" : "deny"},
           {"allowed", decision.allowed},
           {"reasonCode", decision.reason_code},
           {"decidingLayer", decision.deciding_layer},

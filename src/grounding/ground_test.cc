@@ -685,6 +685,40 @@ TEST_F(GroundingGroundTest, OnlyReadablePathsAreListedOrHashed) {
   EXPECT_EQ(clean.manifest["repositoryFingerprint"], result.manifest["repositoryFingerprint"]);
 }
 
+// The run's read scopes are relative to the run's root; when that root is a
+// sub-folder of the Git work tree, grounding widens to the top but asks
+// may_read about paths relative to the run root, and nothing outside the
+// run root is readable.
+TEST_F(GroundingGroundTest, MayReadSeesPathsRelativeToTheRunRootInASubFolder) {
+  WriteFile(root_, "AGENTS.md", "Top rules\n");
+  WriteFile(root_, "apps/web/src/index.ts", "export const web = 1;\n");
+  WriteFile(root_, "apps/web/secret/plan.md", "web-secret-marker\n");
+  WriteFile(root_, "apps/api/index.ts", "api-marker\n");
+  GitInit(root_);
+  GitCommitAll(root_);
+  std::set<std::string> asked;
+  auto request = Request("web index plan api");
+  request.repository_root = root_ + "/apps/web";
+  request.may_read = [&asked](std::string_view path) {
+    asked.emplace(path);
+    return path == "src/index.ts" || path.starts_with("src/");
+  };
+  auto result = Ground(request);
+  EXPECT_EQ(result.repository_root, root_);
+  EXPECT_EQ(Paths(result.manifest), (Strings{"apps/web/src/index.ts"}));
+  EXPECT_TRUE(asked.contains("src/index.ts"));
+  EXPECT_TRUE(asked.contains("secret/plan.md"));
+  EXPECT_FALSE(asked.contains("apps/web/src/index.ts"));
+  EXPECT_FALSE(asked.contains("apps/api/index.ts")) << "outside the run root: never readable, not asked";
+  EXPECT_EQ(Everything(result).find("marker"), std::string::npos);
+  EXPECT_TRUE(HasWarning(result.manifest, "3 repository paths outside the run's read permissions were not inventoried."));
+
+  // The same scopes grant the same files whether the run root is the top or not.
+  auto top = Request("web index plan api");
+  top.may_read = [](std::string_view path) { return path.starts_with("apps/web/src/"); };
+  EXPECT_EQ(Paths(Ground(top).manifest), Paths(result.manifest));
+}
+
 TEST_F(GroundingGroundTest, InstructionDocumentsCarryTheirScope) {
   WriteFile(root_, ".github/copilot-instructions.md", "Copilot rules\n");
   WriteFile(root_, "packages/web/CLAUDE.md", "Web rules\n");

@@ -167,8 +167,12 @@ Counts RunCorpusFile(const std::string& name) {
     const Json& expect = testcase["expect"];
     const bool want_allow = expect["decision"] == "allow";
     EXPECT_EQ(decision.allowed, want_allow) << "rule: " << decision.rule << " (" << decision.deciding_layer << ")";
-    if (expect.contains("reasonCode")) EXPECT_EQ(decision.reason_code, expect["reasonCode"]) << decision.rule;
-    if (expect.contains("layer")) EXPECT_EQ(decision.deciding_layer, expect["layer"]) << decision.rule;
+    if (expect.contains("reasonCode")) {
+      EXPECT_EQ(decision.reason_code, expect["reasonCode"]) << decision.rule;
+    }
+    if (expect.contains("layer")) {
+      EXPECT_EQ(decision.deciding_layer, expect["layer"]) << decision.rule;
+    }
     if (expect.contains("rule")) {
       EXPECT_NE(decision.rule.find(expect["rule"].get<std::string>()), std::string::npos)
           << "rule was: " << decision.rule;
