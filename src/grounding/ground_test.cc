@@ -445,32 +445,38 @@ TEST_F(GroundingGroundTest, DocumentsFitTheStoresBodyCap) {
 
 TEST_F(GroundingGroundTest, InventoryLimitIsTenThousandFiles) {
   // TEL-068: 10,000 candidates are all considered; the 10,001st is dropped.
-  for (bool git : {true, false}) {
-    for (int count : {10'000, 10'001}) {
-      telic::testing::TempDir dir;
-      std::string root = fs::canonical(dir.path()).string();
-      if (git) GitInit(root, false);
-      for (int i = 0; i < count; ++i) WriteFile(root, fmt::format("f/{:05}.txt", i), "");
-      auto request = Request("nothing relevant");
-      request.repository_root = root;
-      auto result = Ground(request);
-      const Json& manifest = result.manifest;
-      EXPECT_EQ(manifest["inventorySource"], git ? "git" : "filesystem");
-      EXPECT_EQ(manifest["budget"]["candidateFiles"], count) << git;
-      Reasons reasons = ReasonCounts(manifest);
-      // Empty files are all one content: one is selected, the rest are duplicates or low relevance.
-      EXPECT_EQ(reasons["low_relevance"] + reasons["duplicate_content"] + 1, 10'000) << git << count;
-      bool truncated = HasWarning(
-          manifest, "Repository inventory exceeded the configured candidate limit and was deterministically truncated.");
-      if (count == 10'000) {
-        EXPECT_FALSE(reasons.contains("inventory_budget"));
-        EXPECT_FALSE(truncated);
-      } else {
-        EXPECT_EQ(reasons["inventory_budget"], 1);
-        EXPECT_TRUE(truncated);
-      }
+  // One tree serves all four cases (filesystem then Git, at and one past the
+  // limit), so the test writes 10,001 files, not 40,002.
+  telic::testing::TempDir dir;
+  const std::string root = fs::canonical(dir.path()).string();
+  for (int i = 0; i < 10'000; ++i) WriteFile(root, fmt::format("f/{:05}.txt", i), "");
+  auto check = [&](bool git, int count) {
+    auto request = Request("nothing relevant");
+    request.repository_root = root;
+    auto result = Ground(request);
+    const Json& manifest = result.manifest;
+    EXPECT_EQ(manifest["inventorySource"], git ? "git" : "filesystem");
+    EXPECT_EQ(manifest["budget"]["candidateFiles"], count) << git;
+    Reasons reasons = ReasonCounts(manifest);
+    // Empty files are all one content: one is selected, the rest are duplicates or low relevance.
+    EXPECT_EQ(reasons["low_relevance"] + reasons["duplicate_content"] + 1, 10'000) << git << count;
+    bool truncated = HasWarning(
+        manifest, "Repository inventory exceeded the configured candidate limit and was deterministically truncated.");
+    if (count == 10'000) {
+      EXPECT_FALSE(reasons.contains("inventory_budget"));
+      EXPECT_FALSE(truncated);
+    } else {
+      EXPECT_EQ(reasons["inventory_budget"], 1);
+      EXPECT_TRUE(truncated);
     }
-  }
+  };
+  check(false, 10'000);
+  WriteFile(root, "f/10000.txt", "");
+  check(false, 10'001);
+  GitInit(root, false);
+  check(true, 10'001);
+  fs::remove(fs::path(root) / "f/10000.txt");
+  check(true, 10'000);
 }
 
 TEST_F(GroundingGroundTest, InventoryTruncationKeepsInstructionsAndActivePaths) {
