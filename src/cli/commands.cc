@@ -18,6 +18,9 @@
 #include "cli/validate_command.h"
 #include "cli/graph_commands.h"
 #include "mcp/graph_tools.h"
+#include "cli/broker_gate.h"
+#include "cli/check_command.h"
+#include "controller/broker.h"
 #include "controller/grounder.h"
 #include "controller/run_service.h"
 #include "controller/views.h"
@@ -96,6 +99,11 @@ int Serve(const Options& options) {
   }
   mcp::Server server(*(*context)->service);
   server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
+  // Keeps active-session.json current for `telic broker-gate` (WIRE-CONTRACT §17.4).
+  server.set_tool_observer([state_dir = (*context)->location.state_dir](const mcp::ToolSpec& tool, const Json& payload) {
+    if (tool.read_only || !payload.contains("run") || !payload.contains("nextAction")) return;
+    (void)controller::UpdateActiveSession(state_dir, payload["run"], payload["nextAction"].value("id", ""));
+  });
   std::cerr << "Telic MCP ready for " << (*context)->location.repository_root << std::endl;
   return mcp::ServeStdio(server, stdin, stdout);
 }
@@ -354,6 +362,14 @@ int RunCli(int argc, char** argv) {
   for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, replay, demo, validate, schema_cmd}) add_common(sub);
   auto graph_commands = AddGraphCommands(app);
   for (auto* sub : {graph_commands->report_parse, graph_commands->tasks}) add_common(sub);
+  std::string policy_file, action_json;
+  auto* check = app.add_subcommand("check", "decide one action against a policy file (exit 0 allow, 3 deny, 2 usage)");
+  check->add_option("--policy", policy_file, "policy file (JSON, see docs/PERMISSIONS.md)")->required();
+  check->add_option("--action", action_json, "the action as JSON, or @FILE")->required();
+  check->add_flag("--json", options.json, "machine-readable JSON output");
+  auto* broker_gate = app.add_subcommand("broker-gate", "host hook: decide one tool call read from stdin against the active run");
+  broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
+  broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
 
   try {
     app.parse(argc, argv);
@@ -392,6 +408,10 @@ int RunCli(int argc, char** argv) {
     std::optional<std::string> run;
     if (!graph_commands->run_id.empty()) run = graph_commands->run_id;
     return RunTasks(*(*context)->graph->service, run, options.json);
+  }
+  if (*check) return RunCheckCommand(policy_file, action_json, options.json, std::cout, std::cerr);
+  if (*broker_gate) {
+    return RunBrokerGate(store::CurrentEnvironment(), CurrentDirectory(), options.repo, options.db, std::cin, std::cout);
   }
   std::cout << app.help();
   return 0;

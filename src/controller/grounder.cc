@@ -11,15 +11,26 @@ std::optional<int64_t> BudgetValue(const Json& budget, const char* key) {
   return budget[key].get<int64_t>();
 }
 
-// A predicate true for paths some repository.read scope matches.
+// A predicate true for paths some repository.read scope matches. Each scope
+// is compiled once; an invalid scope matches nothing, "**" everything.
 std::function<bool(std::string_view)> ReadablePaths(const Json& permissions) {
   std::vector<std::string> scopes;
   if (permissions.is_object()) {
     scopes = permissions.value("/repository/read"_json_pointer, std::vector<std::string>{});
   }
-  return [scopes](std::string_view path) {
-    for (const std::string& scope : scopes) {
-      if (scope == "**" || policy::GlobMatches(scope, path)) return true;
+  bool everything = false;
+  std::vector<policy::Glob> globs;
+  for (const std::string& scope : scopes) {
+    if (scope == "**") {
+      everything = true;
+    } else if (auto glob = policy::Glob::Compile(scope)) {
+      globs.push_back(std::move(*glob));
+    }
+  }
+  if (everything) return [](std::string_view) { return true; };
+  return [globs = std::move(globs)](std::string_view path) {
+    for (const policy::Glob& glob : globs) {
+      if (glob.Matches(path)) return true;
     }
     return false;
   };

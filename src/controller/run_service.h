@@ -149,6 +149,8 @@ class RunService {
 
   const std::string& repository_root() const { return repository_root_; }
   store::Store& store() { return store_; }
+  Clock& clock() { return clock_; }
+  IdSource& ids() { return ids_; }
 
  private:
   Result<Json> NextActionFor(const store::RunRecord& run);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <functional>
 #include <iterator>
 #include <unordered_set>
 
@@ -181,6 +183,28 @@ Result<GroundingBudget> ResolveBudget(const GroundingBudgetInput& input) {
   return budget;
 }
 
+// `may_read` answers for paths relative to the run's repository root (the
+// run's read scopes are written against it), while grounding lists paths
+// relative to the Git work tree top that contains it. When the two differ
+// (the run root is a sub-folder), a path under the run root is asked without
+// the sub-folder prefix and a path outside the run root is not readable.
+static std::function<bool(std::string_view)> ReadableFromGroundedRoot(const GroundingRequest& request,
+                                                              const std::string& grounded_root) {
+  if (!request.may_read) return nullptr;
+  std::error_code ec;
+  const std::string run_root = std::filesystem::canonical(request.repository_root, ec).string();
+  if (ec || run_root == grounded_root) return request.may_read;
+  if (run_root.size() <= grounded_root.size() + 1 || run_root.compare(0, grounded_root.size(), grounded_root) != 0 ||
+      run_root[grounded_root.size()] != '/') {
+    return [](std::string_view) { return false; };
+  }
+  std::string prefix = run_root.substr(grounded_root.size() + 1) + "/";
+  return [prefix = std::move(prefix), may_read = request.may_read](std::string_view path) {
+    return path.size() > prefix.size() && path.substr(0, prefix.size()) == prefix &&
+           may_read(path.substr(prefix.size()));
+  };
+}
+
 Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   if (!IsIdentifier(request.run_id)) {
     return Fail(ErrorCode::kInvalidArgument,
@@ -201,6 +225,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   TELIC_ASSIGN_OR_RETURN(const GroundingBudget budget, ResolveBudget(request.budget));
   TELIC_ASSIGN_OR_RETURN(const std::string root, ResolveRepositoryRoot(request.repository_root));
   TELIC_ASSIGN_OR_RETURN(const ExcludedRoots excluded, ResolveExcludedRoots(root, request.excluded_roots));
+  const std::function<bool(std::string_view)> may_read = ReadableFromGroundedRoot(request, root);
   const PathPredicate should_exclude = [&excluded](std::string_view path) { return excluded.Excludes(path); };
   std::vector<std::string> active_paths;
   for (const std::string& value : request.active_paths) {
@@ -213,7 +238,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   inventory_request.root = root;
   inventory_request.max_walk_paths = static_cast<size_t>(budget.max_inventory_files) + 1;
   inventory_request.is_excluded = should_exclude;
-  inventory_request.may_read = request.may_read;
+  inventory_request.may_read = may_read;
   if (request.progress) {
     inventory_request.progress = [&request](int64_t found) { Report(request, "inventory", found, 0); };
   }
@@ -239,7 +264,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
     return std::binary_search(inventory_paths.begin(), inventory_paths.end(), path,
                               [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });
   };
-  auto readable = [&](const std::string& path) { return !request.may_read || request.may_read(path); };
+  auto readable = [&](const std::string& path) { return !may_read || may_read(path); };
   std::vector<std::string> extras;
   for (std::string_view pinned : kDefaultPinnedPaths) {
     std::string path(pinned);
@@ -316,7 +341,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
 
   // §16.5 outputs.
   Fingerprint fingerprint =
-      FingerprintRepository(root, inventory, sorted, selection.read_hashes, request.may_read, should_exclude);
+      FingerprintRepository(root, inventory, sorted, selection.read_hashes, may_read, should_exclude);
   warnings.insert(warnings.end(), fingerprint.warnings.begin(), fingerprint.warnings.end());
   const std::string manifest_id =
       "context-" + Sha256Hex(ManifestProjection(request.run_id, fingerprint, selection.selected, budget)).substr(0, 16);

@@ -58,9 +58,12 @@ struct GroundingRequest {
   std::vector<std::string> active_paths;  // at most 256; relative to the grounded root, or absolute inside it
   GroundingBudgetInput budget;
   std::vector<std::string> excluded_roots;  // absolute; at most 16 (the state directory)
-  // Whether the run may read a repository path (normalised, relative to the
-  // grounded root). Paths it denies are never listed, read or hashed; they
-  // are counted in one warning. Empty: every path may be read.
+  // Whether the run may read a repository path (normalised, relative to
+  // `repository_root`, the run's root, as the run's read scopes are). When
+  // grounding widens a sub-folder root to its Git work tree top, paths under
+  // the sub-folder are asked without its prefix and paths outside it are not
+  // readable. Paths it denies are never listed, read or hashed; they are
+  // counted in one warning. Empty: every path may be read.
   std::function<bool(std::string_view rel_path)> may_read;
   std::function<void(const GroundingProgress&)> progress;  // may be empty
 };

@@ -445,32 +445,38 @@ TEST_F(GroundingGroundTest, DocumentsFitTheStoresBodyCap) {
 
 TEST_F(GroundingGroundTest, InventoryLimitIsTenThousandFiles) {
   // TEL-068: 10,000 candidates are all considered; the 10,001st is dropped.
-  for (bool git : {true, false}) {
-    for (int count : {10'000, 10'001}) {
-      telic::testing::TempDir dir;
-      std::string root = fs::canonical(dir.path()).string();
-      if (git) GitInit(root, false);
-      for (int i = 0; i < count; ++i) WriteFile(root, fmt::format("f/{:05}.txt", i), "");
-      auto request = Request("nothing relevant");
-      request.repository_root = root;
-      auto result = Ground(request);
-      const Json& manifest = result.manifest;
-      EXPECT_EQ(manifest["inventorySource"], git ? "git" : "filesystem");
-      EXPECT_EQ(manifest["budget"]["candidateFiles"], count) << git;
-      Reasons reasons = ReasonCounts(manifest);
-      // Empty files are all one content: one is selected, the rest are duplicates or low relevance.
-      EXPECT_EQ(reasons["low_relevance"] + reasons["duplicate_content"] + 1, 10'000) << git << count;
-      bool truncated = HasWarning(
-          manifest, "Repository inventory exceeded the configured candidate limit and was deterministically truncated.");
-      if (count == 10'000) {
-        EXPECT_FALSE(reasons.contains("inventory_budget"));
-        EXPECT_FALSE(truncated);
-      } else {
-        EXPECT_EQ(reasons["inventory_budget"], 1);
-        EXPECT_TRUE(truncated);
-      }
+  // One tree serves all four cases (filesystem then Git, at and one past the
+  // limit), so the test writes 10,001 files, not 40,002.
+  telic::testing::TempDir dir;
+  const std::string root = fs::canonical(dir.path()).string();
+  for (int i = 0; i < 10'000; ++i) WriteFile(root, fmt::format("f/{:05}.txt", i), "");
+  auto check = [&](bool git, int count) {
+    auto request = Request("nothing relevant");
+    request.repository_root = root;
+    auto result = Ground(request);
+    const Json& manifest = result.manifest;
+    EXPECT_EQ(manifest["inventorySource"], git ? "git" : "filesystem");
+    EXPECT_EQ(manifest["budget"]["candidateFiles"], count) << git;
+    Reasons reasons = ReasonCounts(manifest);
+    // Empty files are all one content: one is selected, the rest are duplicates or low relevance.
+    EXPECT_EQ(reasons["low_relevance"] + reasons["duplicate_content"] + 1, 10'000) << git << count;
+    bool truncated = HasWarning(
+        manifest, "Repository inventory exceeded the configured candidate limit and was deterministically truncated.");
+    if (count == 10'000) {
+      EXPECT_FALSE(reasons.contains("inventory_budget"));
+      EXPECT_FALSE(truncated);
+    } else {
+      EXPECT_EQ(reasons["inventory_budget"], 1);
+      EXPECT_TRUE(truncated);
     }
-  }
+  };
+  check(false, 10'000);
+  WriteFile(root, "f/10000.txt", "");
+  check(false, 10'001);
+  GitInit(root, false);
+  check(true, 10'001);
+  fs::remove(fs::path(root) / "f/10000.txt");
+  check(true, 10'000);
 }
 
 TEST_F(GroundingGroundTest, InventoryTruncationKeepsInstructionsAndActivePaths) {
@@ -683,6 +689,40 @@ TEST_F(GroundingGroundTest, OnlyReadablePathsAreListedOrHashed) {
   Git(root_, "checkout -- private/plan.md");
   auto clean = Ground(request);
   EXPECT_EQ(clean.manifest["repositoryFingerprint"], result.manifest["repositoryFingerprint"]);
+}
+
+// The run's read scopes are relative to the run's root; when that root is a
+// sub-folder of the Git work tree, grounding widens to the top but asks
+// may_read about paths relative to the run root, and nothing outside the
+// run root is readable.
+TEST_F(GroundingGroundTest, MayReadSeesPathsRelativeToTheRunRootInASubFolder) {
+  WriteFile(root_, "AGENTS.md", "Top rules\n");
+  WriteFile(root_, "apps/web/src/index.ts", "export const web = 1;\n");
+  WriteFile(root_, "apps/web/secret/plan.md", "web-secret-marker\n");
+  WriteFile(root_, "apps/api/index.ts", "api-marker\n");
+  GitInit(root_);
+  GitCommitAll(root_);
+  std::set<std::string> asked;
+  auto request = Request("web index plan api");
+  request.repository_root = root_ + "/apps/web";
+  request.may_read = [&asked](std::string_view path) {
+    asked.emplace(path);
+    return path == "src/index.ts" || path.starts_with("src/");
+  };
+  auto result = Ground(request);
+  EXPECT_EQ(result.repository_root, root_);
+  EXPECT_EQ(Paths(result.manifest), (Strings{"apps/web/src/index.ts"}));
+  EXPECT_TRUE(asked.contains("src/index.ts"));
+  EXPECT_TRUE(asked.contains("secret/plan.md"));
+  EXPECT_FALSE(asked.contains("apps/web/src/index.ts"));
+  EXPECT_FALSE(asked.contains("apps/api/index.ts")) << "outside the run root: never readable, not asked";
+  EXPECT_EQ(Everything(result).find("marker"), std::string::npos);
+  EXPECT_TRUE(HasWarning(result.manifest, "3 repository paths outside the run's read permissions were not inventoried."));
+
+  // The same scopes grant the same files whether the run root is the top or not.
+  auto top = Request("web index plan api");
+  top.may_read = [](std::string_view path) { return path.starts_with("apps/web/src/"); };
+  EXPECT_EQ(Paths(Ground(top).manifest), Paths(result.manifest));
 }
 
 TEST_F(GroundingGroundTest, InstructionDocumentsCarryTheirScope) {

@@ -218,7 +218,9 @@ void Collect(const InventoryRequest& request, std::vector<std::string>& found, I
     }
     kept.push_back(std::move(*normalized));
   }
-  std::sort(kept.begin(), kept.end(), PathLess);
+  // The index is already in this order almost always (byte order agrees with
+  // UTF-16 order outside U+E000-U+FFFF): check in one pass before sorting.
+  if (!std::is_sorted(kept.begin(), kept.end(), PathLess)) std::sort(kept.begin(), kept.end(), PathLess);
   kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
   inventory.paths = std::move(kept);
 }

@@ -102,6 +102,7 @@ std::optional<Json> Server::CallTool(const std::string& name, const Json* argume
     }
   }();
   if (!result) return ToolErrorResult(result.error());
+  if (observer_) observer_(*it, *result);
   return ToolSuccessResult(*result);
 }
 

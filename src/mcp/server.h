@@ -55,12 +55,17 @@ class Server {
 
   static constexpr size_t kMaxMessageBytes = 16 * 1024 * 1024;
 
+  // Called after every successful tool call with the tool and its payload
+  // (e.g. to keep active-session.json current).
+  void set_tool_observer(std::function<void(const ToolSpec&, const Json&)> observer) { observer_ = std::move(observer); }
+
  private:
   std::optional<std::string> Dispatch(const Json& id, const std::string& method, const Json& params);
   Json Initialize(const Json& params) const;
 
   controller::RunService& service_;
   std::vector<ToolSpec> tools_;
+  std::function<void(const ToolSpec&, const Json&)> observer_;
 };
 
 // The tool result for a handled failure: isError, structuredContent

@@ -1,6 +1,7 @@
 #include "mcp/tools.h"
 
 #include "controller/views.h"
+#include "mcp/broker_tools.h"
 
 namespace telic::mcp {
 namespace {
@@ -160,6 +161,7 @@ std::vector<ToolSpec> BuildTools(RunService& service) {
            "Page through a run's append-only trace events by sequence. Permission decisions appear only when recorded; "
            "chain-of-thought is never stored or returned.",
            true, GetTrace, service),
+      CheckToolActionTool(service),
       Tool("telic_replay_run", "Replay Telic run",
            "Rebuild a run's transitions from its stored artifacts and events, re-verify every artifact digest, and "
            "report any difference from the stored run state. Read-only.",

@@ -217,7 +217,18 @@ bool DenyEntryMatches(const CapabilitySpec& spec, const std::string& entry, cons
       return *host == target.scope;
     }
     case ScopeKind::kCommand:
+      // A deny entry that is not an exact command ("rm *", "npm test; x")
+      // names a pattern we do not match: it denies every command.
+      if (!CheckExactCommand(entry)) {
+        invalid = true;
+        return true;
+      }
+      return entry == target.scope;
     case ScopeKind::kService:
+      if (!CheckServiceName(entry)) {
+        invalid = true;
+        return true;
+      }
       return entry == target.scope;
     default:
       return false;

@@ -239,6 +239,15 @@ Result<Segment> ParseSegment(std::string_view pattern, std::string_view text) {
 
 // Does one token match the code point of `s` at `p`? Sets its byte length.
 bool TokenMatches(const Token& token, std::string_view s, size_t p, bool fold, size_t& length) {
+  const auto byte = static_cast<unsigned char>(s[p]);
+  if (byte < 0x80) {  // ASCII: no decoding needed
+    length = 1;
+    if (token.kind == Token::Kind::kLiteral) {
+      if (token.literal.size() != 1) return false;
+      return fold ? FoldAscii(token.literal[0]) == FoldAscii(s[p]) : token.literal[0] == s[p];
+    }
+    return fold ? token.set.folded.test(byte) : token.set.ascii.test(byte);
+  }
   char32_t cp;
   if (!DecodeUtf8At(s, p, cp, length)) return false;
   if (token.kind == Token::Kind::kLiteral) {
@@ -581,11 +590,19 @@ Result<Glob> Glob::Compile(std::string_view pattern) {
 }
 
 bool Glob::Matches(std::string_view normalized_path, MatchOptions options) const {
-  std::vector<std::string_view> path;
+  // Reused between calls: matching a large inventory allocates nothing per path.
+  thread_local std::vector<std::string_view> path;
+  path.clear();
   if (normalized_path != ".") {
-    path = SplitSlash(normalized_path);
-    for (auto part : path) {
+    size_t start = 0;
+    while (true) {
+      size_t slash = normalized_path.find('/', start);
+      std::string_view part =
+          normalized_path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
       if (part.empty() || part == "." || part == "..") return false;
+      path.push_back(part);
+      if (slash == std::string_view::npos) break;
+      start = slash + 1;
     }
     if (!IsValidUtf8(normalized_path)) return false;
   }

@@ -14,7 +14,7 @@ from mcp_client import Workspace, run_tests, serve  # noqa: E402
 
 TOOLS = ["telic_start_run", "telic_ground_context", "telic_get_next_action", "telic_cancel_run",
          "telic_submit_artifact", "telic_list_runs", "telic_get_run", "telic_get_artifact", "telic_get_trace",
-         "telic_replay_run"]
+         "telic_check_tool_action", "telic_replay_run"]
 # The task-graph tools follow the run tools (tests/e2e/test_task_graph.py).
 TOOLS += ["telic_create_task", "telic_spawn_subtask", "telic_dispatch_tasks", "telic_list_tasks", "telic_get_task",
           "telic_report_verdict", "telic_submit_report", "telic_record_verification", "telic_resolve_task",

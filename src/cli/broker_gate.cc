@@ -1,0 +1,157 @@
+#include "cli/broker_gate.h"
+
+#include <filesystem>
+#include <istream>
+#include <ostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "base/json_parse.h"
+#include "base/text.h"
+#include "controller/broker.h"
+#include "store/sqlite_store.h"
+
+namespace telic::cli {
+namespace {
+
+using Ordered = nlohmann::ordered_json;
+
+const Json* Member(const Json& object, const char* a, const char* b = nullptr) {
+  if (!object.is_object()) return nullptr;
+  for (const char* key : {a, b}) {
+    if (key == nullptr) continue;
+    auto it = object.find(key);
+    if (it != object.end() && !it->is_null()) return &*it;
+  }
+  return nullptr;
+}
+
+// The JavaScript String(value) of a JSON member, as the reference maps it.
+std::string Text(const Json* value) {
+  if (value == nullptr) return "";
+  if (value->is_string()) return value->get<std::string>();
+  if (value->is_object()) return "[object Object]";
+  return value->dump();
+}
+
+Ordered Allow() { return Ordered{{"permission", "allow"}}; }
+
+Ordered Deny(const std::string& user_message, const std::string& agent_message) {
+  return Ordered{{"permission", "deny"}, {"user_message", user_message}, {"agent_message", agent_message}};
+}
+
+constexpr const char* kStartOrResume =
+    "Start or resume a Telic run before mutating tools, or set TELIC_BROKER_PERMISSIVE=1 for local development only.";
+
+Ordered Decide(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
+               const std::string& db_flag, const std::string& input) {
+  auto var = env.find("TELIC_BROKER_PERMISSIVE");
+  const bool strict = var == env.end() || var->second != "1";
+  auto unavailable = [&](const std::string& user_message, const std::string& agent_message) {
+    return strict ? Deny(user_message, agent_message) : Allow();
+  };
+
+  Json hook = Json::object();
+  if (!TrimJs(input).empty()) {
+    auto parsed = ParseJsonStrict(input);
+    if (!parsed || !parsed->is_object()) {
+      return unavailable("Telic broker could not read the hook input.",
+                         "The hook input must be one JSON object; Telic denies tool calls it cannot read.");
+    }
+    hook = std::move(*parsed);
+  }
+  std::optional<HookToolCall> call = MapHookInput(hook);
+  if (!call) return Allow();
+
+  store::Environment located_env = env;
+  if (!repo_flag.empty()) located_env["TELIC_REPOSITORY_ROOT"] = repo_flag;
+  auto location = store::ResolveStateLocation(located_env, cwd);
+  if (!location) {
+    return unavailable("Telic broker is in strict mode but the repository root cannot be resolved.", kStartOrResume);
+  }
+  if (!db_flag.empty()) {
+    location->ledger_path = std::filesystem::absolute(db_flag).lexically_normal().string();
+    location->state_dir = std::filesystem::path(location->ledger_path).parent_path().string();
+  }
+  std::optional<controller::ActiveSession> session = controller::ReadActiveSession(location->state_dir);
+  if (!session || session->repository_root != location->repository_root) {
+    return unavailable("Telic broker is in strict mode but no active Telic session matches this repository.",
+                       kStartOrResume);
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(location->ledger_path, ec)) {
+    return unavailable("Telic broker is in strict mode but no ledger exists for this repository.",
+                       "Run telic doctor and ensure Telic state is initialized before mutating tools.");
+  }
+  auto store = store::SqliteStore::Open(location->ledger_path);
+  if (!store) {
+    return unavailable("Telic broker is in strict mode but the ledger cannot be opened.",
+                       "Run telic doctor and ensure Telic state is initialized before mutating tools.");
+  }
+  auto run = (*store)->GetRun(session->run_id);
+  if (!run || run->status != "running" || run->version != session->run_version) {
+    return unavailable("Telic broker is in strict mode but the active session run is not running.", kStartOrResume);
+  }
+  SystemClock clock;
+  RandomIdSource ids;
+  auto decision = controller::DecideAndRecord(**store, clock, ids, *run, call->capability, call->target, "Hook broker");
+  if (!decision) {
+    return unavailable("Telic broker could not record its decision for this run.",
+                       fmt::format("Telic could not record the broker decision ({}); retry the tool call.",
+                                   CleanMessage(decision.error().message(), 200)));
+  }
+  if (decision->allowed) return Allow();
+  return Deny(fmt::format("Telic denied {} for this run ({}).", call->capability, decision->reason_code),
+              fmt::format("Telic broker denied {} ({}). Do not bypass; adjust the plan or escalate permissions. "
+                          "Rule: {}.",
+                          call->capability, decision->reason_code, CleanMessage(decision->detail.rule, 400)));
+}
+
+}  // namespace
+
+std::optional<HookToolCall> MapHookInput(const Json& hook) {
+  if (!hook.is_object()) return std::nullopt;
+  if (auto it = hook.find("command"); it != hook.end() && it->is_string() && !it->get<std::string>().empty()) {
+    return HookToolCall{"shell.execute", it->get<std::string>()};
+  }
+  const std::string tool = Text(Member(hook, "tool_name", "toolName"));
+  const Json* input = Member(hook, "tool_input", "toolInput");
+  static const Json kEmpty = Json::object();
+  const Json& args = input != nullptr && input->is_object() ? *input : kEmpty;
+  auto first = [&](std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+      if (const Json* value = Member(args, key)) return Text(value);
+    }
+    return std::string();
+  };
+  std::optional<HookToolCall> call;
+  if (tool == "Write" || tool == "StrReplace" || tool == "ApplyPatch" || tool == "EditNotebook" || tool == "Edit" ||
+      tool == "MultiEdit" || tool == "NotebookEdit") {
+    call = HookToolCall{"repository.write", first({"path", "file_path", "target_notebook", "notebook_path"})};
+  } else if (tool == "Delete") {
+    call = HookToolCall{"repository.delete", first({"path"})};
+  } else if (tool == "Shell" || tool == "Bash") {
+    call = HookToolCall{"shell.execute", first({"command"})};
+  }
+  if (!call || call->target.empty()) return std::nullopt;
+  return call;
+}
+
+int RunBrokerGate(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
+                  const std::string& db_flag, std::istream& in, std::ostream& out) {
+  try {
+    std::stringstream input;
+    input << in.rdbuf();
+    out << Decide(env, cwd, repo_flag, db_flag, input.str()).dump(-1, ' ', false, Json::error_handler_t::replace)
+        << "\n";
+    return 0;
+  } catch (const std::exception& ex) {
+    out << Deny("Telic broker failed.", std::string("Telic broker failed: ") + ex.what()).dump() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace telic::cli

@@ -1,0 +1,214 @@
+#include "controller/broker.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/ids.h"
+#include "controller/next_action.h"
+#include "policy/permission_set.h"
+#include "policy/url_host.h"
+
+namespace telic::controller {
+namespace {
+
+// The trace scope of a decision (WIRE-CONTRACT §17.2), never empty.
+std::string TraceScope(const std::string& capability, const std::optional<std::string>& target,
+                       const policy::Decision& decision) {
+  if (capability == "network.read" || capability == "external.write") {
+    if (!target) return "unknown";
+    auto url = policy::ParseNetworkUrl(*target);
+    return url ? url->host : "invalid_network_target";
+  }
+  if (!target || target->empty()) return "unknown";
+  // The normalised target when the engine could read it, else the raw text.
+  std::string scope = decision.reason_code == "invalid_target" || decision.scope.empty() ? *target : decision.scope;
+  if (scope.size() > 2048) scope.resize(2048);
+  return scope;
+}
+
+BrokerDecision Finish(policy::Decision detail, const std::string& capability, const std::optional<std::string>& target,
+                      const std::string& envelope_ref) {
+  BrokerDecision out;
+  out.allowed = detail.allowed;
+  if (detail.allowed) {
+    out.reason_code = "allowed";
+  } else if (detail.reason_code == "no_policy") {
+    out.reason_code = "no_policy";
+  } else if (detail.reason_code == "unknown_capability") {
+    out.reason_code = "capability_not_granted";
+  } else {
+    out.reason_code = "policy_denied";
+  }
+  out.summary = detail.summary;
+  Json refs = Json::array();
+  if (!envelope_ref.empty()) refs.push_back(envelope_ref);
+  out.permission_decision = {{"decision", detail.allowed ? "allow" : "deny"},
+                             {"capability", capability},
+                             {"scope", TraceScope(capability, target, detail)},
+                             {"policyRefs", refs},
+                             {"rationaleSummary", detail.summary}};
+  out.detail = std::move(detail);
+  return out;
+}
+
+}  // namespace
+
+BrokerDecision EvaluateBrokerAction(const store::RunRecord& run, const Json& envelope, const std::string& envelope_ref,
+                                    const std::string& capability, const std::optional<std::string>& target) {
+  policy::ActionRequest request;
+  request.capability = capability;
+  request.target = target;
+  policy::RepoRoot root = policy::RepoRoot::OnDisk(run.repository_root);
+
+  if (run.IsTerminal()) {
+    // A finished run authorizes nothing (the reference still evaluates it).
+    policy::Layer closed{"run_state:" + run.status, nullptr, nullptr};
+    policy::Decision detail = policy::Authorize(request, {closed}, root);
+    if (detail.reason_code == "policy_denied") {
+      detail.rule = "run is " + run.status + ": a terminal run authorizes no host tool calls";
+      if (!detail.verdicts.empty()) detail.verdicts.front().rule = detail.rule;
+    }
+    return Finish(std::move(detail), capability, target, envelope_ref);
+  }
+
+  Json allow = nullptr;
+  Json deny = nullptr;
+  try {
+    if (envelope.is_object() && envelope.contains("authorization") && envelope["authorization"].is_object()) {
+      const Json& authorization = envelope["authorization"];
+      if (authorization.contains("granted") && authorization.contains("denied")) {
+        allow = policy::EffectiveRunPermissions(run.requested_mode, authorization["granted"], authorization["denied"]);
+        deny = authorization["denied"];
+      }
+    }
+  } catch (const std::exception&) {
+    // A malformed envelope grants nothing and denies everything.
+    allow = nullptr;
+    deny = Json::object({{"repository", "malformed"}});
+  }
+  std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(run.requested_mode), {"run_envelope", allow, deny}};
+  return Finish(policy::Authorize(request, layers, root), capability, target, envelope_ref);
+}
+
+Result<BrokerDecision> DecideAndRecord(store::Store& store, Clock& clock, IdSource& ids, const store::RunRecord& run,
+                                       const std::string& capability, const std::optional<std::string>& target,
+                                       const std::string& summary_prefix) {
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store.ListArtifacts(run.run_id));
+  Json envelope = nullptr;
+  std::string envelope_ref;
+  for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
+    if (it->type != "RunEnvelope") continue;
+    TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, store.GetArtifact(run.run_id, it->id));
+    envelope = Json::parse(stored.canonical_body);
+    envelope_ref = store::ArtifactUri(run.run_id, it->id);
+    break;
+  }
+  BrokerDecision decision = EvaluateBrokerAction(run, envelope, envelope_ref, capability, target);
+
+  store::TraceEventRecord event;
+  event.event_id = ids.NewUuid();
+  event.run_id = run.run_id;
+  event.timestamp = FormatIsoMillis(clock.NowMillis());
+  event.actor = "host";
+  event.phase = run.phase;
+  event.event_type = "broker_decision";
+  if (!envelope_ref.empty()) event.input_refs = {envelope_ref};
+  event.permission_decision = decision.permission_decision;
+  event.summary = decision.allowed ? summary_prefix + " allowed " + capability + "."
+                                   : summary_prefix + " denied " + capability + ": " + decision.reason_code + ".";
+  event.budget_snapshot = {{"promptRevisionsRemaining", run.prompt_revisions_remaining},
+                           {"postExecutionRemediationsRemaining", run.remediations_remaining}};
+  store::Change change;
+  change.run = run;  // unchanged: broker checks do not bump the version
+  change.events.push_back(std::move(event));
+  TELIC_RETURN_IF_ERROR(store.ApplyChange(run.run_id, run.version, change));
+  return decision;
+}
+
+Json BrokerDecisionToJson(const BrokerDecision& decision) {
+  return {{"allowed", decision.allowed},
+          {"reasonCode", decision.reason_code},
+          {"summary", decision.summary},
+          {"permissionDecision", decision.permission_decision}};
+}
+
+Json BrokerExplanationToJson(const BrokerDecision& decision) {
+  Json layers = Json::array();
+  for (const auto& verdict : decision.detail.verdicts) {
+    layers.push_back({{"layer", verdict.layer}, {"allowed", verdict.allowed}, {"rule", verdict.rule}});
+  }
+  return {{"decidingLayer", decision.detail.deciding_layer},
+          {"rule", decision.detail.rule},
+          {"scope", decision.permission_decision.value("scope", "unknown")},
+          {"layers", layers}};
+}
+
+// ---------------------------------------------------------------------------
+// active-session.json
+
+std::string ActiveSessionPath(const std::string& state_dir) {
+  return (std::filesystem::path(state_dir) / "active-session.json").string();
+}
+
+Status UpdateActiveSession(const std::string& state_dir, const Json& run, const std::string& action_id) {
+  const std::string path = ActiveSessionPath(state_dir);
+  if (!run.is_object() || run.value("status", "") != "running") {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return Fail(ErrorCode::kInternal, "cannot remove " + path);
+    }
+    return Ok();
+  }
+  Json session = {{"schemaVersion", "1.0"},
+                  {"runId", run.value("runId", "")},
+                  {"actionId", action_id},
+                  {"runVersion", run.value("version", int64_t{0})},
+                  {"repositoryRoot", run.value("repositoryRoot", "")},
+                  {"requestedMode", run.value("requestedMode", "")},
+                  {"updatedAt", run.value("updatedAt", "")}};
+  const std::string temporary = path + ".tmp-" + RandomHex(8);
+  {
+    int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return Fail(ErrorCode::kInternal, "cannot write " + temporary);
+    std::string text = session.dump() + "\n";
+    bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    if (!written) {
+      ::unlink(temporary.c_str());
+      return Fail(ErrorCode::kInternal, "cannot write " + temporary);
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    ::unlink(temporary.c_str());
+    return Fail(ErrorCode::kInternal, "cannot replace " + path);
+  }
+  return Ok();
+}
+
+std::optional<ActiveSession> ReadActiveSession(const std::string& state_dir) {
+  std::ifstream in(ActiveSessionPath(state_dir), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  Json json = Json::parse(text.str(), nullptr, false);
+  if (!json.is_object()) return std::nullopt;
+  auto string = [&](const char* key) -> std::optional<std::string> {
+    auto it = json.find(key);
+    if (it == json.end() || !it->is_string()) return std::nullopt;
+    return it->get<std::string>();
+  };
+  auto run_id = string("runId");
+  auto action_id = string("actionId");
+  auto root = string("repositoryRoot");
+  auto version = json.find("runVersion");
+  if (!run_id || !action_id || !root || version == json.end() || !version->is_number_integer()) return std::nullopt;
+  return ActiveSession{*run_id, *action_id, version->get<int64_t>(), *root, string("requestedMode").value_or(""),
+                       string("updatedAt").value_or("")};
+}
+
+}  // namespace telic::controller

@@ -1,0 +1,197 @@
+// The tool broker over a real SQLite store: run-level authority, trace
+// events, terminal runs, and active-session.json.
+#include "controller/broker.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "controller/run_service.h"
+#include "controller/views.h"
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+
+namespace telic::controller {
+namespace {
+
+class BrokerTest : public ::testing::Test {
+ protected:
+  BrokerTest() : clock_(1764662400000, 1) {}
+  void SetUp() override {
+    root_ = std::filesystem::canonical(dir_.path()).string() + "/repo";
+    std::filesystem::create_directories(root_ + "/src");
+    store_ = std::move(*store::SqliteStore::Open(dir_.File("telic.sqlite3")));
+    service_ = std::make_unique<RunService>(*store_, clock_, ids_, root_);
+  }
+  store::RunRecord Start(const std::string& mode, std::vector<std::string> granted,
+                         std::vector<std::string> commands = {}, std::vector<std::string> domains = {},
+                         std::vector<std::string> denied = {}) {
+    StartRunRequest r;
+    r.original_request = "Fix the failing test in src/app.ts";
+    r.mode = mode;
+    r.host_capabilities = {"repository.read", "repository.write", "repository.delete", "shell.inspect",
+                           "shell.execute", "network.read", "runtime.inspect", "runtime.restart", "external.write"};
+    r.authorization_granted = std::move(granted);
+    r.authorization_denied = std::move(denied);
+    r.shell_execute_allowlist = std::move(commands);
+    r.network_read_domains = std::move(domains);
+    auto started = service_->StartRun(r);
+    EXPECT_TRUE(started) << started.error().message();
+    return started->run;
+  }
+  BrokerDecision Decide(const store::RunRecord& run, const std::string& capability,
+                        std::optional<std::string> target) {
+    auto decision = DecideAndRecord(*store_, clock_, ids_, run, capability, target, "Broker");
+    EXPECT_TRUE(decision) << decision.error().message();
+    return *decision;
+  }
+  testing::TempDir dir_;
+  std::string root_;
+  ManualClock clock_;
+  SequentialIdSource ids_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<RunService> service_;
+};
+
+// covers TEL-041, TEL-042, TEL-045
+TEST_F(BrokerTest, RunLevelAuthorityDecidesThroughTheEngine) {
+  auto run = Start("fix_only", {"repository.read", "repository.write", "shell.execute"}, {"npm test"});
+  auto write = Decide(run, "repository.write", "src/app.ts");
+  EXPECT_TRUE(write.allowed) << write.detail.rule;
+  EXPECT_EQ(write.reason_code, "allowed");
+  EXPECT_EQ(write.summary, "Allowed by all 2 policies.");
+  EXPECT_EQ(write.permission_decision["decision"], "allow");
+  EXPECT_EQ(write.permission_decision["scope"], "src/app.ts");
+  EXPECT_EQ(write.permission_decision["policyRefs"], Json::array({"artifact://" + run.run_id + "/" + run.run_id}));
+
+  auto escape = Decide(run, "repository.write", "../outside.txt");
+  EXPECT_FALSE(escape.allowed);
+  EXPECT_EQ(escape.reason_code, "policy_denied");
+  EXPECT_EQ(escape.detail.reason_code, "invalid_target");
+  EXPECT_NE(escape.detail.rule.find("'..' segment"), std::string::npos);
+
+  EXPECT_TRUE(Decide(run, "shell.execute", "npm test").allowed);
+  auto compound = Decide(run, "shell.execute", "npm test && rm -rf /");
+  EXPECT_FALSE(compound.allowed);
+  EXPECT_NE(compound.detail.rule.find("'&&' command list"), std::string::npos);
+  auto other = Decide(run, "shell.execute", "npm publish");
+  EXPECT_FALSE(other.allowed);
+  EXPECT_EQ(other.detail.deciding_layer, "run_envelope");
+
+  auto del = Decide(run, "repository.delete", "src/app.ts");
+  EXPECT_FALSE(del.allowed);
+  EXPECT_EQ(del.summary, "Denied by permission intersection: run_envelope.");
+  auto missing = Decide(run, "repository.write", std::nullopt);
+  EXPECT_FALSE(missing.allowed);
+  EXPECT_EQ(missing.permission_decision["scope"], "unknown");
+}
+
+// covers TEL-046, TEL-055
+TEST_F(BrokerTest, ModeCeilingWinsOverGrants) {
+  auto run = Start("analyze_only", {"repository.read", "repository.write", "external.write", "network.read"}, {},
+                   {"example.com"});
+  auto write = Decide(run, "repository.write", "src/app.ts");
+  EXPECT_FALSE(write.allowed);
+  EXPECT_EQ(write.detail.deciding_layer, "intent_mode:analyze_only");
+  EXPECT_FALSE(Decide(run, "external.write", "https://example.com/").allowed);
+  EXPECT_TRUE(Decide(run, "network.read", "https://example.com/x").allowed);
+  EXPECT_TRUE(Decide(run, "repository.read", "src/app.ts").allowed);
+}
+
+// covers TEL-052, TEL-054
+TEST_F(BrokerTest, NetworkScopesNeverKeepCredentials) {
+  auto run = Start("analyze_only", {"repository.read", "network.read"}, {}, {"example.com"});
+  auto userinfo = Decide(run, "network.read", "https://example.com:secret@evil.com/");
+  EXPECT_FALSE(userinfo.allowed);
+  EXPECT_EQ(userinfo.permission_decision["scope"], "invalid_network_target");
+  auto sub = Decide(run, "network.read", "https://api.example.com/");
+  EXPECT_FALSE(sub.allowed);
+  EXPECT_EQ(sub.permission_decision["scope"], "api.example.com");
+}
+
+TEST_F(BrokerTest, DeniedFamiliesAreWithdrawnAndNamed) {
+  auto run = Start("fix_only", {"repository.read", "repository.write"}, {}, {}, {"repository.write"});
+  auto write = Decide(run, "repository.write", "src/app.ts");
+  EXPECT_FALSE(write.allowed);
+  EXPECT_EQ(write.detail.deciding_layer, "run_envelope");
+  EXPECT_EQ(write.detail.rule, "denied entry ** in run_envelope");
+}
+
+TEST_F(BrokerTest, SymlinksLeavingTheRootAreDenied) {
+  auto run = Start("fix_only", {"repository.read", "repository.write"});
+  std::filesystem::create_symlink("/etc", root_ + "/src/etc-link");
+  auto decision = Decide(run, "repository.write", "src/etc-link/passwd");
+  EXPECT_FALSE(decision.allowed);
+  EXPECT_NE(decision.detail.rule.find("symlink"), std::string::npos);
+}
+
+TEST_F(BrokerTest, EveryCheckAppendsOneEventWithoutBumpingTheVersion) {
+  auto run = Start("fix_only", {"repository.read", "repository.write"});
+  const int64_t events = static_cast<int64_t>(store_->GetTrace(run.run_id, 0, 100)->events.size());
+  Decide(run, "repository.write", "src/app.ts");
+  Decide(run, "repository.delete", "src/app.ts");
+  auto stored = *store_->GetRun(run.run_id);
+  EXPECT_EQ(stored.version, run.version);
+  auto trace = store_->GetTrace(run.run_id, events, 100)->events;
+  ASSERT_EQ(trace.size(), 2u);
+  EXPECT_EQ(trace[0].event_type, "broker_decision");
+  EXPECT_EQ(trace[0].actor, "host");
+  EXPECT_EQ(trace[0].summary, "Broker allowed repository.write.");
+  EXPECT_EQ(trace[1].summary, "Broker denied repository.delete: policy_denied.");
+  ASSERT_TRUE(trace[1].permission_decision);
+  EXPECT_EQ((*trace[1].permission_decision)["decision"], "deny");
+  EXPECT_EQ(trace[1].input_refs, std::vector<std::string>{"artifact://" + run.run_id + "/" + run.run_id});
+}
+
+TEST_F(BrokerTest, TerminalRunsAuthorizeNothing) {
+  auto run = Start("fix_only", {"repository.read", "repository.write"});
+  auto cancelled = service_->CancelRun(run.run_id, "action:" + run.run_id + ":1", 1);
+  ASSERT_TRUE(cancelled);
+  auto decision = Decide(cancelled->run, "repository.read", "src/app.ts");
+  EXPECT_FALSE(decision.allowed);
+  EXPECT_EQ(decision.detail.deciding_layer, "run_state:cancelled");
+  EXPECT_NE(decision.detail.rule.find("terminal run"), std::string::npos);
+}
+
+TEST_F(BrokerTest, NoEnvelopeGrantsNothing) {
+  store::RunRecord run;
+  run.run_id = "r1";
+  run.repository_root = root_;
+  run.requested_mode = "fix_only";
+  run.status = "running";
+  auto decision = EvaluateBrokerAction(run, nullptr, "", "repository.read", "src/app.ts");
+  EXPECT_FALSE(decision.allowed);
+  EXPECT_EQ(decision.detail.deciding_layer, "run_envelope");
+  EXPECT_EQ(decision.permission_decision["policyRefs"], Json::array());
+  auto malformed = EvaluateBrokerAction(run, Json{{"authorization", {{"granted", 1}, {"denied", 2}}}}, "",
+                                        "repository.read", "src/app.ts");
+  EXPECT_FALSE(malformed.allowed);
+  auto unknown = EvaluateBrokerAction(run, nullptr, "", "shell.exec", "ls");
+  EXPECT_EQ(unknown.reason_code, "capability_not_granted");
+}
+
+TEST_F(BrokerTest, ActiveSessionIsWrittenForRunningRunsAndRemovedOtherwise) {
+  auto run = Start("fix_only", {"repository.read"});
+  const std::string state = dir_.File("state");
+  std::filesystem::create_directories(state);
+  EXPECT_FALSE(ReadActiveSession(state));
+  ASSERT_TRUE(UpdateActiveSession(state, RunToJson(run), "action:" + run.run_id + ":1"));
+  auto session = ReadActiveSession(state);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->run_id, run.run_id);
+  EXPECT_EQ(session->action_id, "action:" + run.run_id + ":1");
+  EXPECT_EQ(session->run_version, 1);
+  EXPECT_EQ(session->repository_root, root_);
+  EXPECT_EQ(std::filesystem::status(ActiveSessionPath(state)).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  store::RunRecord done = run;
+  done.status = "cancelled";
+  ASSERT_TRUE(UpdateActiveSession(state, RunToJson(done), "action:x"));
+  EXPECT_FALSE(std::filesystem::exists(ActiveSessionPath(state)));
+  std::ofstream(ActiveSessionPath(state)) << "{not json";
+  EXPECT_FALSE(ReadActiveSession(state));
+}
+
+}  // namespace
+}  // namespace telic::controller

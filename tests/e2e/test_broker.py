@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The tool broker end to end: telic_check_tool_action over stdio, the
+active-session.json that `telic serve` keeps, and `telic broker-gate` as a
+host hook runs it (issue 4; WIRE-CONTRACT §17.2, §17.4)."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import Workspace, run_tests, serve, telic_binary  # noqa: E402
+
+
+class BrokerTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.server = serve(self.ws)
+
+    def tearDown(self):
+        self.server.close()
+        self.ws.close()
+
+    def gate(self, hook, **env):
+        text = hook if isinstance(hook, str) else json.dumps(hook)
+        done = subprocess.run([telic_binary(), "broker-gate"], input=text.encode(), capture_output=True,
+                              env=self.ws.env(**env), timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.decode().splitlines()
+        self.assertEqual(len(lines), 1, done.stdout)
+        return json.loads(lines[0])
+
+    def session(self):
+        with open(os.path.join(self.ws.state, "active-session.json")) as f:
+            return json.load(f)
+
+    def start(self):
+        granted = ["repository.read", "repository.write", "shell.execute"]
+        return self.server.ok("telic_start_run", {
+            "original_request": "Fix the failing test in src/app.ts", "mode": "fix_only",
+            "host_capabilities": granted, "authorization_granted": granted,
+            "shell_execute_allowlist": ["npm test"]})
+
+    def test_check_tool_action_and_hook_agree_and_are_traced(self):
+        # Strict by default: before any run, a gated hook call is denied.
+        denied = self.gate({"command": "npm test"})
+        self.assertEqual(denied["permission"], "deny")
+        self.assertIn("no active Telic session", denied["user_message"])
+        self.assertEqual(self.gate({"command": "npm test"}, TELIC_BROKER_PERMISSIVE="1"), {"permission": "allow"})
+
+        started = self.start()
+        run_id, version = started["run"]["runId"], started["run"]["version"]
+        session = self.session()
+        self.assertEqual(session["runId"], run_id)
+        self.assertEqual(session["actionId"], started["nextAction"]["id"])
+        self.assertEqual(session["runVersion"], version)
+
+        tokens = {"run_id": run_id, "action_id": started["nextAction"]["id"], "expected_run_version": version}
+        ok = self.server.ok("telic_check_tool_action", {**tokens, "capability": "shell.execute", "target": "npm test"})
+        self.assertEqual(ok["decision"]["allowed"], True)
+        self.assertEqual(ok["decision"]["reasonCode"], "allowed")
+        bad = self.server.ok("telic_check_tool_action",
+                             {**tokens, "capability": "repository.write", "target": "../outside.txt"})
+        self.assertEqual(bad["decision"]["allowed"], False)
+        self.assertIn("'..' segment", bad["explanation"]["rule"])
+        self.server.fails("telic_check_tool_action", {**tokens, "capability": "shell.exec", "target": "ls"})
+
+        self.assertEqual(self.gate({"command": "npm test"}), {"permission": "allow"})
+        self.assertEqual(self.gate({"tool_name": "Write", "tool_input": {"path": "src/app.ts"}}),
+                         {"permission": "allow"})
+        piped = self.gate({"tool_name": "Shell", "tool_input": {"command": "npm test | sh"}})
+        self.assertEqual(piped["permission"], "deny")
+        self.assertEqual(piped["user_message"], "Telic denied shell.execute for this run (policy_denied).")
+        self.assertEqual(self.gate({"tool_name": "Delete", "tool_input": {"path": "src/app.ts"}})["permission"], "deny")
+        self.assertEqual(self.gate({"tool_name": "Read", "tool_input": {"path": "x"}}), {"permission": "allow"})
+
+        events = self.server.ok("telic_get_trace", {"run_id": run_id})["events"]
+        summaries = [e["rationaleSummary"] for e in events if e["eventType"] == "broker_decision"]
+        self.assertEqual(summaries, ["Broker allowed shell.execute.", "Broker denied repository.write: policy_denied.",
+                                     "Hook broker allowed shell.execute.", "Hook broker allowed repository.write.",
+                                     "Hook broker denied shell.execute: policy_denied.",
+                                     "Hook broker denied repository.delete: policy_denied."])
+        self.assertEqual(self.server.ok("telic_get_run", {"run_id": run_id})["run"]["version"], version)
+
+        # Cancelling ends the session: the hook is strict again.
+        self.server.ok("telic_cancel_run", tokens)
+        self.assertFalse(os.path.exists(os.path.join(self.ws.state, "active-session.json")))
+        self.assertEqual(self.gate({"command": "npm test"})["permission"], "deny")
+
+
+if __name__ == "__main__":
+    run_tests(sys.argv)
