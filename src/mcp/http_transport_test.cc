@@ -7,6 +7,8 @@
 
 #include <thread>
 
+#include <fmt/format.h>
+
 #include <gtest/gtest.h>
 
 #include "base/clock.h"

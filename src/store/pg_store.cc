@@ -296,6 +296,11 @@ Abort Because(Error error) { return Abort{std::move(error), {}}; }
   auto var##_r = (expr);                                                       \
   if (!var##_r) return std::unexpected(Abort{std::nullopt, var##_r.error()}); \
   auto& var = *var##_r
+#define PG_DO(expr)                                                                    \
+  do {                                                                                 \
+    auto pg_do_r = (expr);                                                             \
+    if (!pg_do_r) return std::unexpected(Abort{std::nullopt, pg_do_r.error()});        \
+  } while (0)
 
 // The body of one write transaction (BEGIN and COMMIT are the caller's).
 Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<int64_t> expected_version,
@@ -351,7 +356,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
   std::sort(by_digest.begin(), by_digest.end(),
             [](const StoredArtifact* a, const StoredArtifact* b) { return a->meta.sha256 < b->meta.sha256; });
   for (const StoredArtifact* a : by_digest) {
-    PG_TRY(blob, Run(conn, "INSERT INTO blobs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING",
+    PG_DO(Run(conn, "INSERT INTO blobs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING",
                      Params().Add(a->meta.sha256).Add(a->canonical_body)));
   }
   for (const StoredArtifact& a : change.artifacts) {
@@ -364,7 +369,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
     Params p;
     p.Add(a.meta.run_id).Add(a.meta.id).Add(a.meta.type).Add(a.meta.schema_version).Add(a.meta.producer);
     p.Add(a.meta.sha256).Add(ToJson(a.meta.source_refs)).Add(a.meta.redaction).Add(a.meta.created_at);
-    PG_TRY(inserted, Run(conn, fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    PG_DO(Run(conn, fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                                            kArtifactColumns),
                          p));
   }
@@ -394,7 +399,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
       p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
       p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
       p.Add(CanonicalJson(e.budget_snapshot)).Add(e.prev_hash).Add(e.hash);
-      PG_TRY(inserted, Run(conn, fmt::format("INSERT INTO trace_events ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+      PG_DO(Run(conn, fmt::format("INSERT INTO trace_events ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
                                              "$9, $10, $11, $12, $13, $14)",
                                              kEventColumns),
                            p));
@@ -404,6 +409,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
 }
 
 #undef PG_TRY
+#undef PG_DO
 
 }  // namespace
 

@@ -380,7 +380,9 @@ TEST_P(StoreTest, ReopeningKeepsDataAndTheSchemaVersion) {
   ASSERT_TRUE(reopened);
   EXPECT_TRUE((*reopened)->GetRun("r1"));
   EXPECT_TRUE(CheckStoreReady(**reopened));
-  if (GetParam() == Backend::kSqlite) EXPECT_TRUE(dynamic_cast<SqliteStore&>(**reopened).CheckIntegrity());
+  if (GetParam() == Backend::kSqlite) {
+    EXPECT_TRUE(dynamic_cast<SqliteStore&>(**reopened).CheckIntegrity());
+  }
 }
 
 TEST_P(StoreTest, ANewerSchemaVersionIsRefusedWithAClearError) {
@@ -401,8 +403,11 @@ TEST_P(StoreTest, ConcurrentOpensMigrateOnce) {
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&] {
       auto store = Open();
-      if (store) opened++;
-      else ADD_FAILURE() << store.error().message();
+      if (store) {
+        opened++;
+      } else {
+        ADD_FAILURE() << store.error().message();
+      }
     });
   }
   for (auto& t : threads) t.join();
@@ -483,9 +488,13 @@ TEST_P(StoreTest, RacingCreatorsOfOneRunIdOneWins) {
       Change change = NewRunChange("same");
       change.events[0].event_id = "creator-" + std::to_string(i);
       auto created = (*store)->CreateRun(change);
-      if (created) won++;
-      else if (created.error().code() == ErrorCode::kAlreadyExists) exists++;
-      else ADD_FAILURE() << created.error().message();
+      if (created) {
+        won++;
+      } else if (created.error().code() == ErrorCode::kAlreadyExists) {
+        exists++;
+      } else {
+        ADD_FAILURE() << created.error().message();
+      }
     });
   }
   for (auto& t : threads) t.join();
