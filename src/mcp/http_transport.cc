@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -219,6 +220,10 @@ class GuardedServer final : public httplib::Server {
       ::close(sock);
       return false;
     }
+    // Responses go out as headers + body writes: without TCP_NODELAY the body
+    // would wait for the client's delayed ACK (~40 ms per request).
+    int one = 1;
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ConnectionState state;
     t_connection = &state;
     GuardedStream stream(sock, options_, state);

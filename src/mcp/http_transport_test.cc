@@ -44,6 +44,7 @@ class HttpTransportTest : public ::testing::Test {
   httplib::Client Client() {
     httplib::Client client("127.0.0.1", transport_->port());
     client.set_read_timeout(10, 0);
+    client.set_tcp_nodelay(true);
     return client;
   }
 

@@ -464,7 +464,7 @@ Result<PgStore::Lease> PgStore::Acquire() {
   if (!conn || PQstatus(conn) != CONNECTION_OK) {
     failure = conn ? PQerrorMessage(conn) : "out of memory";
   } else if (auto set = RunScript(conn,
-                                  "SET statement_timeout = 30000; SET lock_timeout = 15000; "
+                                  "SET client_min_messages = warning; SET statement_timeout = 30000; SET lock_timeout = 15000; "
                                   "SET idle_in_transaction_session_timeout = 60000; "
                                   "SET default_transaction_isolation = 'read committed'");
              !set) {
