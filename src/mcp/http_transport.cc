@@ -239,9 +239,29 @@ class GuardedServer final : public httplib::Server {
       if (!ok || closed_by_client || last || state.close_after) break;
     }
     t_connection = nullptr;
+    if (state.close_after) LingeringClose(sock);
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
     return ok;
+  }
+
+  // After refusing a request whose body was not read: stop sending, then
+  // discard what the client is still sending (at most 2 s), so that it gets
+  // to read the refusal instead of a reset.
+  static void LingeringClose(int fd) {
+    ::shutdown(fd, SHUT_WR);
+    auto limit = SteadyClock::now() + std::chrono::seconds(2);
+    char sink[16384];
+    while (true) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - SteadyClock::now()).count();
+      if (left <= 0) return;
+      pollfd p{fd, POLLIN, 0};
+      int rc = ::poll(&p, 1, static_cast<int>(left));
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc <= 0) return;
+      ssize_t n = ::recv(fd, sink, sizeof sink, 0);
+      if (n <= 0 && !(n < 0 && errno == EINTR)) return;
+    }
   }
 
   bool WaitForRequest(int fd, bool first) {
