@@ -9,7 +9,8 @@ submission may win; every loser gets a clean stale_version/conflict error;
 afterwards each run's trace is gapless and hash-chained (`telic verify`) and
 replaying the winners' transitions gives exactly the stored run.
 
-TELIC_RACE_RUNS sets the number of runs raced (default 48).
+TELIC_RACE_RUNS sets the number of runs raced (default 64: 1,024 submissions in
+the first wave alone).
 """
 
 # covers TEL-004 TEL-247 TEL-251
@@ -217,7 +218,7 @@ class PostgresMultiInstanceTest(MultiInstanceMixin, unittest.TestCase):
         self.db = pg.new_database_url()
 
     def test_race_of_concurrent_conflicting_submissions(self):
-        runs = int(os.environ.get("TELIC_RACE_RUNS", "48"))
+        runs = int(os.environ.get("TELIC_RACE_RUNS", "64"))
         started = time.time()
         total = self.race(runs, contenders=16)
         print(f"\n  {total} concurrent conflicting submissions over 2 instances on PostgreSQL, "
@@ -236,7 +237,7 @@ class SqliteMultiInstanceTest(MultiInstanceMixin, unittest.TestCase):
 
     def test_race_of_concurrent_conflicting_submissions(self):
         total = self.race(runs=16, contenders=8)
-        self.assertGreaterEqual(total, 200)
+        self.assertGreaterEqual(total, 16 * 8)
 
 
 def tearDownModule():
