@@ -3,7 +3,7 @@
 # wrk (Debian package) — requests/s and p50/p99 latency for one instance on
 # SQLite, one instance on PostgreSQL and two instances on one PostgreSQL, for
 # a write (telic_start_run: one transaction with 2 artifacts + 2 events) and a
-# read (telic_get_run). The write rows compare SQLite and PostgreSQL write
+# read (telic_get_run); plus MCP ping as the transport-only baseline. The write rows compare SQLite and PostgreSQL write
 # throughput in the same run. PostgreSQL runs durable (fsync on), as SQLite
 # does (synchronous=FULL).
 #
@@ -21,11 +21,12 @@ command -v wrk >/dev/null || { echo "wrk not found: run scripts/setup (Debian pa
 [[ -x "$telic" ]] || { echo "telic binary not found: $telic" >&2; exit 2; }
 
 work="$(mktemp -d /tmp/telic-http-bench.XXXXXX)"
+pg_dir="$(mktemp -d /tmp/telic-bench-pg.XXXXXX)"  # its own: the server may run as another user
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  "$root/scripts/pg-test-server" stop "$work/pg" >/dev/null 2>&1 || true
+  "$root/scripts/pg-test-server" stop "$pg_dir" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -33,7 +34,7 @@ mkdir -p "$work/repo" "$work/state"
 echo "# bench" >"$work/repo/README.md"
 export TELIC_REPOSITORY_ROOT="$work/repo" TELIC_STATE_DIR="$work/state"
 
-pg_url="$(PG_DURABLE=1 "$root/scripts/pg-test-server" start "$work/pg")"
+pg_url="$(PG_DURABLE=1 "$root/scripts/pg-test-server" start "$pg_dir")"
 
 new_schema() {  # a fresh schema on the server; prints its URL
   local schema="bench_$RANDOM$RANDOM"
@@ -41,13 +42,13 @@ new_schema() {  # a fresh schema on the server; prints its URL
   echo "${pg_url}&options=-csearch_path%3D${schema}"
 }
 
-serve() {  # serve DB -> prints the port of a new `telic serve --http`
+serve() {  # serve DB -> sets $port to that of a new `telic serve --http` (no subshell: keeps $pids)
   local log="$work/serve-$RANDOM.log"
   "$telic" serve --http 127.0.0.1:0 --db "$1" 2>"$log" &
   pids+=($!)
   for _ in $(seq 1 300); do
     if grep -q "Telic MCP ready" "$log"; then
-      sed -n 's/.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$log" | head -n 1
+      port="$(sed -n 's/.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$log" | head -n 1)"
       return
     fi
     sleep 0.1
@@ -80,11 +81,13 @@ measure() {
   shift 2
   local targets="" body="$write_body" port session run_id
   for db in "$@"; do
-    port="$(serve "$db")"
+    serve "$db"
     session="$(mcp "$port" "" "$init")"
     targets="${targets:+$targets,}127.0.0.1:$port=$session"
   done
-  if [[ "$kind" == read ]]; then
+  if [[ "$kind" == ping ]]; then
+    body='{"jsonrpc":"2.0","id":4,"method":"ping"}'
+  elif [[ "$kind" == read ]]; then
     run_id="$(mcp "$port" "$session" "$write_body" | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["structuredContent"]["run"]["runId"])')"
     body="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"telic_get_run\",\"arguments\":{\"run_id\":\"$run_id\"}}}"
   fi
@@ -105,3 +108,4 @@ measure "2 instances, one PostgreSQL" write "$shared" "$shared"
 measure "1 instance, SQLite" read "$work/state/bench.sqlite3"
 measure "1 instance, PostgreSQL" read "$shared"
 measure "2 instances, one PostgreSQL" read "$shared" "$shared"
+measure "1 instance (transport only)" ping "$work/state/bench.sqlite3"

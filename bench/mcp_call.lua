@@ -10,13 +10,14 @@ function setup(thread)
   if #targets == 0 then
     for entry in string.gmatch(os.getenv("TELIC_TARGETS"), "[^,]+") do
       local host, port, session = string.match(entry, "^(.+):(%d+)=(.+)$")
-      table.insert(targets, {addr = wrk.lookup(host, port)[1], session = session})
+      table.insert(targets, {addr = wrk.lookup(host, port)[1], host = host .. ":" .. port, session = session})
     end
   end
   local target = targets[(next_target % #targets) + 1]
   next_target = next_target + 1
   thread.addr = target.addr
   thread:set("session", target.session)
+  thread:set("host", target.host)  -- telic refuses a Host that is not its own
   table.insert(threads, thread)
 end
 
@@ -27,11 +28,15 @@ function init(args)
   wrk.headers["Accept"] = "application/json, text/event-stream"
   wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
   wrk.headers["Mcp-Session-Id"] = session
+  wrk.headers["Host"] = host
   failures = 0
 end
 
 function response(status, headers, body)
   if status ~= 200 or string.find(body, '"isError":true', 1, true) then
+    if failures == 0 and os.getenv("TELIC_BENCH_DEBUG") then
+      io.stderr:write(string.format("first failure: HTTP %d %s\n", status, string.sub(body, 1, 300)))
+    end
     failures = failures + 1
   end
 end
