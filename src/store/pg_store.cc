@@ -445,6 +445,24 @@ class PgStore::Lease {
   PGconn* conn_;
 };
 
+namespace {
+
+// Runs one read statement on a pooled connection; a connection found dead
+// (the server restarted, or an idle connection was cut) is replaced once.
+template <typename AcquireFn>
+Result<ResultPtr> ReadWithReconnect(AcquireFn acquire, std::string_view what, const std::string& sql,
+                                    const Params& params = Params()) {
+  for (int attempt = 1;; ++attempt) {
+    TELIC_ASSIGN_OR_RETURN(auto lease, acquire());
+    auto rows = Run(lease.get(), sql, params);
+    if (rows) return std::move(*rows);
+    if (attempt == 1 && PQstatus(lease.get()) == CONNECTION_BAD) continue;
+    return std::unexpected(ToError(rows.error(), what));
+  }
+}
+
+}  // namespace
+
 Result<PgStore::Lease> PgStore::Acquire() {
   std::unique_lock lock(mutex_);
   available_.wait(lock, [&] { return !idle_.empty() || open_ < pool_size_; });
@@ -575,6 +593,9 @@ Status PgStore::WriteChange(std::string_view run_id, std::optional<int64_t> expe
     }
     if (PQtransactionStatus(conn) != PQTRANS_IDLE) (void)RunScript(conn, "ROLLBACK");
     if (error) return std::unexpected(*error);
+    // A connection that died before COMMIT was sent took its transaction with
+    // it: nothing was stored, so the change is retried once on a fresh one.
+    if (PQstatus(conn) == CONNECTION_BAD && attempt == 1) continue;
     if (!Retryable(failure) || attempt >= kMaxAttempts) return std::unexpected(ToError(failure, "write"));
     std::this_thread::sleep_for(std::chrono::milliseconds(attempt * 2));
   }
@@ -588,43 +609,40 @@ Status PgStore::ApplyChange(std::string_view run_id, int64_t expected_version, c
 }
 
 Result<RunRecord> PgStore::GetRun(std::string_view run_id) {
-  TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
-  auto rows = Run(lease.get(), fmt::format("SELECT {} FROM runs WHERE run_id = $1", kRunColumns),
-                  Params().Add(run_id));
-  if (!rows) return std::unexpected(ToError(rows.error(), "run read"));
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "run read",
+                                fmt::format("SELECT {} FROM runs WHERE run_id = $1", kRunColumns), Params().Add(run_id));
+  if (!rows) return std::unexpected(rows.error());
   if (PQntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
   return ReadRun(rows->get(), 0);
 }
 
 Result<std::vector<RunRecord>> PgStore::ListRuns(int limit) {
-  TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
-  auto rows = Run(lease.get(),
-                  fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT $1", kRunColumns),
-                  Params().Add(int64_t{limit}));
-  if (!rows) return std::unexpected(ToError(rows.error(), "run list"));
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "run list",
+                                fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT $1", kRunColumns),
+                                Params().Add(int64_t{limit}));
+  if (!rows) return std::unexpected(rows.error());
   std::vector<RunRecord> runs;
   for (int i = 0; i < PQntuples(rows->get()); ++i) runs.push_back(ReadRun(rows->get(), i));
   return runs;
 }
 
 Result<std::vector<ArtifactMeta>> PgStore::ListArtifacts(std::string_view run_id) {
-  TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
-  auto rows = Run(lease.get(), fmt::format("SELECT {} FROM artifacts WHERE run_id = $1 ORDER BY seq", kArtifactColumns),
-                  Params().Add(run_id));
-  if (!rows) return std::unexpected(ToError(rows.error(), "artifact list"));
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "artifact list",
+                                fmt::format("SELECT {} FROM artifacts WHERE run_id = $1 ORDER BY seq", kArtifactColumns),
+                                Params().Add(run_id));
+  if (!rows) return std::unexpected(rows.error());
   std::vector<ArtifactMeta> list;
   for (int i = 0; i < PQntuples(rows->get()); ++i) list.push_back(ReadArtifactMeta(rows->get(), i));
   return list;
 }
 
 Result<StoredArtifact> PgStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {
-  TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
-  auto rows = Run(lease.get(),
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "artifact read",
                   "SELECT a.run_id, a.artifact_id, a.type, a.schema_version, a.producer, a.sha256, a.source_refs_json, "
                   "a.redaction, a.created_at, b.body FROM artifacts a LEFT JOIN blobs b ON b.sha256 = a.sha256 "
                   "WHERE a.run_id = $1 AND a.artifact_id = $2",
                   Params().Add(run_id).Add(artifact_id));
-  if (!rows) return std::unexpected(ToError(rows.error(), "artifact read"));
+  if (!rows) return std::unexpected(rows.error());
   if (PQntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
   StoredArtifact a{ReadArtifactMeta(rows->get(), 0), Text(rows->get(), 0, 9)};
   if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
@@ -634,13 +652,12 @@ Result<StoredArtifact> PgStore::GetArtifact(std::string_view run_id, std::string
 }
 
 Result<TracePage> PgStore::GetTrace(std::string_view run_id, int64_t after_sequence, int limit) {
-  TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
-  auto rows = Run(lease.get(),
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "trace read",
                   fmt::format("SELECT {} FROM trace_events WHERE run_id = $1 AND sequence > $2 ORDER BY sequence "
                               "LIMIT $3",
                               kEventColumns),
                   Params().Add(run_id).Add(after_sequence).Add(int64_t{limit} + 1));
-  if (!rows) return std::unexpected(ToError(rows.error(), "trace read"));
+  if (!rows) return std::unexpected(rows.error());
   TracePage page;
   for (int i = 0; i < PQntuples(rows->get()); ++i) page.events.push_back(ReadEvent(rows->get(), i));
   if (page.events.size() > static_cast<size_t>(limit)) {
@@ -651,9 +668,8 @@ Result<TracePage> PgStore::GetTrace(std::string_view run_id, int64_t after_seque
 }
 
 Status PgStore::Ping() {
-  TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
-  auto rows = Run(lease.get(), "SELECT 1");
-  if (!rows) return std::unexpected(ToError(rows.error(), "ping"));
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "ping", "SELECT 1");
+  if (!rows) return std::unexpected(rows.error());
   return Ok();
 }
 

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/ids.h"
 #include "base/sha256.h"
 #include "store/open_store.h"
 #include "store/pg_store.h"
@@ -569,6 +570,30 @@ INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(Backend::kSqlite
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
                          });
+
+// Connections cut by the server (a restart, a failover, an idle timeout) are
+// replaced: a read reconnects, and a write whose connection died before
+// COMMIT is retried once on a fresh one (its transaction died with it).
+TEST(PgStoreTest, ReconnectsAfterTheServerDropsItsConnections) {
+  auto& server = testing::PostgresServer::Shared();
+  if (!server.Available()) {
+    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
+    GTEST_SKIP() << "SKIPPED: " << server.Reason();
+  }
+  std::string app = "telic_t_" + RandomHex(6);
+  auto store = OpenStore(server.NewSchemaUrl() + "&application_name=" + app);
+  ASSERT_TRUE(store) << store.error().message();
+  ASSERT_TRUE((*store)->CreateRun(NewRunChange("r1")));
+  const std::string terminate =
+      "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = '" + app + "'";
+  ASSERT_EQ(testing::PostgresServer::Exec(server.Url(), terminate), "");
+  auto run = (*store)->GetRun("r1");
+  ASSERT_TRUE(run) << run.error().message();
+  ASSERT_EQ(testing::PostgresServer::Exec(server.Url(), terminate), "");
+  auto applied = (*store)->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w"));
+  ASSERT_TRUE(applied) << applied.error().message();
+  EXPECT_EQ(CheckedTrace(**store, "r1").size(), 3u);
+}
 
 TEST(PostgresUrlTest, RecognisesBothSchemesAndRedactsCredentials) {
   EXPECT_TRUE(IsPostgresUrl("postgresql://h/db"));
