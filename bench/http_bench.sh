@@ -44,6 +44,7 @@ new_schema() {  # a fresh schema on the server; prints its URL
 
 serve() {  # serve DB -> sets $port to that of a new `telic serve --http` (no subshell: keeps $pids)
   local log="$work/serve-$RANDOM.log"
+  : >"$log"
   "$telic" serve --http 127.0.0.1:0 --db "$1" 2>"$log" &
   pids+=($!)
   for _ in $(seq 1 300); do

@@ -9,9 +9,9 @@
 
 namespace telic::store {
 
-// "postgresql://..." / "postgres://..." open a PgStore (pool of
+// "postgresql://..." / "postgres://..." open a PgStore (pool of up to
 // `pg_pool_size` connections); anything else is a SQLite ledger file path.
-Result<std::unique_ptr<Store>> OpenStore(const std::string& url_or_path, int pg_pool_size = 4);
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url_or_path, int pg_pool_size = 8);
 
 // A round trip proving the store answers (readiness checks).
 Status CheckStoreReady(Store& store);

@@ -4,7 +4,7 @@ session, wrong protocol version, oversized body, slow client, batch request,
 bad token. Each case runs against a real child process on a loopback port.
 """
 
-# covers TEL-247 TEL-249 TEL-250 TEL-251
+# covers TEL-247 TEL-248 TEL-249 TEL-250 TEL-251
 
 import json
 import os
