@@ -335,7 +335,9 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
           Error(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version")));
     }
   }
-  if (!change.artifacts.empty()) {
+  // A run created by this transaction has no artifacts or events yet.
+  const bool created = !expected_version;
+  if (!change.artifacts.empty() && !created) {
     PG_TRY(count, Run(conn, "SELECT count(*) FROM artifacts WHERE run_id = $1", Params().Add(id)));
     if (Int(count.get(), 0, 0) + static_cast<int64_t>(change.artifacts.size()) >
         static_cast<int64_t>(kMaxArtifactsPerRun)) {
@@ -360,49 +362,60 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
                      Params().Add(a->meta.sha256).Add(a->canonical_body)));
   }
   for (const StoredArtifact& a : change.artifacts) {
-    PG_TRY(found, Run(conn, "SELECT 1 FROM artifacts WHERE run_id = $1 AND artifact_id = $2",
-                      Params().Add(a.meta.run_id).Add(a.meta.id)));
-    if (PQntuples(found.get()) > 0) {
-      return std::unexpected(
-          Because(Error(ErrorCode::kAlreadyExists, "Artifact already exists in this run: " + a.meta.id)));
-    }
     Params p;
     p.Add(a.meta.run_id).Add(a.meta.id).Add(a.meta.type).Add(a.meta.schema_version).Add(a.meta.producer);
     p.Add(a.meta.sha256).Add(ToJson(a.meta.source_refs)).Add(a.meta.redaction).Add(a.meta.created_at);
-    PG_DO(Run(conn, fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                                           kArtifactColumns),
+    PG_TRY(inserted, Run(conn,
+                         fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+                                     "ON CONFLICT (run_id, artifact_id) DO NOTHING",
+                                     kArtifactColumns),
                          p));
+    if (std::string(PQcmdTuples(inserted.get())) != "1") {
+      return std::unexpected(
+          Because(Error(ErrorCode::kAlreadyExists, "Artifact already exists in this run: " + a.meta.id)));
+    }
   }
   if (!change.events.empty()) {
     // The run row is locked, so nobody else appends to this run's trace now.
-    PG_TRY(last, Run(conn, "SELECT sequence, hash FROM trace_events WHERE run_id = $1 ORDER BY sequence DESC LIMIT 1",
-                     Params().Add(id)));
     int64_t sequence = 0;
     std::string prev_hash;
-    if (PQntuples(last.get()) > 0) {
-      sequence = Int(last.get(), 0, 0);
-      prev_hash = Text(last.get(), 0, 1);
+    if (!created) {
+      PG_TRY(last, Run(conn, "SELECT sequence, hash FROM trace_events WHERE run_id = $1 ORDER BY sequence DESC LIMIT 1",
+                       Params().Add(id)));
+      if (PQntuples(last.get()) > 0) {
+        sequence = Int(last.get(), 0, 0);
+        prev_hash = Text(last.get(), 0, 1);
+      }
     }
     if (sequence + static_cast<int64_t>(change.events.size()) > kMaxTraceEventsPerRun) {
       return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
                                            fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun))));
     }
-    for (TraceEventRecord e : change.events) {
-      e.run_id = id;
-      e.sequence = ++sequence;
-      e.prev_hash = prev_hash;
-      e.hash = ComputeTraceEventHash(e);
-      prev_hash = e.hash;
-      std::optional<std::string> decision;
-      if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
+    // Events go in multi-row INSERTs of up to 500 rows (14 parameters each;
+    // a statement takes at most 65,535).
+    constexpr size_t kRowsPerInsert = 500;
+    for (size_t first = 0; first < change.events.size(); first += kRowsPerInsert) {
       Params p;
-      p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
-      p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
-      p.Add(CanonicalJson(e.budget_snapshot)).Add(e.prev_hash).Add(e.hash);
-      PG_DO(Run(conn, fmt::format("INSERT INTO trace_events ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-                                             "$9, $10, $11, $12, $13, $14)",
-                                             kEventColumns),
-                           p));
+      std::string values;
+      int n = 0;
+      for (size_t i = first; i < std::min(change.events.size(), first + kRowsPerInsert); ++i) {
+        TraceEventRecord e = change.events[i];
+        e.run_id = id;
+        e.sequence = ++sequence;
+        e.prev_hash = prev_hash;
+        e.hash = ComputeTraceEventHash(e);
+        prev_hash = e.hash;
+        std::optional<std::string> decision;
+        if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
+        p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
+        p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
+        p.Add(CanonicalJson(e.budget_snapshot)).Add(e.prev_hash).Add(e.hash);
+        values += values.empty() ? "(" : ", (";
+        for (int k = 1; k <= 14; ++k) values += fmt::format("{}${}", k == 1 ? "" : ", ", n * 14 + k);
+        values += ")";
+        ++n;
+      }
+      PG_DO(Run(conn, fmt::format("INSERT INTO trace_events ({}) VALUES {}", kEventColumns, values), p));
     }
   }
   return {};

@@ -276,6 +276,14 @@ TEST_P(StoreTest, HashChainIsTheSameOnEveryBackend) {
   }
 }
 
+TEST_P(StoreTest, ManyEventsInOneChangeStayGaplessAndChained) {
+  Change change = NewRunChange("r1");
+  for (int i = 0; i < 1200; ++i) change.events.push_back(MakeEvent("bulk-" + std::to_string(i), "x"));
+  ASSERT_TRUE(store_->CreateRun(change));
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w")));
+  EXPECT_EQ(CheckedTrace(*store_, "r1").size(), 1203u);
+}
+
 TEST_P(StoreTest, TracePagingUsesAnExclusiveCursorAndReportsHasMore) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
   Change change;
