@@ -228,11 +228,14 @@ class GuardedServer final : public httplib::Server {
     t_connection = &state;
     GuardedStream stream(sock, options_, state);
     bool ok = true;
+    const auto accepted = SteadyClock::now();
     for (size_t served = 0; served < options_.keep_alive_max_requests; ++served) {
       // Idle wait for the next request (the first one, too), watching for Stop().
       if (!stream.HasBuffered() && !WaitForRequest(sock, served == 0)) break;
       state = ConnectionState{};
-      state.deadline = SteadyClock::now() + std::chrono::milliseconds(options_.request_timeout_ms);
+      // The first request must be complete within the limit of the accept;
+      // later ones within the limit of their first byte.
+      state.deadline = (served == 0 ? accepted : SteadyClock::now()) + std::chrono::milliseconds(options_.request_timeout_ms);
       bool last = served + 1 == options_.keep_alive_max_requests || svr_sock_ == INVALID_SOCKET;
       bool closed_by_client = false;
       ok = process_request(stream, last, closed_by_client, nullptr);
