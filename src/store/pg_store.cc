@@ -337,10 +337,13 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
   }
   // A run created by this transaction has no artifacts or events yet.
   const bool created = !expected_version;
-  if (!change.artifacts.empty() && !created) {
-    PG_TRY(count, Run(conn, "SELECT count(*) FROM artifacts WHERE run_id = $1", Params().Add(id)));
-    if (Int(count.get(), 0, 0) + static_cast<int64_t>(change.artifacts.size()) >
-        static_cast<int64_t>(kMaxArtifactsPerRun)) {
+  if (!change.artifacts.empty()) {
+    int64_t stored = 0;
+    if (!created) {
+      PG_TRY(count, Run(conn, "SELECT count(*) FROM artifacts WHERE run_id = $1", Params().Add(id)));
+      stored = Int(count.get(), 0, 0);
+    }
+    if (stored + static_cast<int64_t>(change.artifacts.size()) > static_cast<int64_t>(kMaxArtifactsPerRun)) {
       return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
                                            fmt::format("Run artifact limit of {} reached", kMaxArtifactsPerRun))));
     }

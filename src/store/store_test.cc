@@ -373,6 +373,13 @@ TEST_P(StoreTest, ArtifactLimitPerRunIsEnforcedInsideTheTransaction) {
     change.artifacts.push_back(
         MakeArtifact({"n" + std::to_string(i), "r1", "Note", "1.0", "w", "", {}, "none", "t"}, Json{{"i", i}}));
   }
+  Change too_many = change;
+  too_many.run.run_id = "r0";
+  for (auto& a : too_many.artifacts) a.meta.run_id = "r0";
+  too_many.artifacts.push_back(MakeArtifact({"extra", "r0", "Note", "1.0", "w", "", {}, "none", "t"}, Json{{"i", -1}}));
+  auto refused = store_->CreateRun(too_many);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kResourceExhausted);
   ASSERT_TRUE(store_->CreateRun(change));
   Change one_more = AdvanceChange("r1", 1, "w");
   auto result = store_->ApplyChange("r1", 1, one_more);
