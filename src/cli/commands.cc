@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -25,8 +28,11 @@
 #include "controller/run_service.h"
 #include "controller/views.h"
 #include "mcp/child_client.h"
+#include "mcp/http_transport.h"
 #include "mcp/server.h"
 #include "mcp/stdio.h"
+#include "store/open_store.h"
+#include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "store/state_dir.h"
 
@@ -35,14 +41,19 @@ namespace {
 
 struct Options {
   std::string repo;
-  std::string db;
+  std::string db;  // a SQLite file path, or a postgresql:// URL
   bool json = false;
+  // serve --http
+  std::string http;
+  std::string auth_token_file;
+  std::vector<std::string> allow_origins;
+  std::vector<std::string> allow_hosts;
 };
 
 // Everything a command needs: where state lives, the open store, the service.
 struct Context {
   store::StateLocation location;
-  std::unique_ptr<store::SqliteStore> store;
+  std::unique_ptr<store::Store> store;
   SystemClock clock;
   RandomIdSource ids;
   std::unique_ptr<controller::RunService> service;
@@ -59,7 +70,9 @@ Result<store::StateLocation> Locate(const Options& options) {
   store::Environment env = store::CurrentEnvironment();
   if (!options.repo.empty()) env["TELIC_REPOSITORY_ROOT"] = options.repo;
   TELIC_ASSIGN_OR_RETURN(store::StateLocation location, store::ResolveStateLocation(env, CurrentDirectory()));
-  if (!options.db.empty()) {
+  if (store::IsPostgresUrl(options.db)) {
+    location.ledger_path = options.db;  // the state dir stays the default (excluded from grounding)
+  } else if (!options.db.empty()) {
     location.ledger_path = std::filesystem::absolute(options.db).lexically_normal().string();
     location.state_dir = std::filesystem::path(location.ledger_path).parent_path().string();
   }
@@ -70,15 +83,23 @@ Result<store::StateLocation> Locate(const Options& options) {
 Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create) {
   auto context = std::make_unique<Context>();
   TELIC_ASSIGN_OR_RETURN(context->location, Locate(options));
-  if (!create && !std::filesystem::exists(context->location.ledger_path)) {
+  bool postgres = store::IsPostgresUrl(options.db);
+  if (!create && !postgres && !std::filesystem::exists(context->location.ledger_path)) {
     return Fail(ErrorCode::kNotFound, fmt::format("No Telic ledger exists at {}", context->location.state_dir));
   }
   if (options.db.empty()) TELIC_RETURN_IF_ERROR(store::PrepareStateDir(context->location));
-  TELIC_ASSIGN_OR_RETURN(context->store, store::SqliteStore::Open(context->location.ledger_path));
+  TELIC_ASSIGN_OR_RETURN(context->store, store::OpenStore(context->location.ledger_path));
   context->service = std::make_unique<controller::RunService>(*context->store, context->clock, context->ids,
                                                                context->location.repository_root);
   context->service->set_grounder(controller::MakeRepositoryGrounder({context->location.state_dir}));
-  TELIC_ASSIGN_OR_RETURN(context->graph, OpenGraph(context->location.ledger_path, *context->store, context->clock, context->ids));
+  // The task graph has a SQLite store only: with PostgreSQL it lives in the
+  // state directory's telic-tasks.sqlite3 (docs/DECISIONS.md D43).
+  std::string task_ledger = context->location.ledger_path;
+  if (postgres) {
+    TELIC_RETURN_IF_ERROR(store::PrepareStateDir(context->location));
+    task_ledger = (std::filesystem::path(context->location.state_dir) / "telic-tasks.sqlite3").string();
+  }
+  TELIC_ASSIGN_OR_RETURN(context->graph, OpenGraph(task_ledger, *context->store, context->clock, context->ids));
   return context;
 }
 
@@ -89,6 +110,42 @@ int Failure(const Error& error) {
 
 void PrintJson(const Json& value, const Options& options) {
   std::cout << (options.json ? value.dump() : value.dump(2)) << "\n";
+}
+
+// The bearer token from --auth-token-file: the file's content without
+// surrounding whitespace; the file must not be readable by group or others.
+Result<std::string> ReadToken(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return Fail(ErrorCode::kFailedPrecondition, "cannot read --auth-token-file " + path);
+  if (st.st_mode & 077) {
+    return Fail(ErrorCode::kFailedPrecondition,
+                fmt::format("--auth-token-file {} is accessible by group or others; chmod 600 it", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  token.erase(token.begin(), std::find_if(token.begin(), token.end(), not_space));
+  token.erase(std::find_if(token.rbegin(), token.rend(), not_space).base(), token.end());
+  if (token.size() < 16) return Fail(ErrorCode::kFailedPrecondition, "the token in --auth-token-file must have at least 16 characters");
+  return token;
+}
+
+int ServeOverHttp(const Options& options, mcp::Server& server, Context& context) {
+  auto address = mcp::ParseListenAddress(options.http);
+  if (!address) return Failure(address.error());
+  mcp::HttpOptions http;
+  http.host = address->first;
+  http.port = address->second;
+  if (!options.auth_token_file.empty()) {
+    auto token = ReadToken(options.auth_token_file);
+    if (!token) return Failure(token.error());
+    http.auth_token = *token;
+  }
+  http.allowed_origins = options.allow_origins;
+  http.allowed_hosts = options.allow_hosts;
+  store::Store& ledger = *context.store;
+  http.readiness = [&ledger] { return store::CheckStoreReady(ledger); };
+  return mcp::ServeHttp(server, std::move(http), context.location.repository_root);
 }
 
 int Serve(const Options& options) {
@@ -104,6 +161,7 @@ int Serve(const Options& options) {
     if (tool.read_only || !payload.contains("run") || !payload.contains("nextAction")) return;
     (void)controller::UpdateActiveSession(state_dir, payload["run"], payload["nextAction"].value("id", ""));
   });
+  if (!options.http.empty()) return ServeOverHttp(options, server, **context);
   std::cerr << "Telic MCP ready for " << (*context)->location.repository_root << std::endl;
   return mcp::ServeStdio(server, stdin, stdout);
 }
@@ -212,9 +270,17 @@ int Doctor(const Options& options) {
     ok = false;
   } else {
     checks["repository"] = {{"ok", true}, {"root", location->repository_root}};
-    bool exists = std::filesystem::exists(location->ledger_path);
-    checks["ledger"] = {{"exists", exists}, {"stateDirectory", location->state_dir}, {"path", location->ledger_path}};
-    if (exists) {
+    bool postgres = store::IsPostgresUrl(location->ledger_path);
+    bool exists = postgres || std::filesystem::exists(location->ledger_path);
+    checks["ledger"] = {{"exists", exists}, {"stateDirectory", location->state_dir},
+                        {"path", postgres ? store::RedactPostgresUrl(location->ledger_path) : location->ledger_path}};
+    if (postgres) {
+      auto store = store::OpenStore(location->ledger_path);
+      bool healthy = store && store::CheckStoreReady(**store).has_value();
+      checks["ledger"]["integrity"] = healthy ? "ok" : "failed";
+      if (!store) checks["ledger"]["error"] = store.error().message();
+      ok = ok && healthy;
+    } else if (exists) {
       auto store = store::SqliteStore::Open(location->ledger_path);
       bool healthy = store && (*store)->CheckIntegrity().has_value();
       checks["ledger"]["integrity"] = healthy ? "ok" : "failed";
@@ -321,7 +387,8 @@ int RunCli(int argc, char** argv) {
   Options options;
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
-    sub->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
+    sub->add_option("--db", options.db,
+                    "SQLite ledger file to use instead of the state directory's, or a postgresql:// URL (shared store)");
     sub->add_flag("--json", options.json, "machine-readable JSON output");
   };
   std::string run_id, second;
@@ -370,6 +437,13 @@ int RunCli(int argc, char** argv) {
   auto* broker_gate = app.add_subcommand("broker-gate", "host hook: decide one tool call read from stdin against the active run");
   broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
   broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
+  for (auto* sub : {serve, mcp_alias}) {
+    sub->add_option("--http", options.http, "serve MCP Streamable HTTP on HOST:PORT (POST /mcp) instead of stdio");
+    sub->add_option("--auth-token-file", options.auth_token_file,
+                    "require this bearer token on every HTTP request (needed to listen beyond loopback)");
+    sub->add_option("--allow-origin", options.allow_origins, "an extra Origin allowed over HTTP (exact, repeatable)");
+    sub->add_option("--allow-host", options.allow_hosts, "an extra Host header value allowed over HTTP (repeatable)");
+  }
 
   try {
     app.parse(argc, argv);

@@ -11,6 +11,7 @@
 #include "mcp/child_client.h"
 #include "mcp/server.h"
 #include "schema/embedded.h"
+#include "store/pg_store.h"
 
 namespace telic::cli {
 namespace {
@@ -173,7 +174,9 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
                   replay["report"]["stateCheck"]["consistent"].get<bool>() ? "consistent" : "INCONSISTENT"));
   int status = client->Close();
   if (status != 0) return Fail(ErrorCode::kInternal, fmt::format("telic serve exited with {}", status));
-  std::string ledger = options.db.empty() ? (state / "telic.sqlite3").string() : options.db;
+  std::string ledger = options.db.empty()                  ? (state / "telic.sqlite3").string()
+                       : store::IsPostgresUrl(options.db) ? store::RedactPostgresUrl(options.db)
+                                                          : options.db;
   say(fmt::format("\nledger: {}\nsee it with:\n  telic runs --db {}\n  telic show {} --db {}\n  telic trace {} --db {}\n"
                   "  telic verify {} --db {}\n  telic replay {} --db {}",
                   ledger, ledger, run_id, ledger, run_id, ledger, run_id, ledger, run_id, ledger));

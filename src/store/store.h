@@ -1,7 +1,8 @@
 // The Store interface: every state change of a run is one transaction.
 //
-// Implementations: SqliteStore (embedded default). A PostgreSQL store
-// implements the same interface; callers never know which one they hold.
+// Implementations: SqliteStore (embedded default) and PgStore (PostgreSQL,
+// shared by several instances); OpenStore picks one from --db. Callers never
+// know which one they hold.
 #pragma once
 
 #include <cstdint>

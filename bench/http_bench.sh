@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# HTTP benchmark (issue 8): MCP tools/call over Streamable HTTP, measured with
+# wrk (Debian package) — requests/s and p50/p99 latency for one instance on
+# SQLite, one instance on PostgreSQL and two instances on one PostgreSQL, for
+# a write (telic_start_run: one transaction with 2 artifacts + 2 events) and a
+# read (telic_get_run); plus MCP ping as the transport-only baseline. The write rows compare SQLite and PostgreSQL write
+# throughput in the same run. PostgreSQL runs durable (fsync on), as SQLite
+# does (synchronous=FULL).
+#
+# Usage: bench/http_bench.sh [TELIC_BINARY]
+# Environment: DURATION seconds per measurement (10), CONNECTIONS (16),
+# THREADS wrk threads (2; even, split over the instances).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+telic="$(realpath "${1:-$root/build/telic}")"
+duration="${DURATION:-10}"
+connections="${CONNECTIONS:-16}"
+threads="${THREADS:-2}"
+command -v wrk >/dev/null || { echo "wrk not found: run scripts/setup (Debian package wrk)" >&2; exit 2; }
+[[ -x "$telic" ]] || { echo "telic binary not found: $telic" >&2; exit 2; }
+
+work="$(mktemp -d /tmp/telic-http-bench.XXXXXX)"
+pg_dir="$(mktemp -d /tmp/telic-bench-pg.XXXXXX)"  # its own: the server may run as another user
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  "$root/scripts/pg-test-server" stop "$pg_dir" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/repo" "$work/state"
+echo "# bench" >"$work/repo/README.md"
+export TELIC_REPOSITORY_ROOT="$work/repo" TELIC_STATE_DIR="$work/state"
+
+pg_url="$(PG_DURABLE=1 "$root/scripts/pg-test-server" start "$pg_dir")"
+
+new_schema() {  # a fresh schema on the server; prints its URL
+  local schema="bench_$RANDOM$RANDOM"
+  psql -X -q -d "$pg_url" -c "CREATE SCHEMA $schema" >/dev/null
+  echo "${pg_url}&options=-csearch_path%3D${schema}"
+}
+
+serve() {  # serve DB -> sets $port to that of a new `telic serve --http` (no subshell: keeps $pids)
+  local log="$work/serve-$RANDOM.log"
+  : >"$log"
+  "$telic" serve --http 127.0.0.1:0 --db "$1" 2>"$log" &
+  pids+=($!)
+  for _ in $(seq 1 300); do
+    if grep -q "Telic MCP ready" "$log"; then
+      port="$(sed -n 's/.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$log" | head -n 1)"
+      return
+    fi
+    sleep 0.1
+  done
+  echo "telic serve did not start: $(cat "$log")" >&2
+  exit 1
+}
+
+mcp() {  # mcp PORT SESSION BODY -> prints the response (SESSION "" initializes)
+  python3 - "$@" <<'PY'
+import http.client, sys
+port, session, body = sys.argv[1], sys.argv[2], sys.argv[3]
+conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+if session:
+    headers["Mcp-Session-Id"] = session
+conn.request("POST", "/mcp", body=body, headers=headers)
+response = conn.getresponse()
+data = response.read().decode()
+print(response.getheader("Mcp-Session-Id") if not session else data)
+PY
+}
+
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
+write_body='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"telic_start_run","arguments":{"original_request":"benchmark: explain how the entry point is wired","mode":"report_only"}}}'
+
+# measure LABEL KIND DB [DB...]: one instance per DB, wrk spread over them.
+measure() {
+  local label="$1" kind="$2"
+  shift 2
+  local targets="" body="$write_body" port session run_id
+  for db in "$@"; do
+    serve "$db"
+    session="$(mcp "$port" "" "$init")"
+    targets="${targets:+$targets,}127.0.0.1:$port=$session"
+  done
+  if [[ "$kind" == ping ]]; then
+    body='{"jsonrpc":"2.0","id":4,"method":"ping"}'
+  elif [[ "$kind" == read ]]; then
+    run_id="$(mcp "$port" "$session" "$write_body" | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["structuredContent"]["run"]["runId"])')"
+    body="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"telic_get_run\",\"arguments\":{\"run_id\":\"$run_id\"}}}"
+  fi
+  local line
+  line="$(TELIC_TARGETS="$targets" TELIC_BODY="$body" wrk -t "$threads" -c "$connections" -d "${duration}s" \
+          -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$port/mcp" | grep '^RESULT')"
+  printf '%-34s %-6s %s\n' "$label" "$kind" "${line#RESULT }"
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+}
+
+echo "telic HTTP benchmark: wrk -t$threads -c$connections -d${duration}s, $(nproc) cores, $(date -u +%FT%TZ)"
+shared="$(new_schema)"
+measure "1 instance, SQLite" write "$work/state/bench.sqlite3"
+measure "1 instance, PostgreSQL" write "$(new_schema)"
+measure "2 instances, one PostgreSQL" write "$shared" "$shared"
+measure "1 instance, SQLite" read "$work/state/bench.sqlite3"
+measure "1 instance, PostgreSQL" read "$shared"
+measure "2 instances, one PostgreSQL" read "$shared" "$shared"
+measure "1 instance (transport only)" ping "$work/state/bench.sqlite3"

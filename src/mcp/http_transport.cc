@@ -1,0 +1,682 @@
+#include "mcp/http_transport.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <iostream>
+#include <list>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <openssl/crypto.h>
+
+#include "base/ids.h"
+#include "base/sha256.h"
+#include "base/text.h"
+#include "mcp/jsonrpc.h"
+
+namespace telic::mcp {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The connection a worker thread is serving, for the handlers on that thread.
+struct ConnectionState {
+  SteadyClock::time_point deadline = SteadyClock::time_point::max();  // to finish reading the request
+  bool reading_head = true;     // head bytes count against max_head_bytes
+  size_t head_bytes = 0;
+  bool close_after = false;     // the response ends the connection (unread body, limits)
+};
+thread_local ConnectionState* t_connection = nullptr;
+thread_local bool t_shed = false;  // the queue is full: answer 503 and close
+
+// A socket stream with the limits httplib 0.11 lacks: a deadline for reading
+// a whole request and a cap on the bytes of its head.
+class GuardedStream final : public httplib::Stream {
+ public:
+  GuardedStream(int fd, const HttpOptions& options, ConnectionState& state)
+      : fd_(fd), options_(options), state_(state) {}
+
+  bool HasBuffered() const { return pos_ < end_; }
+
+  bool is_readable() const override { return HasBuffered() || Wait(POLLIN, options_.io_timeout_ms); }
+  bool is_writable() const override { return Wait(POLLOUT, options_.io_timeout_ms); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (!HasBuffered()) {
+      if (!Wait(POLLIN, options_.io_timeout_ms)) return -1;
+      ssize_t n;
+      do {
+        n = ::recv(fd_, buffer_, sizeof buffer_, 0);
+      } while (n < 0 && errno == EINTR);
+      if (n <= 0) return n;
+      pos_ = 0;
+      end_ = static_cast<size_t>(n);
+    }
+    size_t n = std::min(size, end_ - pos_);
+    if (state_.reading_head) {
+      state_.head_bytes += n;
+      if (state_.head_bytes > options_.max_head_bytes) {
+        state_.close_after = true;
+        return -1;
+      }
+    }
+    std::memcpy(ptr, buffer_ + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    size_t done = 0;
+    while (done < size) {
+      if (!WaitWritable()) return done > 0 ? static_cast<ssize_t>(done) : -1;
+      ssize_t n = ::send(fd_, ptr + done, size - done, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return done > 0 ? static_cast<ssize_t>(done) : -1;
+      done += static_cast<size_t>(n);
+    }
+    return static_cast<ssize_t>(done);
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { Address(false, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { Address(true, ip, port); }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  // Waits for `events` at most `timeout_ms`, and never past the request deadline.
+  bool Wait(short events, int timeout_ms) const {
+    auto limit = SteadyClock::now() + std::chrono::milliseconds(timeout_ms);
+    if (events == POLLIN && state_.deadline < limit) limit = state_.deadline;
+    while (true) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - SteadyClock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{fd_, events, 0};
+      int rc = ::poll(&p, 1, static_cast<int>(left));
+      if (rc < 0 && errno == EINTR) continue;
+      return rc > 0;
+    }
+  }
+  bool WaitWritable() const { return Wait(POLLOUT, options_.io_timeout_ms); }
+
+  void Address(bool local, std::string& ip, int& port) const {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    int rc = local ? ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len)
+                   : ::getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    if (rc != 0) return;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (addr.ss_family == AF_INET) {
+      auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+      ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+      port = ntohs(a->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+      ::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
+      port = ntohs(a->sin6_port);
+    }
+    ip = text;
+  }
+
+  int fd_;
+  const HttpOptions& options_;
+  ConnectionState& state_;
+  char buffer_[4096];
+  size_t pos_ = 0;
+  size_t end_ = 0;
+};
+
+// A fixed pool of workers with a bounded queue. When the queue is full the
+// connection is not queued: it is answered 503 on the accepting thread and
+// closed, so a flood cannot grow memory or latency without bound.
+class BoundedPool final : public httplib::TaskQueue {
+ public:
+  BoundedPool(int threads, size_t max_queue) : max_queue_(max_queue) {
+    for (int i = 0; i < std::max(1, threads); ++i) workers_.emplace_back([this] { Work(); });
+  }
+  ~BoundedPool() override = default;
+
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (jobs_.size() < max_queue_) {
+        jobs_.push_back(std::move(fn));
+        cond_.notify_one();
+        return;
+      }
+    }
+    t_shed = true;
+    fn();
+    t_shed = false;
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    cond_.notify_all();
+    for (auto& worker : workers_) worker.join();
+  }
+
+ private:
+  void Work() {
+    while (true) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        cond_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stopping, and every queued connection was served
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  size_t max_queue_;
+  std::vector<std::thread> workers_;
+  std::list<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::mutex mutex_;
+  std::condition_variable cond_;
+};
+
+// httplib's server with telic's own connection loop (GuardedStream, keep-alive
+// limits, load shedding); the HTTP parsing and routing stay httplib's.
+class GuardedServer final : public httplib::Server {
+ public:
+  explicit GuardedServer(const HttpOptions& options) : options_(options) {
+    new_task_queue = [this] {
+      return new BoundedPool(options_.worker_threads, options_.max_queued_connections);
+    };
+  }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    if (t_shed) {
+      static const char kBusy[] =
+          "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      (void)::send(sock, kBusy, sizeof kBusy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      ::shutdown(sock, SHUT_RDWR);
+      ::close(sock);
+      return false;
+    }
+    // Responses go out as headers + body writes: without TCP_NODELAY the body
+    // would wait for the client's delayed ACK (~40 ms per request).
+    int one = 1;
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ConnectionState state;
+    t_connection = &state;
+    GuardedStream stream(sock, options_, state);
+    bool ok = true;
+    const auto accepted = SteadyClock::now();
+    for (size_t served = 0; served < options_.keep_alive_max_requests; ++served) {
+      // Idle wait for the next request (the first one, too), watching for Stop().
+      if (!stream.HasBuffered() && !WaitForRequest(sock, served == 0)) break;
+      state = ConnectionState{};
+      // The first request must be complete within the limit of the accept;
+      // later ones within the limit of their first byte.
+      state.deadline = (served == 0 ? accepted : SteadyClock::now()) + std::chrono::milliseconds(options_.request_timeout_ms);
+      bool last = served + 1 == options_.keep_alive_max_requests || svr_sock_ == INVALID_SOCKET;
+      bool closed_by_client = false;
+      ok = process_request(stream, last, closed_by_client, nullptr);
+      if (!ok || closed_by_client || last || state.close_after) break;
+    }
+    t_connection = nullptr;
+    if (state.close_after) LingeringClose(sock);
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ok;
+  }
+
+  // After refusing a request whose body was not read: stop sending, then
+  // discard what the client is still sending (at most 2 s), so that it gets
+  // to read the refusal instead of a reset.
+  static void LingeringClose(int fd) {
+    ::shutdown(fd, SHUT_WR);
+    auto limit = SteadyClock::now() + std::chrono::seconds(2);
+    char sink[16384];
+    while (true) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - SteadyClock::now()).count();
+      if (left <= 0) return;
+      pollfd p{fd, POLLIN, 0};
+      int rc = ::poll(&p, 1, static_cast<int>(left));
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc <= 0) return;
+      ssize_t n = ::recv(fd, sink, sizeof sink, 0);
+      if (n <= 0 && !(n < 0 && errno == EINTR)) return;
+    }
+  }
+
+  bool WaitForRequest(int fd, bool first) {
+    auto limit = SteadyClock::now() + (first ? std::chrono::milliseconds(options_.request_timeout_ms)
+                                             : std::chrono::milliseconds(options_.keep_alive_timeout_s * 1000));
+    while (svr_sock_ != INVALID_SOCKET) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - SteadyClock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{fd, POLLIN, 0};
+      int rc = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 200)));
+      if (rc < 0 && errno != EINTR) return false;
+      if (rc > 0) return true;
+    }
+    return false;
+  }
+
+  const HttpOptions& options_;
+};
+
+struct Session {
+  std::string protocol_version;
+  SteadyClock::time_point last_used;
+};
+
+constexpr const char* kJson = "application/json";
+
+// A JSON-RPC error body for transport-level failures (id null), as SDKs expect.
+std::string TransportError(std::string_view message, int code = -32000) {
+  return ErrorResponse(nullptr, code, message);
+}
+
+bool MediaTypeIs(const std::string& header, std::string_view type) {
+  std::string value = Lower(header.substr(0, header.find(';')));
+  value.erase(std::remove(value.begin(), value.end(), ' '), value.end());
+  return value == type;
+}
+
+bool AcceptsJson(const std::string& accept) {
+  if (accept.empty()) return true;
+  std::string value = Lower(accept);
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find(',', start);
+    std::string item = value.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    item = item.substr(0, item.find(';'));
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    if (item == "application/json" || item == "application/*" || item == "*/*") return true;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
+    return Fail(ErrorCode::kInvalidArgument, fmt::format("--http expects HOST:PORT, got \"{}\"", text));
+  }
+  std::string host(text.substr(0, colon));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  std::string_view port_text = text.substr(colon + 1);
+  int port = 0;
+  for (char c : port_text) {
+    if (c < '0' || c > '9' || port > 65535) return Fail(ErrorCode::kInvalidArgument, fmt::format("bad port in \"{}\"", text));
+    port = port * 10 + (c - '0');
+  }
+  if (port > 65535) return Fail(ErrorCode::kInvalidArgument, fmt::format("bad port in \"{}\"", text));
+  return std::make_pair(host, port);
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  std::string h = Lower(host);
+  if (h == "localhost" || h == "::1") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  return false;
+}
+
+bool SecretsEqual(std::string_view a, std::string_view b) {
+  std::string da = Sha256Hex(a), db = Sha256Hex(b);
+  return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;
+}
+
+class HttpTransport::Impl {
+ public:
+  Impl(Server& server, HttpOptions options) : server_(server), options_(std::move(options)), http_(options_) {}
+
+  Status Bind(int& port_out) {
+    if (!IsLoopbackHost(options_.host) && options_.auth_token.empty()) {
+      return Fail(ErrorCode::kFailedPrecondition,
+                  fmt::format("refusing to listen on non-loopback address {} without --auth-token-file", options_.host));
+    }
+    http_.set_keep_alive_max_count(options_.keep_alive_max_requests);
+    http_.set_keep_alive_timeout(options_.keep_alive_timeout_s);
+    http_.set_read_timeout(options_.io_timeout_ms / 1000, (options_.io_timeout_ms % 1000) * 1000);
+    http_.set_write_timeout(options_.io_timeout_ms / 1000, (options_.io_timeout_ms % 1000) * 1000);
+    http_.set_payload_max_length(options_.max_body_bytes);
+    http_.set_tcp_nodelay(true);
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      return Guard(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
+    });
+    http_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      res.status = 500;
+      res.set_content(TransportError("Internal error", kInternalError), kJson);
+    });
+    http_.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Post(req, res); });
+    http_.Delete("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Delete(req, res); });
+    http_.Get("/mcp", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "POST, DELETE");
+      res.set_content(TransportError("Method Not Allowed: this server sends no server-initiated messages"), kJson);
+    });
+    http_.Options("/mcp", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 204;
+      res.set_header("Allow", "POST, DELETE, OPTIONS");
+    });
+    http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"status":"ok"})", kJson);
+    });
+    http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+      Status ready = options_.readiness ? options_.readiness() : Ok();
+      if (ready) {
+        res.set_content(R"({"status":"ready"})", kJson);
+      } else {
+        res.status = 503;
+        res.set_content(Compact(Json{{"status", "unavailable"}, {"error", CleanMessage(ready.error().message(), 300)}}),
+                        kJson);
+      }
+    });
+    int port = options_.port;
+    if (port == 0) {
+      port = http_.bind_to_any_port(options_.host);
+      if (port <= 0) return Fail(ErrorCode::kUnavailable, fmt::format("cannot listen on {}:0", options_.host));
+    } else if (!http_.bind_to_port(options_.host, port)) {
+      return Fail(ErrorCode::kUnavailable, fmt::format("cannot listen on {}:{}", options_.host, port));
+    }
+    port_ = port;
+    port_out = port;
+    AllowHost(options_.host, port);
+    if (IsLoopbackHost(options_.host)) {
+      for (const char* name : {"127.0.0.1", "localhost", "::1"}) AllowHost(name, port);
+    }
+    for (const auto& extra : options_.allowed_hosts) allowed_hosts_.push_back(Lower(extra));
+    for (const auto& origin : options_.allowed_origins) allowed_origins_.push_back(Lower(origin));
+    return Ok();
+  }
+
+  bool Run() { return http_.listen_after_bind(); }
+  void Stop() { http_.stop(); }
+
+  size_t SessionCount() {
+    std::lock_guard lock(mutex_);
+    return sessions_.size();
+  }
+
+ private:
+  void AllowHost(const std::string& host, int port) {
+    std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+    allowed_hosts_.push_back(Lower(fmt::format("{}:{}", h, port)));
+    allowed_origins_.push_back(Lower(fmt::format("http://{}:{}", h, port)));
+  }
+
+  // Ends the connection after this response (its body may be unread).
+  static void CloseAfter(httplib::Response& res) {
+    if (t_connection) t_connection->close_after = true;
+    res.set_header("Connection", "close");
+  }
+
+  static void Reject(httplib::Response& res, int status, std::string_view message) {
+    res.status = status;
+    res.set_content(TransportError(message), kJson);
+  }
+
+  // Checks every request before its body is read: Host, Origin, token, limits.
+  bool Guard(const httplib::Request& req, httplib::Response& res) {
+    if (t_connection) t_connection->reading_head = false;
+    std::string host = Lower(req.get_header_value("Host"));
+    if (req.get_header_value_count("Host") != 1 ||
+        std::find(allowed_hosts_.begin(), allowed_hosts_.end(), host) == allowed_hosts_.end()) {
+      CloseAfter(res);
+      Reject(res, 403, "Forbidden: Host header is not allowed");
+      return false;
+    }
+    if (req.has_header("Origin")) {
+      std::string origin = Lower(req.get_header_value("Origin"));
+      if (req.get_header_value_count("Origin") != 1 ||
+          std::find(allowed_origins_.begin(), allowed_origins_.end(), origin) == allowed_origins_.end()) {
+        CloseAfter(res);
+        Reject(res, 403, "Forbidden: Origin is not allowed");
+        return false;
+      }
+      // Exactly the caller's (allowed) origin, never a wildcard.
+      res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+      res.set_header("Vary", "Origin");
+      res.set_header("Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version");
+      if (req.method == "OPTIONS") {
+        res.set_header("Access-Control-Allow-Methods", "POST, DELETE, OPTIONS");
+        res.set_header("Access-Control-Allow-Headers",
+                       "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+        res.set_header("Access-Control-Max-Age", "600");
+      }
+    }
+    if (!options_.auth_token.empty() && req.method != "OPTIONS") {
+      std::string authorization = req.get_header_value("Authorization");
+      constexpr std::string_view kBearer = "bearer ";
+      bool ok = req.get_header_value_count("Authorization") == 1 && authorization.size() > kBearer.size() &&
+                Lower(authorization.substr(0, kBearer.size())) == kBearer &&
+                SecretsEqual(std::string_view(authorization).substr(kBearer.size()), options_.auth_token);
+      if (!ok) {
+        CloseAfter(res);
+        res.set_header("WWW-Authenticate", "Bearer realm=\"telic\"");
+        Reject(res, 401, "Unauthorized: a valid bearer token is required");
+        return false;
+      }
+    }
+    if (req.has_header("Transfer-Encoding")) {
+      CloseAfter(res);
+      Reject(res, 411, "Length Required: send the body with Content-Length");
+      return false;
+    }
+    if (req.has_header("Content-Length")) {
+      const std::string length = req.get_header_value("Content-Length");
+      bool digits = !length.empty() && length.size() <= 12 &&
+                    std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!digits || std::stoull(length) > options_.max_body_bytes) {
+        CloseAfter(res);
+        Reject(res, digits ? 413 : 400,
+               digits ? fmt::format("Payload Too Large: the limit is {} bytes", options_.max_body_bytes)
+                      : std::string("Bad Request: invalid Content-Length"));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Finds the session named by Mcp-Session-Id; answers 400/404 when absent.
+  bool LookupSession(const httplib::Request& req, httplib::Response& res, std::string& id, Session& session) {
+    if (!req.has_header("Mcp-Session-Id")) {
+      Reject(res, 400, "Bad Request: Mcp-Session-Id header is required");
+      return false;
+    }
+    id = req.get_header_value("Mcp-Session-Id");
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(id);
+    auto now = SteadyClock::now();
+    if (it != sessions_.end() && now - it->second.last_used > std::chrono::seconds(options_.session_idle_timeout_s)) {
+      sessions_.erase(it);
+      it = sessions_.end();
+    }
+    if (it == sessions_.end()) {
+      Reject(res, 404, "Not Found: unknown or terminated session; initialize a new one");
+      return false;
+    }
+    it->second.last_used = now;
+    session = it->second;
+    return true;
+  }
+
+  // MCP-Protocol-Version, when sent, must be supported and (in a session) the negotiated one.
+  bool CheckProtocolVersion(const httplib::Request& req, httplib::Response& res, const Session* session) {
+    if (!req.has_header("MCP-Protocol-Version")) return true;  // the spec's fallback: 2025-03-26
+    std::string version = req.get_header_value("MCP-Protocol-Version");
+    const auto& supported = SupportedProtocolVersions();
+    if (std::find(supported.begin(), supported.end(), version) == supported.end()) {
+      Reject(res, 400, fmt::format("Bad Request: unsupported MCP-Protocol-Version \"{}\"", CleanMessage(version, 64)));
+      return false;
+    }
+    if (session && version != session->protocol_version) {
+      Reject(res, 400, fmt::format("Bad Request: MCP-Protocol-Version {} differs from the negotiated {}", version,
+                                   session->protocol_version));
+      return false;
+    }
+    return true;
+  }
+
+  // Counts requests being handled; false (503) when at the limit.
+  class InFlight {
+   public:
+    InFlight(std::atomic<int>& counter, int limit) : counter_(counter) { ok_ = ++counter_ <= limit; }
+    ~InFlight() { --counter_; }
+    bool ok() const { return ok_; }
+
+   private:
+    std::atomic<int>& counter_;
+    bool ok_;
+  };
+
+  void Post(const httplib::Request& req, httplib::Response& res) {
+    if (!MediaTypeIs(req.get_header_value("Content-Type"), "application/json")) {
+      return Reject(res, 415, "Unsupported Media Type: Content-Type must be application/json");
+    }
+    if (!AcceptsJson(req.get_header_value("Accept"))) {
+      return Reject(res, 406, "Not Acceptable: the client must accept application/json");
+    }
+    Classified classified = ClassifyLine(req.body, options_.max_body_bytes);
+    if (classified.error_response) {
+      res.status = 400;
+      res.set_content(*classified.error_response, kJson);
+      return;
+    }
+    bool is_initialize = classified.message && classified.message->id && classified.message->method == "initialize";
+    if (is_initialize) return Initialize(req, res);
+    std::string id;
+    Session session;
+    if (!LookupSession(req, res, id, session)) return;
+    if (!CheckProtocolVersion(req, res, &session)) return;
+    if (!classified.message || !classified.message->id) {
+      res.status = 202;  // a notification or a client response: accepted, nothing to answer
+      return;
+    }
+    InFlight in_flight(in_flight_, options_.max_in_flight);
+    if (!in_flight.ok()) {
+      res.set_header("Retry-After", "1");
+      return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
+    }
+    std::optional<std::string> reply = server_.HandleLine(req.body);
+    res.set_header("Mcp-Session-Id", id);
+    if (reply) res.set_content(*reply, kJson);
+    else res.status = 202;
+  }
+
+  void Initialize(const httplib::Request& req, httplib::Response& res) {
+    if (!CheckProtocolVersion(req, res, nullptr)) return;
+    std::optional<std::string> reply = server_.HandleLine(req.body);
+    if (!reply) return Reject(res, 500, "Internal error: initialize produced no reply");
+    Json parsed = Json::parse(*reply, nullptr, false);
+    if (!parsed.is_object() || !parsed.contains("result")) {  // invalid params: no session
+      res.status = 200;
+      res.set_content(*reply, kJson);
+      return;
+    }
+    std::string negotiated = parsed["result"].value("protocolVersion", "");
+    std::string id = RandomHex(32);
+    {
+      std::lock_guard lock(mutex_);
+      if (sessions_.size() >= options_.max_sessions) ExpireIdleSessions();
+      if (sessions_.size() >= options_.max_sessions) {
+        res.set_header("Retry-After", "5");
+        return Reject(res, 503, "Service Unavailable: too many sessions");
+      }
+      sessions_[id] = Session{negotiated, SteadyClock::now()};
+    }
+    res.set_header("Mcp-Session-Id", id);
+    res.set_content(*reply, kJson);
+  }
+
+  void Delete(const httplib::Request& req, httplib::Response& res) {
+    std::string id;
+    Session session;
+    if (!LookupSession(req, res, id, session)) return;
+    if (!CheckProtocolVersion(req, res, &session)) return;
+    std::lock_guard lock(mutex_);
+    sessions_.erase(id);
+    res.status = 204;
+  }
+
+  void ExpireIdleSessions() {
+    auto now = SteadyClock::now();
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if (now - it->second.last_used > std::chrono::seconds(options_.session_idle_timeout_s)) it = sessions_.erase(it);
+      else ++it;
+    }
+  }
+
+  Server& server_;
+  HttpOptions options_;
+  GuardedServer http_;
+  int port_ = 0;
+  std::vector<std::string> allowed_hosts_;
+  std::vector<std::string> allowed_origins_;
+  std::mutex mutex_;
+  std::map<std::string, Session> sessions_;
+  std::atomic<int> in_flight_{0};
+};
+
+HttpTransport::HttpTransport(Server& server, HttpOptions options)
+    : impl_(std::make_unique<Impl>(server, std::move(options))) {}
+HttpTransport::~HttpTransport() = default;
+
+Status HttpTransport::Bind() { return impl_->Bind(port_); }
+bool HttpTransport::Run() { return impl_->Run(); }
+void HttpTransport::Stop() { impl_->Stop(); }
+size_t HttpTransport::session_count() const { return impl_->SessionCount(); }
+
+int ServeHttp(Server& server, HttpOptions options, const std::string& repository_root) {
+  // Termination signals are taken by one thread (sigwait), which stops the server.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  HttpTransport transport(server, options);
+  if (auto bound = transport.Bind(); !bound) {
+    std::cerr << "Telic MCP failed: " << bound.error().message() << "\n";
+    return 1;
+  }
+  std::string host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  std::cerr << fmt::format("Telic MCP ready for {} at http://{}:{}/mcp", repository_root, host, transport.port())
+            << std::endl;
+  std::thread stopper([&transport, signals] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    transport.Stop();
+  });
+  bool ok = transport.Run();
+  // Wake the signal thread if the server stopped on its own.
+  pthread_kill(stopper.native_handle(), SIGTERM);
+  stopper.join();
+  return ok ? 0 : 1;
+}
+
+}  // namespace telic::mcp

@@ -1,0 +1,23 @@
+#include "store/open_store.h"
+
+#include "store/pg_store.h"
+#include "store/sqlite_store.h"
+
+namespace telic::store {
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url_or_path, int pg_pool_size) {
+  if (IsPostgresUrl(url_or_path)) {
+    TELIC_ASSIGN_OR_RETURN(std::unique_ptr<PgStore> store, PgStore::Open(url_or_path, pg_pool_size));
+    return std::unique_ptr<Store>(std::move(store));
+  }
+  TELIC_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(url_or_path));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+Status CheckStoreReady(Store& store) {
+  if (auto* pg = dynamic_cast<PgStore*>(&store)) return pg->Ping();
+  TELIC_RETURN_IF_ERROR(store.ListRuns(1));
+  return Ok();
+}
+
+}  // namespace telic::store

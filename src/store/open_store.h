@@ -1,0 +1,19 @@
+// Chooses the store from a --db value: a PostgreSQL URL or a SQLite file path.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "store/store.h"
+
+namespace telic::store {
+
+// "postgresql://..." / "postgres://..." open a PgStore (pool of up to
+// `pg_pool_size` connections); anything else is a SQLite ledger file path.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url_or_path, int pg_pool_size = 8);
+
+// A round trip proving the store answers (readiness checks).
+Status CheckStoreReady(Store& store);
+
+}  // namespace telic::store

@@ -1,0 +1,692 @@
+#include "store/pg_store.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "base/sha256.h"
+
+namespace telic::store {
+namespace {
+
+// Each entry upgrades the schema by one version; never edit a released entry.
+// Text columns that are sorted or compared use the "C" collation so ordering
+// is bytewise, exactly as in SQLite. JSON is kept as canonical TEXT (jsonb
+// would reorder keys and change the bytes the digests cover).
+const char* const kPgMigrations[] = {
+    // 1: runs, content-addressed blobs, artifacts, hash-chained trace events.
+    R"sql(
+CREATE TABLE runs (
+  run_id TEXT COLLATE "C" PRIMARY KEY,
+  schema_version TEXT NOT NULL,
+  repository_root TEXT NOT NULL,
+  requested_mode TEXT NOT NULL,
+  topology TEXT NOT NULL,
+  escalation_count BIGINT NOT NULL CHECK (escalation_count >= 0),
+  prior_run_id TEXT,
+  status TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  resume_phase TEXT,
+  version BIGINT NOT NULL CHECK (version >= 1),
+  prompt_revisions_remaining BIGINT NOT NULL CHECK (prompt_revisions_remaining >= 0),
+  remediations_remaining BIGINT NOT NULL CHECK (remediations_remaining >= 0),
+  outcome_hint TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT COLLATE "C" NOT NULL,
+  extra_json TEXT NOT NULL
+);
+CREATE INDEX runs_by_update ON runs (updated_at DESC, run_id);
+CREATE TABLE blobs (
+  sha256 TEXT COLLATE "C" PRIMARY KEY,
+  body TEXT NOT NULL
+);
+CREATE TABLE artifacts (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+  artifact_id TEXT COLLATE "C" NOT NULL,
+  type TEXT NOT NULL,
+  schema_version TEXT NOT NULL,
+  producer TEXT NOT NULL,
+  sha256 TEXT COLLATE "C" NOT NULL REFERENCES blobs (sha256),
+  source_refs_json TEXT NOT NULL,
+  redaction TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE (run_id, artifact_id)
+);
+CREATE TABLE trace_events (
+  run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (run_id),
+  sequence BIGINT NOT NULL CHECK (sequence >= 1),
+  event_id TEXT COLLATE "C" NOT NULL UNIQUE,
+  timestamp TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  input_refs_json TEXT NOT NULL,
+  output_refs_json TEXT NOT NULL,
+  permission_decision_json TEXT,
+  summary TEXT NOT NULL,
+  budget_snapshot_json TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (run_id, sequence)
+);
+CREATE FUNCTION telic_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  RAISE EXCEPTION 'telic: % rows are immutable and append-only', TG_TABLE_NAME;
+END
+$fn$;
+CREATE TRIGGER blobs_append_only BEFORE UPDATE OR DELETE ON blobs
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+CREATE TRIGGER blobs_no_truncate BEFORE TRUNCATE ON blobs
+  FOR EACH STATEMENT EXECUTE FUNCTION telic_refuse_change();
+CREATE TRIGGER artifacts_append_only BEFORE UPDATE OR DELETE ON artifacts
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+CREATE TRIGGER artifacts_no_truncate BEFORE TRUNCATE ON artifacts
+  FOR EACH STATEMENT EXECUTE FUNCTION telic_refuse_change();
+CREATE TRIGGER trace_append_only BEFORE UPDATE OR DELETE ON trace_events
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+CREATE TRIGGER trace_no_truncate BEFORE TRUNCATE ON trace_events
+  FOR EACH STATEMENT EXECUTE FUNCTION telic_refuse_change();
+)sql",
+};
+
+constexpr int kSchemaVersion = static_cast<int>(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]));
+// Serialises migrations of concurrently starting instances (pg_advisory_xact_lock key).
+constexpr const char* kMigrationLockKey = "7310455081224577024";
+// Serialization failures and deadlocks are retried this many times.
+constexpr int kMaxAttempts = 8;
+
+using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+// Why a statement failed, with the SQLSTATE when the server sent one.
+struct PgFailure {
+  std::string sqlstate;
+  std::string message;
+};
+
+// A failed statement, mapped to a telic error. 40001/40P01 are retryable.
+Error ToError(const PgFailure& f, std::string_view what) {
+  ErrorCode code = ErrorCode::kInternal;
+  const std::string& s = f.sqlstate;
+  if (s.empty() || s.starts_with("08") || s == "57P01" || s == "57P02" || s == "57P03" || s == "57014" ||
+      s == "55P03" || s == "40001" || s == "40P01" || s.starts_with("53")) {
+    code = ErrorCode::kUnavailable;
+  } else if (s == "23505") {
+    code = ErrorCode::kAlreadyExists;
+  }
+  std::string message = f.message;
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return Error(code, fmt::format("PostgreSQL {} failed: {}", what, message));
+}
+
+bool Retryable(const PgFailure& f) { return f.sqlstate == "40001" || f.sqlstate == "40P01"; }
+
+// Parameters of one statement as text (nullopt is SQL NULL).
+class Params {
+ public:
+  Params& Add(std::string_view v) {
+    values_.emplace_back(std::string(v));
+    return *this;
+  }
+  Params& Add(const std::string& v) { return Add(std::string_view(v)); }
+  Params& Add(const char* v) { return Add(std::string_view(v)); }
+  Params& Add(int64_t v) {
+    values_.emplace_back(std::to_string(v));
+    return *this;
+  }
+  Params& Add(const std::optional<std::string>& v) {
+    values_.push_back(v);
+    return *this;
+  }
+  std::vector<const char*> Pointers() const {
+    std::vector<const char*> out;
+    for (const auto& v : values_) out.push_back(v ? v->c_str() : nullptr);
+    return out;
+  }
+  std::vector<int> Lengths() const {
+    std::vector<int> out;
+    for (const auto& v : values_) out.push_back(v ? static_cast<int>(v->size()) : 0);
+    return out;
+  }
+  int size() const { return static_cast<int>(values_.size()); }
+
+ private:
+  std::vector<std::optional<std::string>> values_;
+};
+
+// Runs one statement; the rows on success, the failure otherwise.
+std::expected<ResultPtr, PgFailure> Run(PGconn* conn, const std::string& sql, const Params& params = Params()) {
+  auto values = params.Pointers();
+  auto lengths = params.Lengths();
+  ResultPtr result(PQexecParams(conn, sql.c_str(), params.size(), nullptr, values.data(), lengths.data(), nullptr, 0),
+                   &PQclear);
+  ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  PgFailure failure;
+  if (result) {
+    const char* state = PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
+    if (state) failure.sqlstate = state;
+    failure.message = PQresultErrorMessage(result.get());
+  }
+  if (failure.message.empty()) failure.message = PQerrorMessage(conn);
+  return std::unexpected(failure);
+}
+
+// Runs a script of several statements (simple query protocol, no parameters).
+std::expected<void, PgFailure> RunScript(PGconn* conn, const char* sql) {
+  ResultPtr result(PQexec(conn, sql), &PQclear);
+  ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return {};
+  PgFailure failure;
+  if (result) {
+    const char* state = PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
+    if (state) failure.sqlstate = state;
+    failure.message = PQresultErrorMessage(result.get());
+  }
+  if (failure.message.empty()) failure.message = PQerrorMessage(conn);
+  return std::unexpected(failure);
+}
+
+std::string Text(const PGresult* r, int row, int col) {
+  return std::string(PQgetvalue(r, row, col), static_cast<size_t>(PQgetlength(r, row, col)));
+}
+std::optional<std::string> OptText(const PGresult* r, int row, int col) {
+  if (PQgetisnull(r, row, col)) return std::nullopt;
+  return Text(r, row, col);
+}
+int64_t Int(const PGresult* r, int row, int col) { return std::stoll(Text(r, row, col)); }
+
+std::string ToJson(const std::vector<std::string>& items) { return CanonicalJson(Json(items)); }
+std::vector<std::string> FromJsonList(const std::string& text) {
+  return Json::parse(text).get<std::vector<std::string>>();
+}
+
+const char kRunColumns[] =
+    "run_id, schema_version, repository_root, requested_mode, topology, escalation_count, prior_run_id, "
+    "status, phase, resume_phase, version, prompt_revisions_remaining, remediations_remaining, "
+    "outcome_hint, created_at, updated_at, extra_json";
+const char kRunPlaceholders[] = "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17";
+
+RunRecord ReadRun(const PGresult* r, int row) {
+  RunRecord run;
+  run.run_id = Text(r, row, 0);
+  run.schema_version = Text(r, row, 1);
+  run.repository_root = Text(r, row, 2);
+  run.requested_mode = Text(r, row, 3);
+  run.topology = Text(r, row, 4);
+  run.escalation_count = static_cast<int>(Int(r, row, 5));
+  run.prior_run_id = OptText(r, row, 6);
+  run.status = Text(r, row, 7);
+  run.phase = Text(r, row, 8);
+  run.resume_phase = OptText(r, row, 9);
+  run.version = Int(r, row, 10);
+  run.prompt_revisions_remaining = static_cast<int>(Int(r, row, 11));
+  run.remediations_remaining = static_cast<int>(Int(r, row, 12));
+  run.outcome_hint = OptText(r, row, 13);
+  run.created_at = Text(r, row, 14);
+  run.updated_at = Text(r, row, 15);
+  run.extra = Json::parse(Text(r, row, 16));
+  return run;
+}
+
+Params RunParams(const RunRecord& r) {
+  Params p;
+  p.Add(r.run_id).Add(r.schema_version).Add(r.repository_root).Add(r.requested_mode).Add(r.topology);
+  p.Add(int64_t{r.escalation_count}).Add(r.prior_run_id).Add(r.status).Add(r.phase).Add(r.resume_phase);
+  p.Add(r.version).Add(int64_t{r.prompt_revisions_remaining}).Add(int64_t{r.remediations_remaining});
+  p.Add(r.outcome_hint).Add(r.created_at).Add(r.updated_at).Add(CanonicalJson(r.extra));
+  return p;
+}
+
+const char kArtifactColumns[] =
+    "run_id, artifact_id, type, schema_version, producer, sha256, source_refs_json, redaction, created_at";
+
+ArtifactMeta ReadArtifactMeta(const PGresult* r, int row) {
+  ArtifactMeta m;
+  m.run_id = Text(r, row, 0);
+  m.id = Text(r, row, 1);
+  m.type = Text(r, row, 2);
+  m.schema_version = Text(r, row, 3);
+  m.producer = Text(r, row, 4);
+  m.sha256 = Text(r, row, 5);
+  m.source_refs = FromJsonList(Text(r, row, 6));
+  m.redaction = Text(r, row, 7);
+  m.created_at = Text(r, row, 8);
+  return m;
+}
+
+const char kEventColumns[] =
+    "run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, output_refs_json, "
+    "permission_decision_json, summary, budget_snapshot_json, prev_hash, hash";
+
+TraceEventRecord ReadEvent(const PGresult* r, int row) {
+  TraceEventRecord e;
+  e.run_id = Text(r, row, 0);
+  e.sequence = Int(r, row, 1);
+  e.event_id = Text(r, row, 2);
+  e.timestamp = Text(r, row, 3);
+  e.actor = Text(r, row, 4);
+  e.phase = Text(r, row, 5);
+  e.event_type = Text(r, row, 6);
+  e.input_refs = FromJsonList(Text(r, row, 7));
+  e.output_refs = FromJsonList(Text(r, row, 8));
+  if (auto d = OptText(r, row, 9)) e.permission_decision = Json::parse(*d);
+  e.summary = Text(r, row, 10);
+  e.budget_snapshot = Json::parse(Text(r, row, 11));
+  e.prev_hash = Text(r, row, 12);
+  e.hash = Text(r, row, 13);
+  return e;
+}
+
+// The outcome of one transaction attempt: a telic error, or a statement
+// failure (retried when it is a serialization failure or deadlock).
+struct Abort {
+  std::optional<Error> error;
+  PgFailure failure;
+};
+using Attempt = std::expected<void, Abort>;
+
+Abort Because(Error error) { return Abort{std::move(error), {}}; }
+
+#define PG_TRY(var, expr)                                                      \
+  auto var##_r = (expr);                                                       \
+  if (!var##_r) return std::unexpected(Abort{std::nullopt, var##_r.error()}); \
+  auto& var = *var##_r
+#define PG_DO(expr)                                                                    \
+  do {                                                                                 \
+    auto pg_do_r = (expr);                                                             \
+    if (!pg_do_r) return std::unexpected(Abort{std::nullopt, pg_do_r.error()});        \
+  } while (0)
+
+// The body of one write transaction (BEGIN and COMMIT are the caller's).
+Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<int64_t> expected_version,
+                           const Change& change) {
+  std::string id(run_id);
+  PG_TRY(row, Run(conn, "SELECT version FROM runs WHERE run_id = $1 FOR UPDATE", Params().Add(id)));
+  bool exists = PQntuples(row.get()) > 0;
+  if (!expected_version) {
+    if (exists) return std::unexpected(Because(Error(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", id))));
+    PG_TRY(inserted, Run(conn,
+                         fmt::format("INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (run_id) DO NOTHING", kRunColumns,
+                                     kRunPlaceholders),
+                         RunParams(change.run)));
+    // A racing creator committed the same id first (the insert waited for it).
+    if (std::string(PQcmdTuples(inserted.get())) != "1") {
+      return std::unexpected(Because(Error(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", id))));
+    }
+  } else {
+    if (!exists) return std::unexpected(Because(Error(ErrorCode::kNotFound, fmt::format("Run not found: {}", id))));
+    if (Int(row.get(), 0, 0) != *expected_version) {
+      return std::unexpected(Because(
+          Error(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version")));
+    }
+    Params p = RunParams(change.run);
+    p.Add(id).Add(*expected_version);
+    PG_TRY(updated, Run(conn,
+                        fmt::format("UPDATE runs SET ({}) = ROW({}) WHERE run_id = $18 AND version = $19", kRunColumns,
+                                    kRunPlaceholders),
+                        p));
+    if (std::string(PQcmdTuples(updated.get())) != "1") {
+      return std::unexpected(Because(
+          Error(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version")));
+    }
+  }
+  // A run created by this transaction has no artifacts or events yet.
+  const bool created = !expected_version;
+  if (!change.artifacts.empty()) {
+    int64_t stored = 0;
+    if (!created) {
+      PG_TRY(count, Run(conn, "SELECT count(*) FROM artifacts WHERE run_id = $1", Params().Add(id)));
+      stored = Int(count.get(), 0, 0);
+    }
+    if (stored + static_cast<int64_t>(change.artifacts.size()) > static_cast<int64_t>(kMaxArtifactsPerRun)) {
+      return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
+                                           fmt::format("Run artifact limit of {} reached", kMaxArtifactsPerRun))));
+    }
+  }
+  // Blobs first, in digest order: concurrent writers sharing bodies then take
+  // their row locks in the same order and cannot deadlock on each other.
+  std::vector<const StoredArtifact*> by_digest;
+  for (const StoredArtifact& a : change.artifacts) {
+    if (a.canonical_body.size() > kMaxArtifactBodyBytes) {
+      return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
+                                           fmt::format("Artifact exceeds {} byte limit", kMaxArtifactBodyBytes))));
+    }
+    by_digest.push_back(&a);
+  }
+  std::sort(by_digest.begin(), by_digest.end(),
+            [](const StoredArtifact* a, const StoredArtifact* b) { return a->meta.sha256 < b->meta.sha256; });
+  for (const StoredArtifact* a : by_digest) {
+    PG_DO(Run(conn, "INSERT INTO blobs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING",
+                     Params().Add(a->meta.sha256).Add(a->canonical_body)));
+  }
+  for (const StoredArtifact& a : change.artifacts) {
+    Params p;
+    p.Add(a.meta.run_id).Add(a.meta.id).Add(a.meta.type).Add(a.meta.schema_version).Add(a.meta.producer);
+    p.Add(a.meta.sha256).Add(ToJson(a.meta.source_refs)).Add(a.meta.redaction).Add(a.meta.created_at);
+    PG_TRY(inserted, Run(conn,
+                         fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+                                     "ON CONFLICT (run_id, artifact_id) DO NOTHING",
+                                     kArtifactColumns),
+                         p));
+    if (std::string(PQcmdTuples(inserted.get())) != "1") {
+      return std::unexpected(
+          Because(Error(ErrorCode::kAlreadyExists, "Artifact already exists in this run: " + a.meta.id)));
+    }
+  }
+  if (!change.events.empty()) {
+    // The run row is locked, so nobody else appends to this run's trace now.
+    int64_t sequence = 0;
+    std::string prev_hash;
+    if (!created) {
+      PG_TRY(last, Run(conn, "SELECT sequence, hash FROM trace_events WHERE run_id = $1 ORDER BY sequence DESC LIMIT 1",
+                       Params().Add(id)));
+      if (PQntuples(last.get()) > 0) {
+        sequence = Int(last.get(), 0, 0);
+        prev_hash = Text(last.get(), 0, 1);
+      }
+    }
+    if (sequence + static_cast<int64_t>(change.events.size()) > kMaxTraceEventsPerRun) {
+      return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
+                                           fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun))));
+    }
+    // Events go in multi-row INSERTs of up to 500 rows (14 parameters each;
+    // a statement takes at most 65,535).
+    constexpr size_t kRowsPerInsert = 500;
+    for (size_t first = 0; first < change.events.size(); first += kRowsPerInsert) {
+      Params p;
+      std::string values;
+      int n = 0;
+      for (size_t i = first; i < std::min(change.events.size(), first + kRowsPerInsert); ++i) {
+        TraceEventRecord e = change.events[i];
+        e.run_id = id;
+        e.sequence = ++sequence;
+        e.prev_hash = prev_hash;
+        e.hash = ComputeTraceEventHash(e);
+        prev_hash = e.hash;
+        std::optional<std::string> decision;
+        if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
+        p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
+        p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
+        p.Add(CanonicalJson(e.budget_snapshot)).Add(e.prev_hash).Add(e.hash);
+        values += values.empty() ? "(" : ", (";
+        for (int k = 1; k <= 14; ++k) values += fmt::format("{}${}", k == 1 ? "" : ", ", n * 14 + k);
+        values += ")";
+        ++n;
+      }
+      PG_DO(Run(conn, fmt::format("INSERT INTO trace_events ({}) VALUES {}", kEventColumns, values), p));
+    }
+  }
+  return {};
+}
+
+#undef PG_TRY
+#undef PG_DO
+
+}  // namespace
+
+int PgSchemaVersion() { return kSchemaVersion; }
+
+bool IsPostgresUrl(std::string_view text) {
+  return text.starts_with("postgresql://") || text.starts_with("postgres://");
+}
+
+std::string RedactPostgresUrl(std::string_view url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return "postgresql://…";
+  std::string_view rest = url.substr(scheme_end + 3);
+  rest = rest.substr(0, rest.find('?'));
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
+  return std::string(url.substr(0, scheme_end + 3)) + std::string(rest);
+}
+
+// A pooled connection, returned to the pool when the lease ends. A
+// connection left broken or inside a transaction is closed instead.
+class PgStore::Lease {
+ public:
+  Lease(PgStore* store, PGconn* conn) : store_(store), conn_(conn) {}
+  Lease(Lease&& other) noexcept : store_(other.store_), conn_(std::exchange(other.conn_, nullptr)) {}
+  Lease& operator=(Lease&&) = delete;
+  ~Lease() {
+    if (conn_) store_->Release(conn_);
+  }
+  PGconn* get() const { return conn_; }
+
+ private:
+  PgStore* store_;
+  PGconn* conn_;
+};
+
+namespace {
+
+// Runs one read statement on a pooled connection; a connection found dead
+// (the server restarted, or an idle connection was cut) is replaced once.
+template <typename AcquireFn>
+Result<ResultPtr> ReadWithReconnect(AcquireFn acquire, std::string_view what, const std::string& sql,
+                                    const Params& params = Params()) {
+  for (int attempt = 1;; ++attempt) {
+    TELIC_ASSIGN_OR_RETURN(auto lease, acquire());
+    auto rows = Run(lease.get(), sql, params);
+    if (rows) return std::move(*rows);
+    if (attempt == 1 && PQstatus(lease.get()) == CONNECTION_BAD) continue;
+    return std::unexpected(ToError(rows.error(), what));
+  }
+}
+
+}  // namespace
+
+Result<PgStore::Lease> PgStore::Acquire() {
+  std::unique_lock lock(mutex_);
+  available_.wait(lock, [&] { return !idle_.empty() || open_ < pool_size_; });
+  if (!idle_.empty()) {
+    PGconn* conn = idle_.back();
+    idle_.pop_back();
+    return Lease(this, conn);
+  }
+  ++open_;
+  lock.unlock();
+  // Defaults first, so that the URL (expanded in place of dbname) overrides
+  // them; client_encoding last, so it is always UTF8.
+  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", "client_encoding", nullptr};
+  const char* values[] = {"10", "telic", url_.c_str(), "UTF8", nullptr};
+  PGconn* conn = PQconnectdbParams(keys, values, 1);
+  std::string failure;
+  if (!conn || PQstatus(conn) != CONNECTION_OK) {
+    failure = conn ? PQerrorMessage(conn) : "out of memory";
+  } else if (auto set = RunScript(conn,
+                                  "SET client_min_messages = warning; SET statement_timeout = 30000; SET lock_timeout = 15000; "
+                                  "SET idle_in_transaction_session_timeout = 60000; "
+                                  "SET default_transaction_isolation = 'read committed'");
+             !set) {
+    failure = set.error().message;
+  }
+  if (!failure.empty()) {
+    PQfinish(conn);
+    {
+      std::lock_guard relock(mutex_);
+      --open_;
+    }
+    available_.notify_one();
+    while (!failure.empty() && (failure.back() == '\n' || failure.back() == ' ')) failure.pop_back();
+    return Fail(ErrorCode::kUnavailable, fmt::format("cannot connect to PostgreSQL {}: {}", RedactPostgresUrl(url_), failure));
+  }
+  return Lease(this, conn);
+}
+
+void PgStore::Release(PGconn* conn) {
+  bool healthy = PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) == PQTRANS_IDLE;
+  {
+    std::lock_guard lock(mutex_);
+    if (healthy) {
+      idle_.push_back(conn);
+    } else {
+      --open_;
+    }
+  }
+  if (!healthy) PQfinish(conn);
+  available_.notify_one();
+}
+
+PgStore::~PgStore() {
+  for (PGconn* conn : idle_) PQfinish(conn);
+}
+
+Result<std::unique_ptr<PgStore>> PgStore::Open(const std::string& url, int pool_size) {
+  std::unique_ptr<PgStore> store(new PgStore(url, std::max(1, pool_size)));
+  TELIC_RETURN_IF_ERROR(store->Migrate());
+  return store;
+}
+
+Status PgStore::Migrate() {
+  TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
+  PGconn* conn = lease.get();
+  auto current = Run(conn, "SELECT value FROM telic_meta WHERE key = 'schema_version'");
+  if (current && PQntuples(current->get()) == 1 && Text(current->get(), 0, 0) == std::to_string(kSchemaVersion)) {
+    return Ok();  // fast path: no lock for a current database
+  }
+  auto fail = [&](const PgFailure& f) {
+    (void)RunScript(conn, "ROLLBACK");
+    return std::unexpected(ToError(f, "migration"));
+  };
+  if (auto begun = RunScript(conn, "BEGIN"); !begun) return fail(begun.error());
+  if (auto locked = Run(conn, fmt::format("SELECT pg_advisory_xact_lock({})", kMigrationLockKey)); !locked) {
+    return fail(locked.error());
+  }
+  if (auto meta = RunScript(conn, "CREATE TABLE IF NOT EXISTS telic_meta (key TEXT COLLATE \"C\" PRIMARY KEY, value TEXT NOT NULL)");
+      !meta) {
+    return fail(meta.error());
+  }
+  auto has_runs = Run(conn, "SELECT to_regclass('runs') IS NOT NULL");
+  if (!has_runs) return fail(has_runs.error());
+  auto version_row = Run(conn, "SELECT value FROM telic_meta WHERE key = 'schema_version'");
+  if (!version_row) return fail(version_row.error());
+  int64_t version = PQntuples(version_row->get()) == 1 ? std::stoll(Text(version_row->get(), 0, 0)) : -1;
+  if (version < 0 && Text(has_runs->get(), 0, 0) == "t") {
+    (void)RunScript(conn, "ROLLBACK");
+    return Fail(ErrorCode::kFailedPrecondition,
+                "the database has tables but no telic schema version; it was not written by telic");
+  }
+  if (version > kSchemaVersion) {
+    (void)RunScript(conn, "ROLLBACK");
+    return Fail(ErrorCode::kFailedPrecondition,
+                fmt::format("the database has schema version {} but this telic supports up to {}; upgrade telic",
+                            version, kSchemaVersion));
+  }
+  for (int64_t next = std::max<int64_t>(version, 0); next < kSchemaVersion; ++next) {
+    if (auto step = RunScript(conn, kPgMigrations[next]); !step) return fail(step.error());
+  }
+  if (auto set = Run(conn,
+                     "INSERT INTO telic_meta (key, value) VALUES ('schema_version', $1) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                     Params().Add(std::to_string(kSchemaVersion)));
+      !set) {
+    return fail(set.error());
+  }
+  if (auto done = RunScript(conn, "COMMIT"); !done) return fail(done.error());
+  return Ok();
+}
+
+Status PgStore::WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change) {
+  for (int attempt = 1;; ++attempt) {
+    TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
+    PGconn* conn = lease.get();
+    PgFailure failure;
+    std::optional<Error> error;
+    if (auto begun = RunScript(conn, "BEGIN"); !begun) {
+      failure = begun.error();
+    } else if (auto written = WriteInTransaction(conn, run_id, expected_version, change); !written) {
+      error = written.error().error;
+      failure = written.error().failure;
+    } else if (auto committed = RunScript(conn, "COMMIT"); !committed) {
+      // The outcome of a COMMIT that fails in flight is unknown; it is never retried.
+      return std::unexpected(ToError(committed.error(), "commit"));
+    } else {
+      return Ok();
+    }
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) (void)RunScript(conn, "ROLLBACK");
+    if (error) return std::unexpected(*error);
+    // A connection that died before COMMIT was sent took its transaction with
+    // it: nothing was stored, so the change is retried once on a fresh one.
+    if (PQstatus(conn) == CONNECTION_BAD && attempt == 1) continue;
+    if (!Retryable(failure) || attempt >= kMaxAttempts) return std::unexpected(ToError(failure, "write"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(attempt * 2));
+  }
+}
+
+Status PgStore::CreateRun(const Change& change) { return WriteChange(change.run.run_id, std::nullopt, change); }
+
+Status PgStore::ApplyChange(std::string_view run_id, int64_t expected_version, const Change& change) {
+  if (change.run.run_id != run_id) return Fail(ErrorCode::kInternal, "change targets another run");
+  return WriteChange(run_id, expected_version, change);
+}
+
+Result<RunRecord> PgStore::GetRun(std::string_view run_id) {
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "run read",
+                                fmt::format("SELECT {} FROM runs WHERE run_id = $1", kRunColumns), Params().Add(run_id));
+  if (!rows) return std::unexpected(rows.error());
+  if (PQntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
+  return ReadRun(rows->get(), 0);
+}
+
+Result<std::vector<RunRecord>> PgStore::ListRuns(int limit) {
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "run list",
+                                fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT $1", kRunColumns),
+                                Params().Add(int64_t{limit}));
+  if (!rows) return std::unexpected(rows.error());
+  std::vector<RunRecord> runs;
+  for (int i = 0; i < PQntuples(rows->get()); ++i) runs.push_back(ReadRun(rows->get(), i));
+  return runs;
+}
+
+Result<std::vector<ArtifactMeta>> PgStore::ListArtifacts(std::string_view run_id) {
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "artifact list",
+                                fmt::format("SELECT {} FROM artifacts WHERE run_id = $1 ORDER BY seq", kArtifactColumns),
+                                Params().Add(run_id));
+  if (!rows) return std::unexpected(rows.error());
+  std::vector<ArtifactMeta> list;
+  for (int i = 0; i < PQntuples(rows->get()); ++i) list.push_back(ReadArtifactMeta(rows->get(), i));
+  return list;
+}
+
+Result<StoredArtifact> PgStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "artifact read",
+                  "SELECT a.run_id, a.artifact_id, a.type, a.schema_version, a.producer, a.sha256, a.source_refs_json, "
+                  "a.redaction, a.created_at, b.body FROM artifacts a LEFT JOIN blobs b ON b.sha256 = a.sha256 "
+                  "WHERE a.run_id = $1 AND a.artifact_id = $2",
+                  Params().Add(run_id).Add(artifact_id));
+  if (!rows) return std::unexpected(rows.error());
+  if (PQntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
+  StoredArtifact a{ReadArtifactMeta(rows->get(), 0), Text(rows->get(), 0, 9)};
+  if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
+    return Fail(ErrorCode::kDataLoss, fmt::format("Artifact integrity check failed: {}", artifact_id));
+  }
+  return a;
+}
+
+Result<TracePage> PgStore::GetTrace(std::string_view run_id, int64_t after_sequence, int limit) {
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "trace read",
+                  fmt::format("SELECT {} FROM trace_events WHERE run_id = $1 AND sequence > $2 ORDER BY sequence "
+                              "LIMIT $3",
+                              kEventColumns),
+                  Params().Add(run_id).Add(after_sequence).Add(int64_t{limit} + 1));
+  if (!rows) return std::unexpected(rows.error());
+  TracePage page;
+  for (int i = 0; i < PQntuples(rows->get()); ++i) page.events.push_back(ReadEvent(rows->get(), i));
+  if (page.events.size() > static_cast<size_t>(limit)) {
+    page.has_more = true;
+    page.events.pop_back();
+  }
+  return page;
+}
+
+Status PgStore::Ping() {
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "ping", "SELECT 1");
+  if (!rows) return std::unexpected(rows.error());
+  return Ok();
+}
+
+}  // namespace telic::store

@@ -1,0 +1,67 @@
+// The shared PostgreSQL store (libpq): several telic instances on one
+// database. Same contract as SqliteStore: one transaction per change, the run
+// row locked (SELECT ... FOR UPDATE) while its version is compared and set,
+// gapless hash-chained trace sequences, append-only blobs/artifacts/trace.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/store.h"
+
+struct pg_conn;
+
+namespace telic::store {
+
+// The newest schema version this build writes; see kPgMigrations in the .cc.
+int PgSchemaVersion();
+
+// True for "postgresql://..." and "postgres://..." connection URLs.
+bool IsPostgresUrl(std::string_view text);
+
+// The URL without user, password and query (safe to print or log).
+std::string RedactPostgresUrl(std::string_view url);
+
+class PgStore final : public Store {
+ public:
+  // Connects to `url` (a libpq connection URL or key=value string), applies
+  // pending migrations under an advisory lock, and keeps up to `pool_size`
+  // connections (opened on demand). Fails with kFailedPrecondition when the
+  // database holds a newer telic schema or tables telic did not write, and
+  // kUnavailable when the server cannot be reached.
+  static Result<std::unique_ptr<PgStore>> Open(const std::string& url, int pool_size = 4);
+  ~PgStore() override;
+
+  Status CreateRun(const Change& change) override;
+  Status ApplyChange(std::string_view run_id, int64_t expected_version, const Change& change) override;
+  Result<RunRecord> GetRun(std::string_view run_id) override;
+  Result<std::vector<RunRecord>> ListRuns(int limit) override;
+  Result<std::vector<ArtifactMeta>> ListArtifacts(std::string_view run_id) override;
+  Result<StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override;
+  Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override;
+
+  // A round trip to the server (readiness).
+  Status Ping();
+
+  class Lease;
+
+ private:
+  PgStore(std::string url, int pool_size) : url_(std::move(url)), pool_size_(pool_size) {}
+  Result<Lease> Acquire();
+  void Release(pg_conn* conn);
+  Status Migrate();
+  Status WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
+
+  std::string url_;
+  int pool_size_;
+  std::mutex mutex_;
+  std::condition_variable available_;
+  std::vector<pg_conn*> idle_;
+  int open_ = 0;
+};
+
+}  // namespace telic::store

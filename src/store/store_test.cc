@@ -1,0 +1,631 @@
+// Store contract tests, one parameterised suite run against every backend:
+// SQLite (embedded) and PostgreSQL (a real server, see testing/postgres_server.h).
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "base/ids.h"
+#include "base/sha256.h"
+#include "store/open_store.h"
+#include "store/pg_store.h"
+#include "store/sqlite_store.h"
+#include "testing/postgres_server.h"
+#include "testing/temp_dir.h"
+
+namespace telic::store {
+namespace {
+
+enum class Backend { kSqlite, kPostgres };
+
+RunRecord MakeRun(const std::string& id) {
+  RunRecord run;
+  run.run_id = id;
+  run.repository_root = "/repo";
+  run.requested_mode = "report_only";
+  run.status = "running";
+  run.phase = "context_grounding";
+  run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
+  return run;
+}
+
+TraceEventRecord MakeEvent(const std::string& id, const std::string& type) {
+  TraceEventRecord e;
+  e.event_id = id;
+  e.timestamp = "2026-12-02T00:00:00.000Z";
+  e.actor = "controller";
+  e.phase = "context_grounding";
+  e.event_type = type;
+  e.summary = type;
+  return e;
+}
+
+Change NewRunChange(const std::string& id) {
+  Change change;
+  change.run = MakeRun(id);
+  change.artifacts.push_back(MakeArtifact({"req", id, "UserMessage", "1.0", "user", "", {}, "none", "t"},
+                                          Json{{"content", "exact request"}}));
+  change.events.push_back(MakeEvent(id + "-e1", "run_started"));
+  return change;
+}
+
+// The change that moves run `id` from `version` to version + 1, with one
+// artifact and two events named after `writer`.
+Change AdvanceChange(const std::string& id, int64_t version, const std::string& writer) {
+  Change change;
+  change.run = MakeRun(id);
+  change.run.version = version + 1;
+  change.run.phase = "v" + std::to_string(version + 1);
+  std::string tag = writer + "-v" + std::to_string(version);
+  change.artifacts.push_back(
+      MakeArtifact({"a-" + std::to_string(version), id, "Note", "1.0", writer, "", {}, "none", "t"}, Json{{"by", tag}}));
+  change.events = {MakeEvent(tag + "-x", "advanced"), MakeEvent(tag + "-y", "advanced")};
+  change.events[0].summary = tag;
+  return change;
+}
+
+// Checks that a run's trace is gapless from 1 and hash-chained; returns it.
+std::vector<TraceEventRecord> CheckedTrace(Store& store, const std::string& run_id) {
+  std::vector<TraceEventRecord> events;
+  int64_t after = 0;
+  std::string prev;
+  while (true) {
+    auto page = store.GetTrace(run_id, after, 500);
+    EXPECT_TRUE(page) << page.error().message();
+    if (!page) return events;
+    for (const auto& e : page->events) {
+      EXPECT_EQ(e.sequence, after + 1) << "gap or duplicate in the trace";
+      EXPECT_EQ(e.prev_hash, prev);
+      EXPECT_EQ(e.hash, ComputeTraceEventHash(e));
+      prev = e.hash;
+      after = e.sequence;
+      events.push_back(e);
+    }
+    if (!page->has_more) return events;
+  }
+}
+
+class StoreTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kPostgres) {
+      auto& server = testing::PostgresServer::Shared();
+      if (!server.Available()) {
+        if (testing::PostgresServer::Required()) FAIL() << server.Reason();
+        GTEST_SKIP() << "SKIPPED: " << server.Reason();
+      }
+      location_ = server.NewSchemaUrl();
+    } else {
+      location_ = dir_.File("telic.sqlite3");
+    }
+    auto opened = Open();
+    ASSERT_TRUE(opened) << opened.error().message();
+    store_ = std::move(*opened);
+  }
+
+  // Opens another store on the same database (a second connection/instance).
+  Result<std::unique_ptr<Store>> Open() { return OpenStore(location_); }
+
+  // Runs SQL directly, bypassing telic; "" on success, else the error.
+  std::string RawExec(const std::string& sql) {
+    if (GetParam() == Backend::kPostgres) return testing::PostgresServer::Exec(location_, sql);
+    sqlite3* db = nullptr;
+    std::string error;
+    if (sqlite3_open(location_.c_str(), &db) != SQLITE_OK) return "cannot open";
+    sqlite3_busy_timeout(db, 5000);
+    char* message = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) error = message ? message : "failed";
+    sqlite3_free(message);
+    sqlite3_close(db);
+    return error;
+  }
+
+  testing::TempDir dir_;
+  std::string location_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreTest, CreateRunStoresRunArtifactsAndEventsAtomically) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  auto run = store_->GetRun("r1");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->version, 1);
+  auto artifacts = store_->ListArtifacts("r1");
+  ASSERT_TRUE(artifacts);
+  ASSERT_EQ(artifacts->size(), 1u);
+  auto artifact = store_->GetArtifact("r1", "req");
+  ASSERT_TRUE(artifact);
+  EXPECT_EQ(artifact->canonical_body, R"({"content":"exact request"})");
+  EXPECT_EQ(artifact->meta.sha256, Sha256Ref(artifact->canonical_body));
+  auto trace = store_->GetTrace("r1", 0, 10);
+  ASSERT_TRUE(trace);
+  ASSERT_EQ(trace->events.size(), 1u);
+  EXPECT_EQ(trace->events[0].sequence, 1);
+  EXPECT_EQ(trace->events[0].prev_hash, "");
+  EXPECT_EQ(trace->events[0].hash, ComputeTraceEventHash(trace->events[0]));
+}
+
+TEST_P(StoreTest, RecordsRoundTripExactly) {
+  Change change = NewRunChange("r1");
+  change.run.prior_run_id = "00000000-0000-4000-8000-000000000001";
+  change.run.resume_phase = "agent_1_frame";
+  change.run.outcome_hint = "partial";
+  change.run.escalation_count = 2;
+  change.run.extra = Json{{"b", 1}, {"a", "\u00e9\u2603 \"q\"\n"}};
+  change.events[0].input_refs = {"artifact://r1/req"};
+  change.events[0].permission_decision = Json{{"allowed", false}, {"layer", "mode"}};
+  change.events[0].budget_snapshot = Json{{"promptRevisionsRemaining", 1}};
+  change.artifacts[0] = MakeArtifact({"req", "r1", "UserMessage", "1.0", "user", "", {"x://1", "y://2"}, "none", "t"},
+                                     Json{{"content", std::string("NUL \0 and \U0001F600", 14)}});
+  ASSERT_TRUE(store_->CreateRun(change));
+  auto run = store_->GetRun("r1");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->prior_run_id, change.run.prior_run_id);
+  EXPECT_EQ(run->resume_phase, change.run.resume_phase);
+  EXPECT_EQ(run->outcome_hint, change.run.outcome_hint);
+  EXPECT_EQ(run->escalation_count, 2);
+  EXPECT_EQ(run->extra, change.run.extra);
+  auto artifact = store_->GetArtifact("r1", "req");
+  ASSERT_TRUE(artifact);
+  EXPECT_EQ(artifact->canonical_body, change.artifacts[0].canonical_body);
+  EXPECT_EQ(artifact->meta.source_refs, (std::vector<std::string>{"x://1", "y://2"}));
+  auto trace = store_->GetTrace("r1", 0, 10);
+  ASSERT_TRUE(trace);
+  EXPECT_EQ(trace->events[0].permission_decision, change.events[0].permission_decision);
+  EXPECT_EQ(trace->events[0].input_refs, change.events[0].input_refs);
+  EXPECT_EQ(trace->events[0].budget_snapshot, change.events[0].budget_snapshot);
+}
+
+TEST_P(StoreTest, CreatingAnExistingRunFailsAndChangesNothing) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  auto again = store_->CreateRun(NewRunChange("r1"));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code(), ErrorCode::kAlreadyExists);
+  EXPECT_EQ(store_->GetTrace("r1", 0, 10)->events.size(), 1u);
+}
+
+TEST_P(StoreTest, ApplyChangeIsCompareAndSetOnVersion) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  Change change;
+  change.run = MakeRun("r1");
+  change.run.version = 2;
+  change.run.phase = "agent_1_frame";
+  change.events.push_back(MakeEvent("e2", "phase_submitted"));
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, change));
+  // A second writer holding the old version loses cleanly and stores nothing.
+  Change stale = change;
+  stale.events = {MakeEvent("e3", "phase_submitted")};
+  auto lost = store_->ApplyChange("r1", 1, stale);
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(lost.error().code(), ErrorCode::kConflict);
+  EXPECT_EQ(store_->GetRun("r1")->version, 2);
+  EXPECT_EQ(store_->GetTrace("r1", 0, 10)->events.size(), 2u);
+}
+
+TEST_P(StoreTest, ApplyChangeToUnknownRunIsNotFound) {
+  Change change;
+  change.run = MakeRun("nope");
+  auto result = store_->ApplyChange("nope", 1, change);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(result.error().message(), "Run not found: nope");
+}
+
+// covers TEL-012
+TEST_P(StoreTest, DuplicateArtifactIdRollsBackTheWholeChange) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  Change change;
+  change.run = MakeRun("r1");
+  change.run.version = 2;
+  change.artifacts.push_back(MakeArtifact({"req", "r1", "UserMessage", "1.0", "user", "", {}, "none", "t"}, Json{{"x", 1}}));
+  change.events.push_back(MakeEvent("e2", "phase_submitted"));
+  auto result = store_->ApplyChange("r1", 1, change);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::kAlreadyExists);
+  EXPECT_EQ(result.error().message(), "Artifact already exists in this run: req");
+  EXPECT_EQ(store_->GetRun("r1")->version, 1);
+  EXPECT_EQ(store_->GetTrace("r1", 0, 10)->events.size(), 1u);
+}
+
+TEST_P(StoreTest, TraceSequencesAreContiguousAndHashChained) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  for (int v = 1; v <= 5; ++v) {
+    Change change;
+    change.run = MakeRun("r1");
+    change.run.version = v + 1;
+    change.events = {MakeEvent("a" + std::to_string(v), "x"), MakeEvent("b" + std::to_string(v), "y")};
+    ASSERT_TRUE(store_->ApplyChange("r1", v, change));
+  }
+  auto page = store_->GetTrace("r1", 0, 100);
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->events.size(), 11u);
+  std::string prev;
+  for (size_t i = 0; i < page->events.size(); ++i) {
+    EXPECT_EQ(page->events[i].sequence, static_cast<int64_t>(i + 1));
+    EXPECT_EQ(page->events[i].prev_hash, prev);
+    EXPECT_EQ(page->events[i].hash, ComputeTraceEventHash(page->events[i]));
+    prev = page->events[i].hash;
+  }
+}
+
+// The hash chain is a function of the events alone: both backends store the
+// very same hashes for the same changes.
+TEST_P(StoreTest, HashChainIsTheSameOnEveryBackend) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w")));
+  auto events = CheckedTrace(*store_, "r1");
+  ASSERT_EQ(events.size(), 3u);
+  // Computed independently of any store from the same inputs.
+  std::string prev;
+  std::vector<TraceEventRecord> expected = {NewRunChange("r1").events[0], AdvanceChange("r1", 1, "w").events[0],
+                                            AdvanceChange("r1", 1, "w").events[1]};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    expected[i].run_id = "r1";
+    expected[i].sequence = static_cast<int64_t>(i + 1);
+    expected[i].prev_hash = prev;
+    prev = ComputeTraceEventHash(expected[i]);
+    EXPECT_EQ(events[i].hash, prev);
+  }
+}
+
+TEST_P(StoreTest, ManyEventsInOneChangeStayGaplessAndChained) {
+  Change change = NewRunChange("r1");
+  for (int i = 0; i < 1200; ++i) change.events.push_back(MakeEvent("bulk-" + std::to_string(i), "x"));
+  ASSERT_TRUE(store_->CreateRun(change));
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w")));
+  EXPECT_EQ(CheckedTrace(*store_, "r1").size(), 1203u);
+}
+
+TEST_P(StoreTest, TracePagingUsesAnExclusiveCursorAndReportsHasMore) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  Change change;
+  change.run = MakeRun("r1");
+  change.run.version = 2;
+  change.events = {MakeEvent("a", "x"), MakeEvent("b", "y")};
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, change));
+  auto page = store_->GetTrace("r1", 1, 1);
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->events.size(), 1u);
+  EXPECT_EQ(page->events[0].sequence, 2);
+  EXPECT_TRUE(page->has_more);
+  EXPECT_FALSE(store_->GetTrace("r1", 2, 1)->has_more);
+}
+
+TEST_P(StoreTest, ArtifactLookupsAreRunScoped) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r2")));
+  auto other = store_->GetArtifact("r3", "req");
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().message(), "Artifact not found: req");
+}
+
+TEST_P(StoreTest, ListRunsIsNewestFirst) {
+  for (std::string id : {"b", "a", "c", "B"}) {
+    Change change = NewRunChange(id);
+    change.run.updated_at = id == "c" ? "2026-12-03T00:00:00.000Z" : "2026-12-02T00:00:00.000Z";
+    change.events[0].event_id = id + "-event";
+    ASSERT_TRUE(store_->CreateRun(change));
+  }
+  auto runs = store_->ListRuns(10);
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->size(), 4u);
+  // Ties are ordered bytewise ("B" < "a"), the same on every backend.
+  EXPECT_EQ((*runs)[0].run_id, "c");
+  EXPECT_EQ((*runs)[1].run_id, "B");
+  EXPECT_EQ((*runs)[2].run_id, "a");
+  EXPECT_EQ((*runs)[3].run_id, "b");
+  EXPECT_EQ(store_->ListRuns(1)->size(), 1u);
+}
+
+// covers TEL-007, TEL-256
+TEST_P(StoreTest, ArtifactsAndTraceRowsCannotBeUpdatedOrDeleted) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  store_.reset();
+  std::vector<std::string> statements = {"UPDATE artifacts SET type = 'X'", "DELETE FROM artifacts",
+                                         "UPDATE trace_events SET summary = 'x'", "DELETE FROM trace_events",
+                                         "UPDATE blobs SET body = '{}'", "DELETE FROM blobs"};
+  if (GetParam() == Backend::kPostgres) {
+    statements.insert(statements.end(), {"TRUNCATE artifacts CASCADE", "TRUNCATE trace_events", "TRUNCATE blobs CASCADE"});
+  }
+  for (const auto& sql : statements) EXPECT_NE(RawExec(sql), "") << sql;
+  auto reopened = Open();
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(CheckedTrace(**reopened, "r1").size(), 1u);
+  EXPECT_TRUE((*reopened)->GetArtifact("r1", "req"));
+}
+
+// covers TEL-013
+TEST_P(StoreTest, TamperedBlobFailsTheIntegrityCheckOnRead) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  store_.reset();
+  std::string disable = GetParam() == Backend::kPostgres ? "ALTER TABLE blobs DISABLE TRIGGER USER; "
+                                                         : "DROP TRIGGER blobs_immutable; ";
+  ASSERT_EQ(RawExec(disable + "UPDATE blobs SET body = '{\"content\":\"forged\"}'"), "");
+  auto reopened = Open();
+  ASSERT_TRUE(reopened);
+  auto artifact = (*reopened)->GetArtifact("r1", "req");
+  ASSERT_FALSE(artifact);
+  EXPECT_EQ(artifact.error().code(), ErrorCode::kDataLoss);
+  EXPECT_NE(artifact.error().message().find("Artifact integrity check failed"), std::string::npos);
+}
+
+TEST_P(StoreTest, BodiesOverTheLimitAreRejected) {
+  Change change = NewRunChange("r1");
+  std::string big(kMaxArtifactBodyBytes, 'x');
+  change.artifacts.push_back(MakeArtifact({"big", "r1", "Evidence", "1.0", "executor", "", {}, "none", "t"}, Json{{"c", big}}));
+  auto result = store_->CreateRun(change);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::kResourceExhausted);
+  EXPECT_FALSE(store_->GetRun("r1"));
+}
+
+TEST_P(StoreTest, ArtifactLimitPerRunIsEnforcedInsideTheTransaction) {
+  Change change = NewRunChange("r1");
+  for (size_t i = 1; i < kMaxArtifactsPerRun; ++i) {
+    change.artifacts.push_back(
+        MakeArtifact({"n" + std::to_string(i), "r1", "Note", "1.0", "w", "", {}, "none", "t"}, Json{{"i", i}}));
+  }
+  Change too_many = change;
+  too_many.run.run_id = "r0";
+  for (auto& a : too_many.artifacts) a.meta.run_id = "r0";
+  too_many.artifacts.push_back(MakeArtifact({"extra", "r0", "Note", "1.0", "w", "", {}, "none", "t"}, Json{{"i", -1}}));
+  auto refused = store_->CreateRun(too_many);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kResourceExhausted);
+  ASSERT_TRUE(store_->CreateRun(change));
+  Change one_more = AdvanceChange("r1", 1, "w");
+  auto result = store_->ApplyChange("r1", 1, one_more);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), ErrorCode::kResourceExhausted);
+  EXPECT_EQ(store_->GetRun("r1")->version, 1);
+  EXPECT_EQ(store_->ListArtifacts("r1")->size(), kMaxArtifactsPerRun);
+}
+
+TEST_P(StoreTest, ReopeningKeepsDataAndTheSchemaVersion) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  store_.reset();
+  auto reopened = Open();
+  ASSERT_TRUE(reopened);
+  EXPECT_TRUE((*reopened)->GetRun("r1"));
+  EXPECT_TRUE(CheckStoreReady(**reopened));
+  if (GetParam() == Backend::kSqlite) {
+    EXPECT_TRUE(dynamic_cast<SqliteStore&>(**reopened).CheckIntegrity());
+  }
+}
+
+TEST_P(StoreTest, ANewerSchemaVersionIsRefusedWithAClearError) {
+  store_.reset();
+  ASSERT_EQ(RawExec("UPDATE telic_meta SET value = '999' WHERE key = 'schema_version'"), "");
+  auto reopened = Open();
+  ASSERT_FALSE(reopened);
+  EXPECT_EQ(reopened.error().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(reopened.error().message().find("upgrade telic"), std::string::npos);
+}
+
+// Two instances opening a fresh database at once: migrations run once.
+TEST_P(StoreTest, ConcurrentOpensMigrateOnce) {
+  location_ = GetParam() == Backend::kPostgres ? testing::PostgresServer::Shared().NewSchemaUrl()
+                                               : dir_.File("fresh.sqlite3");
+  std::vector<std::thread> threads;
+  std::atomic<int> opened{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      auto store = Open();
+      if (store) {
+        opened++;
+      } else {
+        ADD_FAILURE() << store.error().message();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(opened.load(), 4);
+}
+
+// Two writers holding the same version: exactly one wins, the other gets a
+// clean kConflict and nothing of it is stored. Many rounds, several store
+// instances (separate connections) and threads; the trace stays gapless.
+// covers TEL-004
+TEST_P(StoreTest, RacingWritersAdvanceEachVersionExactlyOnce) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("race")));
+  constexpr int kWriters = 6;
+  constexpr int64_t kTargetVersion = 60;
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int i = 0; i < 3; ++i) {
+    auto opened = Open();
+    ASSERT_TRUE(opened) << opened.error().message();
+    stores.push_back(std::move(*opened));
+  }
+  std::mutex mutex;
+  std::map<int64_t, std::string> winners;  // version advanced from -> writer
+  std::atomic<int> conflicts{0};
+  std::vector<std::string> failures;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      Store& store = *stores[static_cast<size_t>(w) % stores.size()];
+      std::string name = "w" + std::to_string(w);
+      while (true) {
+        auto run = store.GetRun("race");
+        if (!run) {
+          std::lock_guard lock(mutex);
+          failures.push_back(run.error().message());
+          return;
+        }
+        if (run->version >= kTargetVersion) return;
+        auto applied = store.ApplyChange("race", run->version, AdvanceChange("race", run->version, name));
+        std::lock_guard lock(mutex);
+        if (applied) {
+          if (!winners.emplace(run->version, name).second) failures.push_back("version advanced twice");
+        } else if (applied.error().code() == ErrorCode::kConflict) {
+          conflicts++;
+        } else {
+          failures.push_back(applied.error().message());
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, std::vector<std::string>{});
+  ASSERT_EQ(winners.size(), static_cast<size_t>(kTargetVersion - 1));
+  EXPECT_EQ(store_->GetRun("race")->version, kTargetVersion);
+  auto events = CheckedTrace(*store_, "race");
+  ASSERT_EQ(events.size(), static_cast<size_t>(1 + 2 * (kTargetVersion - 1)));
+  // Every stored change is a winner's, in version order; no loser left a trace.
+  for (int64_t v = 1; v < kTargetVersion; ++v) {
+    EXPECT_EQ(events[static_cast<size_t>(2 * v - 1)].summary, winners[v] + "-v" + std::to_string(v));
+  }
+  auto artifacts = store_->ListArtifacts("race");
+  ASSERT_TRUE(artifacts);
+  ASSERT_EQ(artifacts->size(), static_cast<size_t>(kTargetVersion));
+  for (int64_t v = 1; v < kTargetVersion; ++v) {
+    const auto& meta = (*artifacts)[static_cast<size_t>(v)];
+    EXPECT_EQ(meta.id, "a-" + std::to_string(v));
+    EXPECT_EQ(meta.producer, winners[v]);
+  }
+  std::printf("  %d conflicts among %d writers\n", conflicts.load(), kWriters);
+}
+
+TEST_P(StoreTest, RacingCreatorsOfOneRunIdOneWins) {
+  std::atomic<int> won{0}, exists{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] {
+      auto store = Open();
+      ASSERT_TRUE(store);
+      Change change = NewRunChange("same");
+      change.events[0].event_id = "creator-" + std::to_string(i);
+      auto created = (*store)->CreateRun(change);
+      if (created) {
+        won++;
+      } else if (created.error().code() == ErrorCode::kAlreadyExists) {
+        exists++;
+      } else {
+        ADD_FAILURE() << created.error().message();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_EQ(exists.load(), 5);
+  EXPECT_EQ(CheckedTrace(*store_, "same").size(), 1u);
+}
+
+// A writer process SIGKILLed at a random moment loses no acknowledged change
+// and leaves no partial one: every stored version has all of its rows.
+// covers TEL-012
+TEST_P(StoreTest, KilledWriterProcessLosesNoAcknowledgedChange) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("crash")));
+  store_.reset();
+  std::mt19937 rng(std::random_device{}());
+  int64_t acknowledged = 1;
+  for (int round = 0; round < 3; ++round) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::close(fds[0]);
+      auto store = Open();
+      if (!store) ::_exit(3);
+      auto run = (*store)->GetRun("crash");
+      if (!run) ::_exit(4);
+      for (int64_t v = run->version;; ++v) {
+        if (!(*store)->ApplyChange("crash", v, AdvanceChange("crash", v, "child"))) ::_exit(5);
+        int64_t now = v + 1;
+        if (::write(fds[1], &now, sizeof now) != sizeof now) ::_exit(6);
+      }
+    }
+    ::close(fds[1]);
+    int64_t value = 0;
+    // Anchor on the first acknowledgement, then kill 0-40 ms later.
+    ASSERT_EQ(::read(fds[0], &value, sizeof value), static_cast<ssize_t>(sizeof value));
+    acknowledged = value;
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 40));
+    ::kill(child, SIGKILL);
+    while (::read(fds[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) acknowledged = value;
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "writer exited early with " << WEXITSTATUS(status);
+    auto reopened = Open();
+    ASSERT_TRUE(reopened) << reopened.error().message();
+    auto run = (*reopened)->GetRun("crash");
+    ASSERT_TRUE(run);
+    EXPECT_GE(run->version, acknowledged);
+    EXPECT_LE(run->version, acknowledged + 1);  // at most the one in flight
+    EXPECT_EQ(CheckedTrace(**reopened, "crash").size(), static_cast<size_t>(1 + 2 * (run->version - 1)));
+    EXPECT_EQ((*reopened)->ListArtifacts("crash")->size(), static_cast<size_t>(run->version));
+  }
+}
+
+TEST_P(StoreTest, ADatabaseNotWrittenByTelicIsRefused) {
+  store_.reset();
+  if (GetParam() == Backend::kPostgres) {
+    location_ = testing::PostgresServer::Shared().NewSchemaUrl();
+    ASSERT_EQ(RawExec("CREATE TABLE runs (x integer)"), "");
+  } else {
+    location_ = dir_.File("other.sqlite3");
+    ASSERT_EQ(RawExec("CREATE TABLE runs (x)"), "");
+  }
+  auto opened = Open();
+  ASSERT_FALSE(opened);
+  EXPECT_NE(opened.error().message().find("not written by telic"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+                         });
+
+// Connections cut by the server (a restart, a failover, an idle timeout) are
+// replaced: a read reconnects, and a write whose connection died before
+// COMMIT is retried once on a fresh one (its transaction died with it).
+TEST(PgStoreTest, ReconnectsAfterTheServerDropsItsConnections) {
+  auto& server = testing::PostgresServer::Shared();
+  if (!server.Available()) {
+    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
+    GTEST_SKIP() << "SKIPPED: " << server.Reason();
+  }
+  std::string app = "telic_t_" + RandomHex(6);
+  auto store = OpenStore(server.NewSchemaUrl() + "&application_name=" + app);
+  ASSERT_TRUE(store) << store.error().message();
+  ASSERT_TRUE((*store)->CreateRun(NewRunChange("r1")));
+  const std::string terminate =
+      "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = '" + app + "'";
+  ASSERT_EQ(testing::PostgresServer::Exec(server.Url(), terminate), "");
+  auto run = (*store)->GetRun("r1");
+  ASSERT_TRUE(run) << run.error().message();
+  ASSERT_EQ(testing::PostgresServer::Exec(server.Url(), terminate), "");
+  auto applied = (*store)->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w"));
+  ASSERT_TRUE(applied) << applied.error().message();
+  EXPECT_EQ(CheckedTrace(**store, "r1").size(), 3u);
+}
+
+TEST(PostgresUrlTest, RecognisesBothSchemesAndRedactsCredentials) {
+  EXPECT_TRUE(IsPostgresUrl("postgresql://h/db"));
+  EXPECT_TRUE(IsPostgresUrl("postgres://h/db"));
+  EXPECT_FALSE(IsPostgresUrl("/var/lib/telic.sqlite3"));
+  EXPECT_FALSE(IsPostgresUrl("postgresql:relative"));
+  EXPECT_EQ(RedactPostgresUrl("postgresql://user:secret@db.example:5432/telic?sslmode=require"),
+            "postgresql://db.example:5432/telic");
+  EXPECT_EQ(RedactPostgresUrl("postgres:///telic?host=/tmp/s&password=x"), "postgres:///telic");
+}
+
+TEST(PostgresUrlTest, AnUnreachableServerIsUnavailable) {
+  auto opened = OpenStore("postgresql:///telic?host=/nonexistent-telic-socket-dir&connect_timeout=2");
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(opened.error().message().find("cannot connect to PostgreSQL"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace telic::store
