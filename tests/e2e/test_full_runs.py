@@ -20,7 +20,7 @@ class FullRunTest(unittest.TestCase):
         self.server.close()
         self.ws.close()
 
-    # covers TEL-001 TEL-012 TEL-190 TEL-205 TEL-214 TEL-220: the seed's analyze_and_fix flow end to end.
+    # covers TEL-001 TEL-004 TEL-008 TEL-198 TEL-210 TEL-211 TEL-215 TEL-216 TEL-219 TEL-222 TEL-223 TEL-224 TEL-225 TEL-227 TEL-228: the seed's analyze_and_fix flow end to end.
     def test_analyze_and_fix_completes_through_every_phase(self):
         d = self.driver
         d.start()
