@@ -5,7 +5,7 @@
 namespace telic {
 namespace {
 
-// covers TEL-187 (secrets never reach the trace): every credential family is replaced.
+// covers TEL-186 (secrets never reach the trace): every credential family is replaced.
 TEST(RedactTest, ReplacesEveryCredentialFamily) {
   struct Case {
     std::string input;

@@ -33,7 +33,7 @@ std::string Temp(const std::string& text) {
   return path.string();
 }
 
-// covers TEL-082 TEL-098: valid fixtures pass with exit 0.
+// covers TEL-257: valid fixtures pass with exit 0.
 TEST(ValidateCommandTest, ValidFixturePasses) {
   Outcome r = Validate(Fixture("valid/WorkPlan-1.json"), "WorkPlan");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
@@ -82,7 +82,7 @@ TEST(SchemaCommandTest, ListsAndPrints) {
 namespace telic::cli {
 namespace {
 
-// covers TEL-082 TEL-182: the seed's analyze_and_fix example as a complete run of canonical artifacts
+// covers TEL-252 TEL-257: the seed's analyze_and_fix example as a complete run of canonical artifacts
 // (tests/fixtures/runs/analyze_and_fix, recorded from `telic demo`) validates file by file.
 TEST(ValidateCommandTest, RecordedAnalyzeAndFixRunValidates) {
   auto dir = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "tests" / "fixtures" / "runs" /

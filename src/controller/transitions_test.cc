@@ -24,7 +24,7 @@ std::string Next(const store::RunRecord& run, const std::string& type, const Jso
   return t->run.status == "running" ? t->run.phase : t->run.status;
 }
 
-// covers TEL-188 TEL-189: the linear edges of the standard diagram.
+// covers TEL-211 TEL-215 TEL-216 TEL-218 TEL-219 TEL-221 TEL-222 TEL-223 TEL-225 TEL-227 TEL-228: the linear edges of the standard diagram.
 TEST(TransitionsTest, StandardPathEdges) {
   EXPECT_EQ(Next(MakeRun("context_grounding"), "ContextManifest", Json::object()), "agent_1_frame");
   EXPECT_EQ(Next(MakeRun("agent_1_frame"), "ProblemFrame", Json::object()), "agent_2_compile");
@@ -41,7 +41,7 @@ TEST(TransitionsTest, StandardPathEdges) {
   EXPECT_EQ(Next(MakeRun("agent_5_report"), "UserReport", Json{{"terminalStatus", "completed"}}), "completed");
 }
 
-// covers TEL-193 TEL-194: forensic topology adds the evidence reverify phase, which needs reviewKind evidence_reverify.
+// covers TEL-225: forensic topology adds the evidence reverify phase, which needs reviewKind evidence_reverify.
 TEST(TransitionsTest, ForensicReverify) {
   EXPECT_EQ(Next(MakeRun("agent_3_review", "forensic"), "QualityReview", Decision("pass")), "agent_3_evidence_reverify");
   EXPECT_EQ(Next(MakeRun("agent_3_evidence_reverify", "forensic"), "QualityReview", Decision("pass")),
@@ -56,7 +56,7 @@ TEST(TransitionsTest, ForensicReverify) {
             "error: Unsupported forensic evidence reverify decision: remediate");
 }
 
-// covers TEL-236 TEL-237: one prompt revision, block goes to a blocked report.
+// covers TEL-217 TEL-220 TEL-237 TEL-238: one prompt revision, block goes to a blocked report.
 TEST(TransitionsTest, PromptReviewBudget) {
   auto t = AdvanceRun(MakeRun("agent_1_review"), "PromptReview", Decision("revise"));
   ASSERT_TRUE(t);
@@ -75,7 +75,7 @@ TEST(TransitionsTest, PromptReviewBudget) {
   EXPECT_EQ(t->run.phase, "agent_5_report");
 }
 
-// covers TEL-238 TEL-239: one post-execution remediation shared by Agent 3 and Agent 5.
+// covers TEL-224 TEL-226 TEL-239: one post-execution remediation shared by Agent 3 and Agent 5.
 TEST(TransitionsTest, RemediationIsSharedAndBounded) {
   auto t = AdvanceRun(MakeRun("agent_3_review"), "QualityReview", Decision("remediate"));
   ASSERT_TRUE(t);
@@ -95,7 +95,7 @@ TEST(TransitionsTest, RemediationIsSharedAndBounded) {
   EXPECT_FALSE(t->run.outcome_hint.has_value());
 }
 
-// covers TEL-013 TEL-014: proceed_to_fix only in analyze_and_fix, never in micro.
+// covers TEL-040 TEL-224: proceed_to_fix only in analyze_and_fix, never in micro.
 TEST(TransitionsTest, ProceedToFix) {
   EXPECT_EQ(Next(MakeRun("agent_3_review", "forensic", "analyze_and_fix"), "QualityReview", Decision("proceed_to_fix")),
             "agent_3_plan");
@@ -105,7 +105,7 @@ TEST(TransitionsTest, ProceedToFix) {
             "error: Micro topology does not support proceed_to_fix");
 }
 
-// covers TEL-197 TEL-198: micro spot-check escalates partial/remediate to standard contract review.
+// covers TEL-225: micro spot-check escalates partial/remediate to standard contract review.
 TEST(TransitionsTest, MicroEscalation) {
   auto t = AdvanceRun(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("partial"));
   ASSERT_TRUE(t);
@@ -116,7 +116,7 @@ TEST(TransitionsTest, MicroEscalation) {
   EXPECT_EQ(Next(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("pass")), "agent_5_report");
 }
 
-// covers TEL-206 TEL-207: terminal statuses and honest hints.
+// covers TEL-182 TEL-228 TEL-229 TEL-230: terminal statuses and honest hints.
 TEST(TransitionsTest, TerminalReports) {
   store::RunRecord report = MakeRun("agent_5_report");
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "failed_verification"}}), "partial");
@@ -130,7 +130,7 @@ TEST(TransitionsTest, TerminalReports) {
             "error: A partial audit cannot be reported as completed");
 }
 
-// covers TEL-070 TEL-200: a clarification pauses the phase; wrong types are refused with the accepted list.
+// covers TEL-081 TEL-197 TEL-236: a clarification pauses the phase; wrong types are refused with the accepted list.
 TEST(TransitionsTest, ClarificationAndWrongTypes) {
   auto t = AdvanceRun(MakeRun("agent_3_plan"), "ClarificationRequest", Json::object());
   ASSERT_TRUE(t);
@@ -149,7 +149,7 @@ TEST(TransitionsTest, ClarificationAndWrongTypes) {
   EXPECT_EQ(Next(done, "UserReport", Json::object()), "error: Run run-1 is completed, not running");
 }
 
-// covers TEL-078: the second boundary routes to a blocked report.
+// covers TEL-080: the second boundary routes to a blocked report.
 TEST(TransitionsTest, ClarificationBudgetExhausted) {
   Transition t = ClarificationBudgetExhausted(MakeRun("agent_2_compile"));
   EXPECT_EQ(t.run.phase, "agent_5_report");

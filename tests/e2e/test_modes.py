@@ -103,7 +103,7 @@ class ModesTest(unittest.TestCase):
         self.assertTrue(report["stateCheck"]["consistent"], report["stateCheck"])
         return report
 
-    # covers TEL-003 TEL-043 TEL-195 TEL-199: a short report_only request runs micro: frame, spot-check, receipt, report.
+    # covers TEL-221 TEL-228: a short report_only request runs micro: frame, spot-check, receipt, report.
     def test_micro_report_only_completes_with_a_verified_receipt(self):
         h = self.h
         h.start(original_request="What does src/app.ts export?", mode="report_only")
@@ -135,7 +135,7 @@ class ModesTest(unittest.TestCase):
         self.assertIn("digest_verified", events)
         self.assertEqual(self.replay_consistent()["degraded"], True)
 
-    # covers TEL-197 TEL-198: a partial micro spot-check escalates the run to standard contract review.
+    # covers TEL-225: a partial micro spot-check escalates the run to standard contract review.
     def test_micro_partial_escalates_to_standard(self):
         h = self.h
         h.start(original_request="What does src/app.ts export?", mode="report_only")
@@ -219,7 +219,7 @@ class ModesTest(unittest.TestCase):
         body.update(extra)
         return body
 
-    # covers TEL-008 TEL-044 TEL-205: plan_only skips execution; the plan is the deliverable; release then completed.
+    # covers TEL-008 TEL-221 TEL-227 TEL-228: plan_only skips execution; the plan is the deliverable; release then completed.
     def test_plan_only_standard_completes(self):
         h = self.h
         plan = self.plan_only_until_audit()
@@ -243,7 +243,7 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(h.run["status"], "completed")
         self.replay_consistent()
 
-    # covers TEL-206 TEL-240: a partial audit can only end partial or failed_verification, never completed.
+    # covers TEL-229 TEL-245: a partial audit can only end partial or failed_verification, never completed.
     def test_partial_audit_ends_partial(self):
         h = self.h
         plan = self.plan_only_until_audit()
@@ -262,7 +262,7 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(h.action["status"], "partial")
         self.replay_consistent()
 
-    # covers TEL-238 TEL-239 TEL-241: the shared remediation is used once; the next review cannot remediate again.
+    # covers TEL-224 TEL-239 TEL-245: the shared remediation is used once; the next review cannot remediate again.
     def test_remediation_used_then_exhausted(self):
         h = self.h
         plan = self.plan_only_until_audit()
@@ -299,7 +299,7 @@ class ModesTest(unittest.TestCase):
         self.assertEqual(h.run["outcomeHint"], "blocked")
         self.replay_consistent()
 
-    # covers TEL-045 TEL-196 TEL-214: micro fix_only: bootstrap plan, one executor node, verification after the write.
+    # covers TEL-178 TEL-222 TEL-223: micro fix_only: bootstrap plan, one executor node, verification after the write.
     def test_micro_fix_only_completes(self):
         h = self.h
         h.start(original_request="Fix the typo in src/app.ts", mode="fix_only",

@@ -48,7 +48,7 @@ class PropertyTest(unittest.TestCase):
         self.assertLessEqual(run["escalationCount"], 2)
         return run, len(payload["artifacts"])
 
-    # covers TEL-188 TEL-200 TEL-235 TEL-246: random valid/invalid sequences stay inside the diagram and replay equals state.
+    # covers TEL-004 TEL-184 TEL-235 TEL-245: random valid/invalid sequences stay inside the diagram and replay equals state.
     def test_random_sequences(self):
         for seed in range(SEEDS):
             with self.subTest(seed=seed):

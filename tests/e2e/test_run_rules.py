@@ -53,7 +53,7 @@ class RunRulesTest(unittest.TestCase):
         self.assertEqual(self.run_state(), before, "a rejected submission must change nothing")
         return failure
 
-    # covers TEL-005 TEL-200 TEL-201: wrong type, wrong action id and stale version are rejected at every phase
+    # covers TEL-005 TEL-197 TEL-235 TEL-236 TEL-257: wrong type, wrong action id and stale version are rejected at every phase
     # and leave the run unchanged.
     def test_illegal_submissions_at_every_phase_change_nothing(self):
         for step in self.scenario["steps"]:
@@ -68,7 +68,7 @@ class RunRulesTest(unittest.TestCase):
         after = self.d.submit_args(self.scenario["steps"][-1])
         self.rejected(after, "Run is not accepting a phase artifact")
 
-    # covers TEL-033 TEL-040 TEL-184: a write outside the node's permission is denied, traced, and nothing else changes.
+    # covers TEL-045 TEL-183 TEL-185: a write outside the node's permission is denied, traced, and nothing else changes.
     def test_out_of_permission_write_is_denied_and_traced(self):
         step = self.d.run_steps(until="the executor reports the fix")
         body = self.d.body(step)
@@ -84,7 +84,7 @@ class RunRulesTest(unittest.TestCase):
         self.assertEqual(events[-1]["permissionDecision"]["scope"], "README.md")
         self.d.do(step)  # the honest result is still accepted
 
-    # covers TEL-016 TEL-228: analyze_and_fix cannot mutate before the diagnosis gate.
+    # covers TEL-040: analyze_and_fix cannot mutate before the diagnosis gate.
     def test_mutation_before_the_diagnosis_gate_is_denied(self):
         step = self.d.run_steps(until="the executor reports the diagnosis")
         body = self.d.body(step)
@@ -94,14 +94,14 @@ class RunRulesTest(unittest.TestCase):
                                 "rationaleSummary": "Fix it early."})
         self.rejected(self.d.submit_args(step, body), "analyze_and_fix cannot accept mutating work")
 
-    # covers TEL-190: a WorkPlan that tries to write during diagnosis is refused.
+    # covers TEL-040 TEL-126: a WorkPlan that tries to write during diagnosis is refused.
     def test_diagnosis_plan_cannot_grant_writes(self):
         step = self.d.run_steps(until="plans the read-only diagnosis")
         body = self.d.body(step)
         body["nodes"][0]["permissions"]["repository"]["write"] = ["src/**"]
         self.rejected(self.d.submit_args(step, body), "attempts mutation before the diagnosis review gate")
 
-    # covers TEL-013: a passing review of analyze_and_fix before the fix must go through proceed_to_fix.
+    # covers TEL-040: a passing review of analyze_and_fix before the fix must go through proceed_to_fix.
     def test_diagnosis_cannot_pass_without_proceed_to_fix(self):
         step = self.d.run_steps(until="opens the mutation gate")
         body = self.d.body(step)
@@ -109,7 +109,7 @@ class RunRulesTest(unittest.TestCase):
         body["diagnosisGate"] = None
         self.rejected(self.d.submit_args(step, body), "must pass through proceed_to_fix")
 
-    # covers TEL-121: a PromptReview score must equal the weighted aggregate.
+    # covers TEL-108: a PromptReview score must equal the weighted aggregate.
     def test_prompt_review_score_must_match_its_dimensions(self):
         step = self.d.run_steps(until="reviews the contract")
         body = self.d.body(step)
@@ -117,7 +117,7 @@ class RunRulesTest(unittest.TestCase):
         failure = self.rejected(self.d.submit_args(step, body), "")
         self.assertTrue(failure.get("issues"), failure)
 
-    # covers TEL-024 TEL-210: cancel ends the run; later submissions are refused.
+    # covers TEL-234 TEL-236 TEL-251: cancel ends the run; later submissions are refused.
     def test_cancel_mid_run(self):
         self.d.run_steps(until="compiles the task contract")
         payload = self.server.ok("telic_cancel_run", self.d.tokens())
@@ -142,7 +142,7 @@ class RunRulesTest(unittest.TestCase):
         self.d._update(payload)
         return payload
 
-    # covers TEL-070 TEL-072 TEL-074 TEL-076: clarification then resume; the resumed artifact must cite request and answer.
+    # covers TEL-075 TEL-077 TEL-081: clarification then resume; the resumed artifact must cite request and answer.
     def test_clarification_resume_requires_lineage(self):
         self.d.run_steps(until="frames the problem")
         self.ask()
@@ -159,7 +159,7 @@ class RunRulesTest(unittest.TestCase):
         payload = self.server.ok("telic_submit_artifact", dict(self.d.submit_args(step), source_refs=refs))
         self.assertEqual(payload["nextAction"]["phase"], "agent_2_compile")
 
-    # covers TEL-077: cancel and new_run choices end the run as cancelled.
+    # covers TEL-078 TEL-079 TEL-214: cancel and new_run choices end the run as cancelled.
     def test_clarification_cancel_and_new_run(self):
         for choice in ["stop", "bigger"]:
             d = sc.Driver(self.server, self.scenario, self.ws.repo)
@@ -171,7 +171,7 @@ class RunRulesTest(unittest.TestCase):
             self.assertEqual(payload["run"]["status"], "cancelled")
             self.assertEqual(payload["nextAction"]["status"], "cancelled")
 
-    # covers TEL-078 TEL-079: a second clarification boundary routes to a blocked report without a new question.
+    # covers TEL-072 TEL-080: a second clarification boundary routes to a blocked report without a new question.
     def test_second_clarification_routes_to_blocked_report(self):
         self.d.run_steps(until="frames the problem")
         self.ask()
@@ -214,7 +214,7 @@ class RunRulesTest(unittest.TestCase):
                              "rationaleSummary": "Outputs must be checkable."}]
         return step, body
 
-    # covers TEL-118 TEL-125 TEL-236: one prompt revision, then pass; the revision may change only the corrected field.
+    # covers TEL-115 TEL-217 TEL-218 TEL-219 TEL-237: one prompt revision, then pass; the revision may change only the corrected field.
     def test_prompt_revision_then_pass(self):
         step, body = self.revise_review()
         self.d.run_steps(until="reviews the contract")
@@ -242,7 +242,7 @@ class RunRulesTest(unittest.TestCase):
         payload = self.server.ok("telic_submit_artifact", dict(self.d.tokens(), artifact_type="PromptReview", body=review2))
         self.assertEqual(payload["nextAction"]["phase"], "agent_3_plan")
 
-    # covers TEL-126 TEL-237: after the revision is spent a block ends in an honest blocked report citing the review.
+    # covers TEL-220 TEL-230 TEL-238 TEL-245: after the revision is spent a block ends in an honest blocked report citing the review.
     def test_block_after_revision_ends_blocked(self):
         step, body = self.revise_review()
         self.d.run_steps(until="reviews the contract")
@@ -270,7 +270,7 @@ class RunRulesTest(unittest.TestCase):
         self.assertEqual(payload["run"]["status"], "blocked")
         self.assertEqual(payload["nextAction"]["reportRef"], f"artifact://{run}/user-report-blocked")
 
-    # covers TEL-203 TEL-004: a crash mid-run loses nothing; a restarted server continues the run to completion.
+    # covers TEL-004 TEL-007: a crash mid-run loses nothing; a restarted server continues the run to completion.
     def test_crash_and_restart_mid_run(self):
         self.d.run_steps(until="opens the mutation gate")
         version = self.d.run["version"]
@@ -289,7 +289,7 @@ class RunRulesTest(unittest.TestCase):
         report = self.server.ok("telic_replay_run", {"run_id": self.d.run["runId"]})["report"]
         self.assertTrue(report["stateCheck"]["consistent"])
 
-    # covers TEL-185 TEL-187: credentials in a permission target are redacted before they reach the trace.
+    # covers TEL-186: credentials in a permission target are redacted before they reach the trace.
     def test_secrets_never_reach_the_trace(self):
         step = self.d.run_steps(until="the executor reports the fix")
         body = self.d.body(step)
@@ -299,7 +299,7 @@ class RunRulesTest(unittest.TestCase):
         text = str(self.trace())
         self.assertNotIn("hunter2hunter2", text)
 
-    # covers TEL-157: Evidence is idempotent by content; a conflicting replay is refused.
+    # covers TEL-007 TEL-015: Evidence is idempotent by content; a conflicting replay is refused.
     def test_evidence_replay_is_idempotent(self):
         step = self.d.run_steps(until="captures the source as evidence")
         first = self.d.do(step)
