@@ -27,6 +27,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from http_client import HttpServer, McpHttpClient, Postgres, require_postgres  # noqa: E402
+import scenario as sc  # noqa: E402
 from mcp_client import Workspace, run_tests, telic_binary  # noqa: E402
 
 LOSING_CODES = {"stale_version", "conflict"}
@@ -126,6 +127,38 @@ class MultiInstanceMixin:
             self.assertIn(run_id, listed)
         a.close()
         b.close()
+        self.stop_servers()
+
+    # covers TEL-004 TEL-247: a complete analyze_and_fix run, every call sent to the other instance than the last.
+    def test_analyze_and_fix_alternately_through_both_instances(self):
+        self.start_servers()
+        clients = [McpHttpClient(server) for server in self.servers]
+        for client in clients:
+            client.initialize()
+
+        class Alternating:
+            """Sends each tool call to the next instance in turn."""
+            calls = 0
+
+            def call(self, name, arguments):
+                Alternating.calls += 1
+                return clients[Alternating.calls % 2].call(name, arguments)
+
+            def ok(self, name, arguments):
+                result = self.call(name, arguments)
+                assert not result.get("isError"), f"{name} failed: {result}"
+                return result["structuredContent"]
+
+        driver = sc.Driver(Alternating(), sc.load("analyze_and_fix"), self.ws.repo)
+        driver.write_repository()
+        driver.start()
+        driver.run_steps()
+        self.assertEqual(driver.run["status"], "completed")
+        for client in clients:
+            report = client.ok("telic_replay_run", {"run_id": driver.run["runId"]})["report"]
+            self.assertTrue(report["stateCheck"]["consistent"], report["stateCheck"])
+        for client in clients:
+            client.close()
         self.stop_servers()
 
     def race(self, runs, contenders):
