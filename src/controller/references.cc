@@ -111,14 +111,18 @@ bool IsUserReportedEvidencePath(const std::string& type, const Json& body, const
   if (type == "ReleaseAudit") {
     static const std::regex kMatrix(R"(^body\.claimEvidenceMatrix\[(\d+)\]\.evidenceRefs\[\d+\]$)");
     if (!std::regex_match(path, match, kMatrix)) return false;
-    const Json& entry = body.value("claimEvidenceMatrix", Json::array())[std::stoul(match[1].str())];
-    return entry.is_object() && entry.value("basis", "") == "user_reported";
+    const Json matrix = body.value("claimEvidenceMatrix", Json::array());  // a copy: never a reference into a temporary
+    size_t index = std::stoul(match[1].str());
+    return matrix.is_array() && index < matrix.size() && matrix[index].is_object() &&
+           matrix[index].value("basis", "") == "user_reported";
   }
   if (type == "UserReport") {
     static const std::regex kClaims(R"(^body\.completionClaims\[(\d+)\]\.evidenceRefs\[\d+\]$)");
     if (!std::regex_match(path, match, kClaims)) return false;
-    const Json& claim = body.value("completionClaims", Json::array())[std::stoul(match[1].str())];
-    return claim.is_object() && claim.value("status", "") == "user_reported";
+    const Json claims = body.value("completionClaims", Json::array());
+    size_t index = std::stoul(match[1].str());
+    return claims.is_array() && index < claims.size() && claims[index].is_object() &&
+           claims[index].value("status", "") == "user_reported";
   }
   return false;
 }
