@@ -46,7 +46,10 @@ Telic is a deterministic controller and ledger and calls no model. You author ea
 }
 
 Result<Json> GetPrompt(const Json& params) {
-  std::string name = params.is_object() ? params.value("name", "") : "";
+  // A non-string name is simply an unknown prompt (value() would throw on it).
+  std::string name = params.is_object() && params.contains("name") && params["name"].is_string()
+                         ? params["name"].get<std::string>()
+                         : "";
   if (name != "telic_workflow") return Fail(ErrorCode::kNotFound, fmt::format("Prompt {} not found", name));
   Json arguments = params.contains("arguments") ? params["arguments"] : Json();
   std::vector<Issue> issues;
