@@ -289,6 +289,8 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
 
 }  // namespace
 
+bool IsReferenceField(std::string_view key) { return kReferenceFields.count(key) > 0; }
+
 std::vector<std::string> CollectReferences(const Json& body) {
   std::vector<std::string> out;
   Collect(body, "", out);

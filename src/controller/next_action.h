@@ -17,6 +17,9 @@ inline constexpr int64_t kMaxPlanToolCalls = 4000;
 // Loads the parsed body of a stored artifact.
 using BodyLoader = std::function<Result<Json>(const store::ArtifactMeta&)>;
 
+// Whether `key` is one of the reference fields of WIRE-CONTRACT §14.1.
+bool IsReferenceField(std::string_view key);
+
 // Every reference string in `body` (§14.1): string values at any depth under a
 // reference-field key, starting with artifact://, repo:// or trace://.
 std::vector<std::string> CollectReferences(const Json& body);

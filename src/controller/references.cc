@@ -1,5 +1,7 @@
 #include "controller/references.h"
 
+#include "controller/next_action.h"
+
 #include <algorithm>
 #include <regex>
 #include <set>
@@ -8,16 +10,6 @@
 
 namespace telic::controller {
 namespace {
-
-const std::set<std::string, std::less<>> kReferenceFields = {
-    "applicableRuleRefs", "argumentsRef", "changeRefs",     "clarificationRequestRef", "commandRef",
-    "contextManifestRef", "contextRefs",  "derivedRefs",    "directEvidenceRefs",      "diffRef",
-    "evidenceInspected",  "evidenceRefs", "findingRefs",    "followupRequestRefs",     "inputRefs",
-    "instructionRef",     "originalRequestRef", "outputRef", "outputRefs",             "pinnedRefs",
-    "policyRefs",         "problemFrameRef", "promptReadinessRubricRef", "qualityReviewRef", "ref",
-    "requestRef",         "resultRef",    "ruleRefs",       "subjectRef",              "sourceRef",
-    "sourceRefs",         "targetRef",    "taskContractRef", "traceRef",               "toolEventRefs",
-    "userReportRef",      "verificationRefs", "workPlanRef", "workPlanRefs",           "workResultRefs"};
 
 const std::set<std::string, std::less<>> kSystemReferenceFields = {
     "applicableRuleRefs", "instructionRef", "policyRefs", "promptReadinessRubricRef", "ruleRefs"};
@@ -51,7 +43,7 @@ bool IsReferenceUri(std::string_view s) {
 void Collect(const Json& value, const std::string& path, std::string_view key, std::vector<LocatedRef>& out) {
   if (value.is_string()) {
     const auto& s = value.get_ref<const std::string&>();
-    if (kReferenceFields.count(key) && HasReferenceScheme(s)) out.push_back({s, path});
+    if (IsReferenceField(key) && HasReferenceScheme(s)) out.push_back({s, path});
   } else if (value.is_array()) {
     for (size_t i = 0; i < value.size(); ++i) Collect(value[i], fmt::format("{}[{}]", path, i), key, out);
   } else if (value.is_object()) {
