@@ -115,8 +115,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const bool matches = glob->Matches(*normal);
       Check(recompiled->Matches(*normal) == matches);
       Check(GlobMatches(pattern, *normal) == matches);
-      // Folding case can only widen a match.
-      if (matches) Check(glob->Matches(*normal, MatchOptions{true}));
+      // Folding alone may narrow a negated class ("[!a-j]" refuses 's' once
+      // 'S' counts), so on a case-insensitive root a deny entry matches
+      // exactly or folded: what it denies case-sensitively stays denied.
+      if (matches) {
+        Layer denying{"fuzz", {{"repository", {{"write", {"**"}}}}}, {{"repository", {{"write", {pattern}}}}}};
+        RepoRoot folded_root{"/repo", nullptr, {true}};
+        Check(!Authorize({"repository.write", input, {}, {}}, {denying}, folded_root).allowed);
+      }
       // The engine agrees with the glob for an allow entry...
       Layer layer{"fuzz", {{"repository", {{"write", {pattern}}}}}, nullptr};
       Decision decision = Authorize({"repository.write", input, {}, {}}, {layer}, root);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "controller/references.h"
+#include "controller/rule_violation.h"
 #include "controller/work_plan_rules.h"
 #include "policy/engine.h"
 #include "policy/permission_set.h"
@@ -15,7 +16,9 @@
 namespace telic::controller {
 namespace {
 
-std::unexpected<Error> Reject(std::string message) { return Fail(ErrorCode::kInvalidArgument, std::move(message)); }
+std::unexpected<Error> Reject(std::string pointer, std::string message) {
+  return RuleViolation(std::move(pointer), std::move(message));
+}
 
 const std::set<std::string> kAlwaysMutating = {"repository.write", "repository.delete", "runtime.restart",
                                                "browser.mutate", "external.write"};
@@ -24,16 +27,31 @@ const std::set<std::string> kAlwaysReadOnly = {"repository.read", "shell.inspect
 
 bool IsReportOrPlan(const std::string& mode) { return mode == "report_only" || mode == "plan_only"; }
 
-std::vector<Json> Objects(const Json& body, const char* key) {
-  std::vector<Json> out;
-  if (!body.is_object() || !body.contains(key) || !(*&body[key]).is_array()) return out;
+// The object elements of body[key], by reference (no copies).
+using Items = std::vector<std::reference_wrapper<const Json>>;
+
+Items Objects(const Json& body, const char* key) {
+  Items out;
+  if (!body.is_object() || !body.contains(key) || !body[key].is_array()) return out;
   for (const Json& item : body[key]) {
-    if (item.is_object()) out.push_back(item);
+    if (item.is_object()) out.push_back(std::cref(item));
   }
   return out;
 }
 
-std::vector<std::string> Field(const std::vector<Json>& items, const char* key) {
+// The JSON pointer "/key/<i>[/field]" of `item`, an element of body[key]
+// (found by address); "/key" when it is not one.
+std::string At(const Json& body, const char* key, const Json& item, std::string_view field = {}) {
+  if (body.is_object() && body.contains(key) && body[key].is_array()) {
+    const auto& array = body[key].get_ref<const Json::array_t&>();
+    if (!array.empty() && &item >= array.data() && &item < array.data() + array.size()) {
+      return PointerAt(key, static_cast<size_t>(&item - array.data()), field);
+    }
+  }
+  return "/" + std::string(key);
+}
+
+std::vector<std::string> Field(const Items& items, const char* key) {
   std::vector<std::string> out;
   for (const Json& item : items) {
     if (item.contains(key) && item[key].is_string()) out.push_back(item[key].get<std::string>());
@@ -85,9 +103,11 @@ policy::Decision AuthorizeForNode(const store::RunRecord& run, const Json& node,
   return policy::Authorize(request, layers, policy::RepoRoot::OnDisk(run.repository_root));
 }
 
-Status Deny(std::optional<PermissionDenial>& denial, std::string message, Json decision, std::vector<std::string> refs) {
+Status Deny(std::optional<PermissionDenial>& denial, std::string pointer, std::string message, Json decision,
+            std::vector<std::string> refs) {
   denial = PermissionDenial{std::move(decision), std::move(refs)};
-  return Fail(ErrorCode::kPermissionDenied, std::move(message));
+  Issue issue{std::move(pointer), "permission_denied", message};
+  return Fail(ErrorCode::kPermissionDenied, std::move(message), {std::move(issue)});
 }
 
 // ---------------------------------------------------------------- ProblemFrame
@@ -97,28 +117,28 @@ Status CheckProblemFrame(RunSnapshot& snapshot, const Json& body, const std::str
   bool clarification_required = body.value("/clarification/required"_json_pointer, false);
   if (run.topology == "micro") {
     if (Objects(body, "draftAcceptanceCriteria").size() != 1) {
-      return Reject("Micro topology requires exactly one draft acceptance criterion");
+      return Reject("/draftAcceptanceCriteria", "Micro topology requires exactly one draft acceptance criterion");
     }
-    if (Objects(body, "knownFacts").size() > 3) return Reject("Micro topology allows at most three known facts");
-    if (clarification_required) return Reject("Micro topology cannot require clarification in ProblemFrame");
+    if (Objects(body, "knownFacts").size() > 3) return Reject("/knownFacts", "Micro topology allows at most three known facts");
+    if (clarification_required) return Reject("/clarification/required", "Micro topology cannot require clarification in ProblemFrame");
   }
-  if (body.value("intentMode", "") != run.requested_mode) return Reject("ProblemFrame intentMode must match the immutable run mode");
+  if (body.value("intentMode", "") != run.requested_mode) return Reject("/intentMode", "ProblemFrame intentMode must match the immutable run mode");
   if (body.value("originalRequestRef", "") != original_request_ref) {
-    return Reject("ProblemFrame must reference the current original request");
+    return Reject("/originalRequestRef", "ProblemFrame must reference the current original request");
   }
   std::set<std::string> user_messages;
   for (const auto* meta : snapshot.All("UserMessage")) {
     if (meta->producer == "user") user_messages.insert(snapshot.Uri(meta->id));
   }
   for (const Json& fact : Objects(body, "knownFacts")) {
-    if (!fact.contains("sourceRef") || !fact["sourceRef"].is_string()) return Reject("ProblemFrame fact source is invalid");
+    if (!fact.contains("sourceRef") || !fact["sourceRef"].is_string()) return Reject(At(body, "knownFacts", fact, "sourceRef"), "ProblemFrame fact source is invalid");
     std::string source = fact["sourceRef"];
     std::string provenance = fact.value("provenance", "");
     if (provenance == "user" && !user_messages.count(source)) {
-      return Reject("User-provenance facts must cite a same-run user message");
+      return Reject(At(body, "knownFacts", fact, "sourceRef"), "User-provenance facts must cite a same-run user message");
     }
     if (provenance == "repository" && source.rfind("repo://", 0) != 0) {
-      return Reject("Repository-provenance facts must cite selected repository context");
+      return Reject(At(body, "knownFacts", fact, "sourceRef"), "Repository-provenance facts must cite selected repository context");
     }
     if (provenance == "runtime" || provenance == "browser" || provenance == "tool") {
       std::vector<std::string> kinds = provenance == "runtime"   ? std::vector<std::string>{"runtime", "log"}
@@ -131,11 +151,11 @@ Status CheckProblemFrame(RunSnapshot& snapshot, const Json& body, const std::str
         TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*meta));
         matches = ContainsString(kinds, evidence->value("kind", ""));
       }
-      if (!matches) return Reject(fmt::format("{}-provenance facts require matching Evidence", provenance));
+      if (!matches) return Reject(At(body, "knownFacts", fact, "sourceRef"), fmt::format("{}-provenance facts require matching Evidence", provenance));
     }
   }
   if (clarification_required) {
-    return Reject("Required clarification must be submitted as ClarificationRequest before ProblemFrame");
+    return Reject("/clarification/required", "Required clarification must be submitted as ClarificationRequest before ProblemFrame");
   }
   return Ok();
 }
@@ -145,14 +165,14 @@ Status CheckProblemFrame(RunSnapshot& snapshot, const Json& body, const std::str
 Status CheckContractRevision(RunSnapshot& snapshot, const Submission& s, const Json& body) {
   const store::ArtifactMeta* previous_meta = snapshot.Latest("TaskContract");
   const store::ArtifactMeta* review_meta = snapshot.Latest("PromptReview");
-  if (!previous_meta || !review_meta) return Reject("TaskContract revision is missing its prior lineage");
+  if (!previous_meta || !review_meta) return Reject("", "TaskContract revision is missing its prior lineage");
   TELIC_ASSIGN_OR_RETURN(const Json* previous, snapshot.Body(*previous_meta));
   TELIC_ASSIGN_OR_RETURN(const Json* review, snapshot.Body(*review_meta));
   bool cites = ContainsString(s.source_refs, snapshot.Uri(previous_meta->id)) &&
                ContainsString(s.source_refs, snapshot.Uri(review_meta->id));
   if (review->value("decision", "") != "revise" || review->value("revisionNumber", -1) != 0 ||
       body.value("version", 0) != 2 || !cites) {
-    return Reject("Revised TaskContract must be version 2 and cite its contract review lineage");
+    return Reject(body.value("version", 0) != 2 ? "/version" : "", "Revised TaskContract must be version 2 and cite its contract review lineage");
   }
   std::set<std::string> preserved;
   std::set<std::string> corrections;
@@ -164,7 +184,7 @@ Status CheckContractRevision(RunSnapshot& snapshot, const Submission& s, const J
     }
   }
   if (!policy::PermissionSetIsSubset(body.value("permissions", Json()), previous->value("permissions", Json()))) {
-    return Reject("TaskContract revision permissions cannot broaden the prior contract");
+    return Reject("/permissions", "TaskContract revision permissions cannot broaden the prior contract");
   }
   std::set<std::string> keys;
   for (auto it = previous->begin(); it != previous->end(); ++it) keys.insert(it.key());
@@ -177,17 +197,17 @@ Status CheckContractRevision(RunSnapshot& snapshot, const Submission& s, const J
     if (previous->contains(key) != body.contains(key) || Canonical(a) != Canonical(b)) changed.insert(key);
   }
   for (const auto& field : corrections) {
-    if (preserved.count(field)) return Reject(fmt::format("TaskContract revision field {} cannot be both preserved and corrected", field));
+    if (preserved.count(field)) return Reject("/" + field, fmt::format("TaskContract revision field {} cannot be both preserved and corrected", field));
   }
   for (const auto& field : changed) {
-    if (!corrections.count(field)) return Reject(fmt::format("TaskContract revision field {} is outside the typed correction scope", field));
+    if (!corrections.count(field)) return Reject("/" + field, fmt::format("TaskContract revision field {} is outside the typed correction scope", field));
   }
   for (const auto& field : corrections) {
-    if (!changed.count(field)) return Reject(fmt::format("TaskContract revision did not apply declared correction field {}", field));
+    if (!changed.count(field)) return Reject("/" + field, fmt::format("TaskContract revision did not apply declared correction field {}", field));
   }
   for (const auto& field : preserved) {
     if (!previous->contains(field) || !body.contains(field) || Canonical((*previous)[field]) != Canonical(body[field])) {
-      return Reject(fmt::format("Revised TaskContract changed preserved field {}", field));
+      return Reject("/" + field, fmt::format("Revised TaskContract changed preserved field {}", field));
     }
   }
   return Ok();
@@ -197,42 +217,42 @@ Status CheckTaskContract(RunSnapshot& snapshot, const Submission& s, const Json&
                          const std::string& original_request_ref) {
   const auto& run = snapshot.run();
   const Json& body = s.body;
-  if (body.value("intentMode", "") != run.requested_mode) return Reject("TaskContract intentMode must match the immutable run mode");
+  if (body.value("intentMode", "") != run.requested_mode) return Reject("/intentMode", "TaskContract intentMode must match the immutable run mode");
   TELIC_ASSIGN_OR_RETURN(std::string frame_ref, snapshot.RequireLatestRef("ProblemFrame"));
   if (body.value("originalRequestRef", "") != original_request_ref || body.value("problemFrameRef", "") != frame_ref) {
-    return Reject("TaskContract lineage is stale or incomplete");
+    return Reject(body.value("originalRequestRef", "") != original_request_ref ? "/originalRequestRef" : "/problemFrameRef", "TaskContract lineage is stale or incomplete");
   }
   TELIC_ASSIGN_OR_RETURN(const Json* frame, snapshot.LatestBody("ProblemFrame"));
   std::vector<std::string> context_refs = StringArray(body, "contextRefs");
   for (const Json& fact : Objects(*frame, "knownFacts")) {
     if (fact.value("provenance", "") != "user" && fact.contains("sourceRef") && fact["sourceRef"].is_string() &&
         !ContainsString(context_refs, fact["sourceRef"].get<std::string>())) {
-      return Reject("TaskContract contextRefs must retain every non-user ProblemFrame fact and inference source");
+      return Reject("/contextRefs", "TaskContract contextRefs must retain every non-user ProblemFrame fact and inference source");
     }
   }
   for (const Json& inference : Objects(*frame, "inferences")) {
     for (const auto& ref : StringArray(inference, "sourceRefs")) {
       if (!ContainsString(context_refs, ref)) {
-        return Reject("TaskContract contextRefs must retain every non-user ProblemFrame fact and inference source");
+        return Reject("/contextRefs", "TaskContract contextRefs must retain every non-user ProblemFrame fact and inference source");
       }
     }
   }
   if (run.phase == "agent_2_compile") {
     for (const char* field : {"scope", "constraints", "nonGoals"}) {
       if (Canonical(body.value(field, Json())) != Canonical(frame->value(field, Json()))) {
-        return Reject(fmt::format("TaskContract must preserve ProblemFrame {} exactly", field));
+        return Reject(std::string("/") + field, fmt::format("TaskContract must preserve ProblemFrame {} exactly", field));
       }
     }
     if (Canonical(body.value("acceptanceCriteria", Json())) != Canonical(frame->value("draftAcceptanceCriteria", Json()))) {
-      return Reject("TaskContract acceptance criteria must preserve the reviewed ProblemFrame draft exactly");
+      return Reject("/acceptanceCriteria", "TaskContract acceptance criteria must preserve the reviewed ProblemFrame draft exactly");
     }
   }
   if (!EqualStringSets(StringArray(body, "ruleRefs"), StringArray(*frame, "applicableRuleRefs"))) {
-    return Reject("TaskContract must retain every applicable ProblemFrame rule exactly once");
+    return Reject("/ruleRefs", "TaskContract must retain every applicable ProblemFrame rule exactly once");
   }
   if (run.phase == "agent_2_compile") {
     if (snapshot.Count("TaskContract") != 0 || body.value("version", 0) != 1) {
-      return Reject("The initial TaskContract must be version 1");
+      return Reject("/version", "The initial TaskContract must be version 1");
     }
   } else if (run.phase == "agent_2_revise") {
     TELIC_RETURN_IF_ERROR(CheckContractRevision(snapshot, s, body));
@@ -241,17 +261,20 @@ Status CheckTaskContract(RunSnapshot& snapshot, const Submission& s, const Json&
   for (const Json& requirement : Objects(body, "verificationRequirements")) {
     if (requirement.value("required", false) == true &&
         !PermissionAllowsCapability(permissions, requirement.value("capability", ""))) {
-      return Reject(fmt::format("Required verification {} is not backed by TaskContract permissions",
+      return Reject(At(body, "verificationRequirements", requirement, "capability"),
+                    fmt::format("Required verification {} is not backed by TaskContract permissions",
                                 requirement.value("id", "")));
     }
   }
-  for (const auto& command : StringArray(permissions.value("shell", Json::object()), "executeAllowlist")) {
-    if (!policy::IsExactShellCommand(command)) {
-      return Reject("TaskContract shell execute permissions require exact, non-compound commands");
+  std::vector<std::string> commands = StringArray(permissions.value("shell", Json::object()), "executeAllowlist");
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (!policy::IsExactShellCommand(commands[i])) {
+      return Reject(PointerAt("permissions/shell/executeAllowlist", i),
+                    "TaskContract shell execute permissions require exact, non-compound commands");
     }
   }
   if (!policy::PermissionSetIsSubset(permissions, EnvelopeAuthorization(snapshot, envelope))) {
-    return Reject("TaskContract permissions exceed immutable authorization");
+    return Reject("/permissions", "TaskContract permissions exceed immutable authorization");
   }
   return Ok();
 }
@@ -260,45 +283,48 @@ Status CheckTaskContract(RunSnapshot& snapshot, const Submission& s, const Json&
 
 Status CheckPromptReview(RunSnapshot& snapshot, const Json& body, const std::string& original_request_ref) {
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
-  if (body.value("targetRef", "") != contract_ref) return Reject("PromptReview must review the current TaskContract");
+  if (body.value("targetRef", "") != contract_ref) return Reject("/targetRef", "PromptReview must review the current TaskContract");
   TELIC_ASSIGN_OR_RETURN(const Json* contract, snapshot.LatestBody("TaskContract"));
-  std::vector<Json> coverage = Objects(body, "coverage");
+  Items coverage = Objects(body, "coverage");
   std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
       {original_request_ref, {"objective", "intentMode"}},
       {contract->value("problemFrameRef", ""), {"scope", "constraints", "nonGoals", "acceptanceCriteria", "ruleRefs"}},
       {contract_ref,
        {"permissions", "contextRefs", "requiredOutputs", "verificationRequirements", "stopConditions", "assumptions",
         "unresolvedQuestions"}}};
-  if (coverage.size() != expected.size()) return Reject("PromptReview coverage must include every authoritative contract source");
+  if (coverage.size() != expected.size()) return Reject("/coverage", "PromptReview coverage must include every authoritative contract source");
   for (const auto& [source, fields] : expected) {
     std::vector<const Json*> matches;
     for (const Json& entry : coverage) {
       if (entry.value("sourceRef", "") == source) matches.push_back(&entry);
     }
     if (matches.size() != 1 || !EqualStringSets(StringArray(*matches[0], "contractFields"), fields)) {
-      return Reject(fmt::format("PromptReview coverage for {} is incomplete or duplicated", source));
+      std::string at = matches.empty() ? "/coverage" : At(body, "coverage", *matches.back(), "contractFields");
+      return Reject(at, fmt::format("PromptReview coverage for {} is incomplete or duplicated", source));
     }
   }
   if (!contract->contains("version") || !(*contract)["version"].is_number() ||
       body.value("revisionNumber", -1) != (*contract)["version"].get<int64_t>() - 1) {
-    return Reject("PromptReview revisionNumber must match the current TaskContract version");
+    return Reject("/revisionNumber", "PromptReview revisionNumber must match the current TaskContract version");
   }
   return Ok();
 }
 
 // ---------------------------------------------------------------- WorkResult
 
-Status CheckWorkResultActions(RunSnapshot& snapshot, const Json& node, const std::vector<Json>& actions,
+Status CheckWorkResultActions(RunSnapshot& snapshot, const Json& node, const Json& body, const Items& actions,
                               const std::vector<std::string>& refs, std::optional<PermissionDenial>& denial) {
   const auto& run = snapshot.run();
   std::string node_id = node.value("id", "");
   std::vector<std::string> tools = StringArray(node, "allowedTools");
   for (const Json& action : actions) {
     if (!action.contains("capability") || !action["capability"].is_string()) {
-      return Reject("WorkResult action capability is invalid");
+      return Reject(At(body, "actions", action, "capability"), "WorkResult action capability is invalid");
     }
     std::string capability = action["capability"];
-    if (!policy::IsCapability(capability)) return Reject(fmt::format("WorkResult action uses unknown capability {}", capability));
+    if (!policy::IsCapability(capability)) {
+      return Reject(At(body, "actions", action, "capability"), fmt::format("WorkResult action uses unknown capability {}", capability));
+    }
     std::string status = action.value("status", "");
     bool attempted = status == "completed" || status == "failed";
     bool checked = attempted || status == "denied";
@@ -306,53 +332,56 @@ Status CheckWorkResultActions(RunSnapshot& snapshot, const Json& node, const std
     if (capability == "shell.inspect" &&
         !(action.contains("target") && action["target"].is_string() && policy::IsShellInspectTarget(action["target"].get<std::string>()))) {
       if (status == "denied") continue;
-      return Deny(denial, "WorkResult shell inspection target is not a typed read-only inspection",
+      return Deny(denial, At(body, "actions", action, "target"), "WorkResult shell inspection target is not a typed read-only inspection",
                   TraceDecision(action, false, refs, "Denied: shell.inspect accepts only typed read-only inspection targets."),
                   refs);
     }
     if (!ContainsString(tools, capability)) {
       if (status == "denied") continue;
-      return Deny(denial, fmt::format("WorkResult action uses a capability outside node {}", node_id),
+      return Deny(denial, At(body, "actions", action, "capability"), fmt::format("WorkResult action uses a capability outside node {}", node_id),
                   TraceDecision(action, false, refs, fmt::format("Denied: capability is outside work node {}.", node_id)), refs);
     }
     policy::Decision decision = AuthorizeForNode(run, node, capability, action);
     if (status == "denied") {
-      if (decision.allowed) return Reject("WorkResult cannot claim a permission denial for an authorized action");
+      if (decision.allowed) return Reject(At(body, "actions", action, "status"), "WorkResult cannot claim a permission denial for an authorized action");
       continue;
     }
     if (!decision.allowed) {
-      return Deny(denial, fmt::format("WorkResult action target is outside node {} permissions: {}", node_id, decision.summary),
+      return Deny(denial, At(body, "actions", action, "target"), fmt::format("WorkResult action target is outside node {} permissions: {}", node_id, decision.summary),
                   TraceDecision(action, false, refs, decision.summary), refs);
     }
     if (kAlwaysMutating.count(capability) && action.value("mutating", false) != true) {
-      return Reject(fmt::format("WorkResult action {} must be marked mutating", capability));
+      return Reject(At(body, "actions", action, "mutating"), fmt::format("WorkResult action {} must be marked mutating", capability));
     }
     if (kAlwaysReadOnly.count(capability) && !(action.contains("mutating") && action["mutating"] == false)) {
-      return Reject(fmt::format("WorkResult action {} must be marked non-mutating", capability));
+      return Reject(At(body, "actions", action, "mutating"), fmt::format("WorkResult action {} must be marked non-mutating", capability));
     }
   }
   return Ok();
 }
 
-Status CheckFileChanges(RunSnapshot& snapshot, const Json& node, const std::vector<Json>& actions,
-                        const std::vector<Json>& changes, const std::vector<std::string>& refs,
+Status CheckFileChanges(RunSnapshot& snapshot, const Json& node, const Json& body, const Items& actions,
+                        const Items& changes, const std::vector<std::string>& refs,
                         std::optional<PermissionDenial>& denial) {
   std::string node_id = node.value("id", "");
   for (const Json& change : changes) {
-    if (!change.contains("path") || !change["path"].is_string()) return Reject("WorkResult file change path is invalid");
+    if (!change.contains("path") || !change["path"].is_string()) return Reject(At(body, "filesChanged", change, "path"), "WorkResult file change path is invalid");
     std::string path = change["path"];
     std::string capability = change.value("changeType", "") == "deleted" ? "repository.delete" : "repository.write";
     Json synthetic = {{"capability", capability}, {"target", path}};
     policy::Decision decision = AuthorizeForNode(snapshot.run(), node, capability, synthetic);
     if (!decision.allowed) {
-      return Deny(denial, fmt::format("WorkResult file change is outside node {} permissions: {}", node_id, path),
+      return Deny(denial, At(body, "filesChanged", change, "path"), fmt::format("WorkResult file change is outside node {} permissions: {}", node_id, path),
                   TraceDecision(synthetic, false, refs, decision.summary), refs);
     }
     bool matched = std::any_of(actions.begin(), actions.end(), [&](const Json& a) {
       return a.value("capability", "") == capability && a.value("target", "") == path && a.value("status", "") == "completed" &&
              a.value("mutating", false) == true;
     });
-    if (!matched) return Reject(fmt::format("WorkResult file change lacks a matching completed {} action: {}", capability, path));
+    if (!matched) {
+      return Reject(At(body, "filesChanged", change, "path"),
+                    fmt::format("WorkResult file change lacks a matching completed {} action: {}", capability, path));
+    }
   }
   for (const Json& action : actions) {
     std::string capability = action.value("capability", "");
@@ -363,19 +392,20 @@ Status CheckFileChanges(RunSnapshot& snapshot, const Json& node, const std::vect
       bool deleted = c.value("changeType", "") == "deleted";
       return c.value("path", "") == action.value("target", "") && (capability == "repository.delete" ? deleted : !deleted);
     });
-    if (!matched) return Reject(fmt::format("Completed {} action lacks an exact FileChange", capability));
+    if (!matched) return Reject(At(body, "actions", action, "target"), fmt::format("Completed {} action lacks an exact FileChange", capability));
   }
   return Ok();
 }
 
-int64_t LastCompletedMutation(const std::vector<Json>& actions) {
+int64_t LastCompletedMutation(const Items& actions) {
   for (int64_t i = static_cast<int64_t>(actions.size()) - 1; i >= 0; --i) {
-    if (actions[i].value("status", "") == "completed" && actions[i].value("mutating", false) == true) return i;
+    const Json& action = actions[static_cast<size_t>(i)];
+    if (action.value("status", "") == "completed" && action.value("mutating", false) == true) return i;
   }
   return -1;
 }
 
-Status CheckCompletedWorkResult(RunSnapshot& snapshot, const Json& node, const Json& body, const std::vector<Json>& actions,
+Status CheckCompletedWorkResult(RunSnapshot& snapshot, const Json& node, const Json& body, const Items& actions,
                                 const std::vector<std::string>& coverage_ids) {
   int64_t last_mutation = LastCompletedMutation(actions);
   std::vector<std::string> required = StringArray(node, "requiredCapabilities");
@@ -392,11 +422,13 @@ Status CheckCompletedWorkResult(RunSnapshot& snapshot, const Json& node, const J
       }
       bool after = false;
       for (size_t i = static_cast<size_t>(last_mutation) + 1; i < actions.size() && !after; ++i) {
-        after = actions[i].value("capability", "") == capability && actions[i].value("status", "") == "completed" &&
-                actions[i].contains("mutating") && actions[i]["mutating"] == false;
+        const Json& action = actions[i];
+        after = action.value("capability", "") == capability && action.value("status", "") == "completed" &&
+                action.contains("mutating") && action["mutating"] == false;
       }
       if (!after) {
-        return Reject(fmt::format("Completion verification {} must run after the final mutating action", requirement.value("id", "")));
+        return Reject(PointerAt("actions", static_cast<size_t>(last_mutation)),
+                      fmt::format("Completion verification {} must run after the final mutating action", requirement.value("id", "")));
       }
     }
   }
@@ -404,23 +436,25 @@ Status CheckCompletedWorkResult(RunSnapshot& snapshot, const Json& node, const J
     bool done = std::any_of(actions.begin(), actions.end(), [&](const Json& a) {
       return a.value("capability", "") == capability && a.value("status", "") == "completed";
     });
-    if (!done) return Reject(fmt::format("Completed WorkResult is missing required capability {}", capability));
+    if (!done) return Reject("/actions", fmt::format("Completed WorkResult is missing required capability {}", capability));
   }
   std::set<std::string> assigned_set(assigned.begin(), assigned.end());
   if (!EqualStringSets(coverage_ids, std::vector<std::string>(assigned_set.begin(), assigned_set.end()))) {
-    return Reject("Completed WorkResult must cover every assigned criterion exactly once");
+    return Reject("/acceptanceCoverage", "Completed WorkResult must cover every assigned criterion exactly once");
   }
-  if (std::any_of(actions.begin(), actions.end(), [](const Json& a) {
-        std::string st = a.value("status", "");
-        return st == "failed" || st == "denied";
-      })) {
-    return Reject("Completed WorkResult cannot include failed or denied actions");
+  for (const Json& action : actions) {
+    std::string st = action.value("status", "");
+    if (st == "failed" || st == "denied") {
+      return Reject(At(body, "actions", action, "status"), "Completed WorkResult cannot include failed or denied actions");
+    }
   }
   for (const Json& test : Objects(body, "testResults")) {
-    if (test.value("status", "") == "failed") return Reject("Completed WorkResult cannot include failed tests");
+    if (test.value("status", "") == "failed") return Reject(At(body, "testResults", test, "status"), "Completed WorkResult cannot include failed tests");
   }
   for (const Json& item : Objects(body, "acceptanceCoverage")) {
-    if (item.value("status", "") != "pass") return Reject("Completed WorkResult requires every assigned acceptance criterion to pass");
+    if (item.value("status", "") != "pass") {
+      return Reject(At(body, "acceptanceCoverage", item, "status"), "Completed WorkResult requires every assigned acceptance criterion to pass");
+    }
   }
   return Ok();
 }
@@ -429,18 +463,19 @@ Status CheckWorkResult(RunSnapshot& snapshot, const Submission& s, std::optional
   const auto& run = snapshot.run();
   const Json& body = s.body;
   TELIC_ASSIGN_OR_RETURN(ExecutionProgress progress, ComputeExecutionProgress(snapshot));
-  if (!progress.pending_node) return Reject("No dependency-ready work node remains");
+  if (!progress.pending_node) return Reject("/nodeId", "No dependency-ready work node remains");
   const Json& node = *progress.pending_node;
   std::string node_id = node.value("id", "");
   if (!node.value("permissions", Json()).is_object()) {
-    return Reject(fmt::format("Work node {} permissions must be a structured permission set", node_id));
+    return Reject("/nodeId", fmt::format("Work node {} permissions must be a structured permission set", node_id));
   }
-  std::vector<Json> actions = Objects(body, "actions");
-  std::vector<Json> changes = Objects(body, "filesChanged");
+  Items actions = Objects(body, "actions");
+  Items changes = Objects(body, "filesChanged");
   int64_t max_calls = node.value("budgets", Json::object()).value("maximumToolCalls", int64_t{0});
   if (static_cast<int64_t>(actions.size()) > max_calls ||
       static_cast<int64_t>(StringArray(body, "toolEventRefs").size()) > max_calls) {
-    return Reject(fmt::format("WorkResult exceeds node {} maximumToolCalls budget", node_id));
+    return Reject(actions.size() > static_cast<size_t>(std::max<int64_t>(max_calls, 0)) ? "/actions" : "/toolEventRefs",
+                  fmt::format("WorkResult exceeds node {} maximumToolCalls budget", node_id));
   }
   TELIC_ASSIGN_OR_RETURN(bool unlocked, AnalysisFixUnlocked(snapshot));
   const std::string& mode = run.requested_mode;
@@ -454,34 +489,37 @@ Status CheckWorkResult(RunSnapshot& snapshot, const Submission& s, std::optional
     return a.value("mutating", false) == true && (st == "completed" || st == "failed");
   });
   if (non_mutating && (!changes.empty() || attempted_mutation != actions.end())) {
-    Json denied = attempted_mutation != actions.end() ? *attempted_mutation
+    const bool action_denied = attempted_mutation != actions.end();
+    const Json& first_change = changes.empty() ? Json::object() : changes[0].get();
+    Json denied = action_denied ? attempted_mutation->get()
                   : !changes.empty()
-                      ? Json{{"capability", changes[0].value("changeType", "") == "deleted" ? "repository.delete" : "repository.write"},
-                             {"target", changes[0].value("path", "unspecified")}}
+                      ? Json{{"capability", first_change.value("changeType", "") == "deleted" ? "repository.delete" : "repository.write"},
+                             {"target", first_change.value("path", "unspecified")}}
                       : Json{{"capability", "repository.write"}, {"target", "unspecified"}};
-    return Deny(denial, fmt::format("{} cannot accept mutating work", mode),
+    std::string at = action_denied ? At(body, "actions", attempted_mutation->get()) : PointerAt("filesChanged", 0);
+    return Deny(denial, at, fmt::format("{} cannot accept mutating work", mode),
                 TraceDecision(denied, false, refs, fmt::format("Denied: {} is non-mutating at the current workflow stage.", mode)),
                 refs);
   }
-  TELIC_RETURN_IF_ERROR(CheckWorkResultActions(snapshot, node, actions, refs, denial));
+  TELIC_RETURN_IF_ERROR(CheckWorkResultActions(snapshot, node, body, actions, refs, denial));
   int64_t children = std::count_if(actions.begin(), actions.end(), [](const Json& a) {
     return a.value("capability", "") == "subagent.spawn" && a.value("status", "") == "completed";
   });
   int64_t max_children = std::min(node.value("budgets", Json::object()).value("maximumChildren", int64_t{0}),
                                   node["permissions"].value("subagents", Json::object()).value("maximumChildren", int64_t{0}));
-  if (children > max_children) return Reject(fmt::format("WorkResult exceeds node {} child budget", node_id));
-  TELIC_RETURN_IF_ERROR(CheckFileChanges(snapshot, node, actions, changes, refs, denial));
+  if (children > max_children) return Reject("/actions", fmt::format("WorkResult exceeds node {} child budget", node_id));
+  TELIC_RETURN_IF_ERROR(CheckFileChanges(snapshot, node, body, actions, changes, refs, denial));
   std::vector<std::string> assigned = StringArray(node, "acceptanceCriteria");
-  std::vector<Json> coverage = Objects(body, "acceptanceCoverage");
+  Items coverage = Objects(body, "acceptanceCoverage");
   for (const Json& item : coverage) {
     if (!item.contains("criterionId") || !item["criterionId"].is_string() ||
         !ContainsString(assigned, item["criterionId"].get<std::string>())) {
-      return Reject("WorkResult acceptance coverage is outside its WorkPlan node");
+      return Reject(At(body, "acceptanceCoverage", item, "criterionId"), "WorkResult acceptance coverage is outside its WorkPlan node");
     }
   }
   std::vector<std::string> coverage_ids = Field(coverage, "criterionId");
   if (std::set<std::string>(coverage_ids.begin(), coverage_ids.end()).size() != coverage_ids.size()) {
-    return Reject("WorkResult acceptance criteria must not be duplicated");
+    return Reject("/acceptanceCoverage", "WorkResult acceptance criteria must not be duplicated");
   }
   if (body.value("status", "") == "completed") {
     TELIC_RETURN_IF_ERROR(CheckCompletedWorkResult(snapshot, node, body, actions, coverage_ids));
@@ -534,7 +572,7 @@ Status CheckReviewCompletion(RunSnapshot& snapshot, const Json& body, const Revi
     for (const Json* result : c.results) {
       if (result->value("status", "") == "completed" && result->contains("nodeId")) completed.push_back((*result)["nodeId"]);
     }
-    if (!EqualStringSets(completed, planned)) return Reject("Passing QualityReview requires every planned node to complete");
+    if (!EqualStringSets(completed, planned)) return Reject("/decision", "Passing QualityReview requires every planned node to complete");
   }
   if (decision == "pass" && (mode == "fix_only" || (mode == "analyze_and_fix" && c.unlocked))) {
     TELIC_ASSIGN_OR_RETURN(std::vector<const Json*> results, AllBodies(snapshot, "WorkResult"));
@@ -544,7 +582,7 @@ Status CheckReviewCompletion(RunSnapshot& snapshot, const Json& body, const Revi
         return a.value("status", "") == "completed" && a.value("mutating", false) == true;
       });
     });
-    if (!mutated) return Reject("A passing fix review requires at least one completed mutating action");
+    if (!mutated) return Reject("/decision", "A passing fix review requires at least one completed mutating action");
   }
   return Ok();
 }
@@ -553,9 +591,9 @@ Status CheckAcceptanceResults(RunSnapshot& snapshot, const Json& body, const Rev
   const std::string& mode = snapshot.run().requested_mode;
   bool diagnosis_stage = mode == "analyze_and_fix" && !c.unlocked;
   std::vector<std::string> expected = CriterionIds(*c.contract, diagnosis_stage ? "diagnosis" : "");
-  std::vector<Json> results = Objects(body, "acceptanceResults");
+  Items results = Objects(body, "acceptanceResults");
   if (!EqualStringSets(Field(results, "criterionId"), expected)) {
-    return Reject("QualityReview must cover every criterion for the current workflow stage exactly once");
+    return Reject("/acceptanceResults", "QualityReview must cover every criterion for the current workflow stage exactly once");
   }
   if (IsReportOrPlan(mode)) return Ok();
   std::set<std::string> planned;
@@ -580,7 +618,7 @@ Status CheckAcceptanceResults(RunSnapshot& snapshot, const Json& body, const Rev
       return std::any_of(prior.begin(), prior.end(), same);
     });
     if (!current && !retained) {
-      return Reject(fmt::format("Passed acceptance criterion {} lacks matching WorkResult coverage", criterion));
+      return Reject(At(body, "acceptanceResults", result, "evidenceRefs"), fmt::format("Passed acceptance criterion {} lacks matching WorkResult coverage", criterion));
     }
   }
   return Ok();
@@ -614,7 +652,7 @@ Result<bool> VerificationObserved(RunSnapshot& snapshot, const Json& requirement
   }
   for (const Json* work : c.results) {
     if (!eligible.count(work->value("nodeId", ""))) continue;
-    std::vector<Json> actions = Objects(*work, "actions");
+    Items actions = Objects(*work, "actions");
     int64_t last = LastCompletedMutation(actions);
     for (size_t i = 0; i < actions.size(); ++i) {
       const Json& a = actions[i];
@@ -634,27 +672,33 @@ Status CheckVerificationResults(RunSnapshot& snapshot, const Json& body, const R
   const std::string& mode = snapshot.run().requested_mode;
   std::string decision = body.value("decision", "");
   bool diagnosis_stage = mode == "analyze_and_fix" && !c.unlocked;
-  std::vector<Json> requirements;
+  Items requirements;
   for (const Json& r : Objects(*c.contract, "verificationRequirements")) {
-    if (!diagnosis_stage || r.value("stage", "") == "diagnosis") requirements.push_back(r);
+    if (!diagnosis_stage || r.value("stage", "") == "diagnosis") requirements.push_back(std::cref(r));
   }
-  std::vector<Json> results = Objects(body, "verificationResults");
+  Items results = Objects(body, "verificationResults");
   if (!EqualStringSets(Field(results, "requirementId"), Field(requirements, "id"))) {
-    return Reject("QualityReview must cover every verification requirement exactly once");
+    return Reject("/verificationResults", "QualityReview must cover every verification requirement exactly once");
   }
   for (const Json& requirement : requirements) {
     std::string id = requirement.value("id", "");
     auto found = std::find_if(results.begin(), results.end(), [&](const Json& r) { return r.value("requirementId", "") == id; });
-    if (found == results.end() || found->value("capability", "") != requirement.value("capability", "")) {
-      return Reject(fmt::format("Verification result {} must use its contracted capability", id));
+    if (found == results.end()) return Reject("/verificationResults", fmt::format("Verification result {} must use its contracted capability", id));
+    const Json& result = found->get();
+    if (result.value("capability", "") != requirement.value("capability", "")) {
+      return Reject(At(body, "verificationResults", result, "capability"),
+                    fmt::format("Verification result {} must use its contracted capability", id));
     }
     if (requirement.value("required", false) == true && (decision == "pass" || decision == "proceed_to_fix") &&
-        found->value("status", "") != "pass") {
-      return Reject(fmt::format("Required verification {} must pass before progression", id));
+        result.value("status", "") != "pass") {
+      return Reject(At(body, "verificationResults", result, "status"), fmt::format("Required verification {} must pass before progression", id));
     }
-    if (found->value("status", "") == "pass" && !IsReportOrPlan(mode)) {
-      TELIC_ASSIGN_OR_RETURN(bool observed, VerificationObserved(snapshot, requirement, *found, c));
-      if (!observed) return Reject(fmt::format("Passed verification {} lacks a completed capability action", id));
+    if (result.value("status", "") == "pass" && !IsReportOrPlan(mode)) {
+      TELIC_ASSIGN_OR_RETURN(bool observed, VerificationObserved(snapshot, requirement, result, c));
+      if (!observed) {
+        return Reject(At(body, "verificationResults", result, "evidenceRefs"),
+                      fmt::format("Passed verification {} lacks a completed capability action", id));
+      }
     }
   }
   return Ok();
@@ -664,19 +708,19 @@ Status CheckQualityReview(RunSnapshot& snapshot, const Submission& s, const Json
   const auto& run = snapshot.run();
   const Json& body = s.body;
   if (body.value("remainingRemediations", -1) != run.remediations_remaining) {
-    return Reject("QualityReview remainingRemediations must match the controller budget");
+    return Reject("/remainingRemediations", "QualityReview remainingRemediations must match the controller budget");
   }
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
   TELIC_ASSIGN_OR_RETURN(ReviewContext c, LoadReviewContext(snapshot));
-  if (body.value("taskContractRef", "") != contract_ref) return Reject("QualityReview must use the current TaskContract");
-  if (!ContainsString(StringArray(body, "workPlanRefs"), c.plan_ref)) return Reject("QualityReview must include the current WorkPlan");
+  if (body.value("taskContractRef", "") != contract_ref) return Reject("/taskContractRef", "QualityReview must use the current TaskContract");
+  if (!ContainsString(StringArray(body, "workPlanRefs"), c.plan_ref)) return Reject("/workPlanRefs", "QualityReview must include the current WorkPlan");
   if (!EqualStringSets(StringArray(body, "workResultRefs"), c.result_refs)) {
-    return Reject("QualityReview WorkResult lineage is incomplete or stale");
+    return Reject("/workResultRefs", "QualityReview WorkResult lineage is incomplete or stale");
   }
   TELIC_RETURN_IF_ERROR(CheckReviewCompletion(snapshot, body, c));
   TELIC_RETURN_IF_ERROR(CheckAcceptanceResults(snapshot, body, c));
   if (!EqualStringSets(Field(Objects(body, "ruleCompliance"), "subjectRef"), StringArray(*c.contract, "ruleRefs"))) {
-    return Reject("QualityReview must cover every TaskContract rule exactly once");
+    return Reject("/ruleCompliance", "QualityReview must cover every TaskContract rule exactly once");
   }
   TELIC_RETURN_IF_ERROR(CheckVerificationResults(snapshot, body, c));
   const std::string& mode = run.requested_mode;
@@ -686,7 +730,7 @@ Status CheckQualityReview(RunSnapshot& snapshot, const Submission& s, const Json
   if (decision == "proceed_to_fix") {
     const Json& gate = body.value("diagnosisGate", Json());
     ScopedWorkOrderRules rules{"Diagnosis correction work order", "targetCriterionIds", CriterionIds(*c.contract, "completion"),
-                               contract_permissions, authorized, {}, true, true};
+                               contract_permissions, authorized, {}, true, true, "/diagnosisGate/correctionWorkOrder"};
     std::vector<std::string> direct = gate.is_object() ? StringArray(gate, "directEvidenceRefs") : std::vector<std::string>{};
     rules.eligible_source_refs.insert(direct.begin(), direct.end());
     TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(gate.is_object() ? gate.value("correctionWorkOrder", Json()) : Json(), rules));
@@ -696,17 +740,17 @@ Status CheckQualityReview(RunSnapshot& snapshot, const Submission& s, const Json
     ScopedWorkOrderRules rules{"Quality remediation work order", "failedCriterionIds",
                                diagnosis_stage ? CriterionIds(*c.contract, "diagnosis") : CriterionIds(*c.contract),
                                contract_permissions, diagnosis_stage ? RunAuthorization("analyze_only", envelope) : authorized,
-                               {}, false, !IsReportOrPlan(mode)};
+                               {}, false, !IsReportOrPlan(mode), "/remediationWorkOrder"};
     rules.eligible_source_refs.insert(c.plan_ref);
     rules.eligible_source_refs.insert(c.result_refs.begin(), c.result_refs.end());
     for (const auto& ref : snapshot.AllRefs("Evidence")) rules.eligible_source_refs.insert(ref);
     TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(body.value("remediationWorkOrder", Json()), rules));
   }
   if (decision == "proceed_to_fix" && (mode != "analyze_and_fix" || c.unlocked)) {
-    return Reject("proceed_to_fix is legal only after the first analyze_and_fix diagnosis");
+    return Reject("/decision", "proceed_to_fix is legal only after the first analyze_and_fix diagnosis");
   }
   if (mode == "analyze_and_fix" && !c.unlocked && decision == "pass") {
-    return Reject("Analyze-and-fix diagnosis must pass through proceed_to_fix before release");
+    return Reject("/decision", "Analyze-and-fix diagnosis must pass through proceed_to_fix before release");
   }
   return CheckEvidenceSemantics(snapshot, s.type, body);
 }
@@ -718,46 +762,48 @@ Status CheckReleaseAudit(RunSnapshot& snapshot, const Submission& s, const Json&
   const auto& run = snapshot.run();
   const Json& body = s.body;
   if (body.value("remainingRemediations", -1) != run.remediations_remaining) {
-    return Reject("ReleaseAudit remainingRemediations must match the controller budget");
+    return Reject("/remainingRemediations", "ReleaseAudit remainingRemediations must match the controller budget");
   }
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
   TELIC_ASSIGN_OR_RETURN(std::string quality_ref, snapshot.RequireLatestRef("QualityReview"));
   TELIC_RETURN_IF_ERROR(snapshot.RequireLatestRef("WorkPlan"));
   std::vector<std::string> results = snapshot.AllRefs("WorkResult");
-  if (body.value("originalRequestRef", "") != original_request_ref || body.value("taskContractRef", "") != contract_ref ||
-      body.value("qualityReviewRef", "") != quality_ref ||
-      !EqualStringSets(StringArray(body, "workPlanRefs"), snapshot.AllRefs("WorkPlan")) ||
-      !EqualStringSets(StringArray(body, "workResultRefs"), results)) {
-    return Reject("ReleaseAudit lineage is incomplete or stale");
-  }
+  const char* stale = body.value("originalRequestRef", "") != original_request_ref ? "/originalRequestRef"
+                      : body.value("taskContractRef", "") != contract_ref           ? "/taskContractRef"
+                      : body.value("qualityReviewRef", "") != quality_ref           ? "/qualityReviewRef"
+                      : !EqualStringSets(StringArray(body, "workPlanRefs"), snapshot.AllRefs("WorkPlan")) ? "/workPlanRefs"
+                      : !EqualStringSets(StringArray(body, "workResultRefs"), results)                    ? "/workResultRefs"
+                                                                                                          : nullptr;
+  if (stale) return Reject(stale, "ReleaseAudit lineage is incomplete or stale");
   if (!EqualStringSets(Field(Objects(body, "userFidelity"), "subjectRef"), {original_request_ref})) {
-    return Reject("ReleaseAudit user fidelity must cover the immutable original request exactly once");
+    return Reject("/userFidelity", "ReleaseAudit user fidelity must cover the immutable original request exactly once");
   }
   std::string decision = body.value("decision", "");
   if (body.value("modeCompliance", "") == "fail" && decision != "partial" && decision != "block") {
-    return Reject("Failed mode compliance requires a partial or blocked release audit");
+    return Reject("/decision", "Failed mode compliance requires a partial or blocked release audit");
   }
   TELIC_ASSIGN_OR_RETURN(const Json* quality, snapshot.LatestBody("QualityReview"));
   if (quality->value("decision", "") == "block" && decision != "block") {
-    return Reject("A blocked QualityReview cannot be downgraded by the ReleaseAudit");
+    return Reject("/decision", "A blocked QualityReview cannot be downgraded by the ReleaseAudit");
   }
-  if (decision == "release" && quality->value("decision", "") != "pass") return Reject("Release requires a passing current QualityReview");
-  std::vector<Json> matrix = Objects(body, "claimEvidenceMatrix");
-  if (decision == "release" && matrix.empty()) return Reject("Release requires at least one audited claim");
+  if (decision == "release" && quality->value("decision", "") != "pass") return Reject("/decision", "Release requires a passing current QualityReview");
+  Items matrix = Objects(body, "claimEvidenceMatrix");
+  if (decision == "release" && matrix.empty()) return Reject("/claimEvidenceMatrix", "Release requires at least one audited claim");
   TELIC_ASSIGN_OR_RETURN(const Json* contract, snapshot.LatestBody("TaskContract"));
   std::vector<std::string> criteria = CriterionIds(*contract);
   std::vector<std::string> claim_ids = Field(matrix, "claimId");
   if (std::set<std::string>(claim_ids.begin(), claim_ids.end()).size() != claim_ids.size()) {
-    return Reject("ReleaseAudit claim identifiers must be unique");
+    return Reject("/claimEvidenceMatrix", "ReleaseAudit claim identifiers must be unique");
   }
   for (const Json& entry : matrix) {
     for (const auto& criterion : StringArray(entry, "criterionIds")) {
-      if (!ContainsString(criteria, criterion)) return Reject("ReleaseAudit claim matrix invents contract criteria");
+      if (!ContainsString(criteria, criterion)) return Reject(At(body, "claimEvidenceMatrix", entry, "criterionIds"), "ReleaseAudit claim matrix invents contract criteria");
     }
   }
   if (decision == "remediate") {
     ScopedWorkOrderRules rules{"Release remediation defect", "failedCriterionIds", criteria, contract->value("permissions", Json()),
-                               EnvelopeAuthorization(snapshot, envelope), {}, false, !IsReportOrPlan(run.requested_mode)};
+                               EnvelopeAuthorization(snapshot, envelope), {}, false, !IsReportOrPlan(run.requested_mode),
+                               "/remediationDefect"};
     rules.eligible_source_refs.insert(quality_ref);
     rules.eligible_source_refs.insert(results.begin(), results.end());
     for (const auto& ref : snapshot.AllRefs("Evidence")) rules.eligible_source_refs.insert(ref);
@@ -770,7 +816,7 @@ Status CheckReleaseAudit(RunSnapshot& snapshot, const Submission& s, const Json&
                (run.requested_mode == "report_only" || e.value("basis", "") == "direct") &&
                ContainsString(StringArray(e, "criterionIds"), criterion);
       });
-      if (!supported) return Reject("Released claim matrix must support every TaskContract criterion");
+      if (!supported) return Reject("/claimEvidenceMatrix", "Released claim matrix must support every TaskContract criterion");
     }
   }
   return CheckEvidenceSemantics(snapshot, s.type, body);
@@ -783,13 +829,13 @@ Status CheckMicroReport(RunSnapshot& snapshot, const Submission& s) {
   TELIC_ASSIGN_OR_RETURN(std::string quality_ref, snapshot.RequireLatestRef("QualityReview"));
   std::string status = body.value("terminalStatus", "");
   if (status == "completed") {
-    if (Objects(body, "completionClaims").empty()) return Reject("Completed micro UserReport requires at least one completion claim");
+    if (Objects(body, "completionClaims").empty()) return Reject("/completionClaims", "Completed micro UserReport requires at least one completion claim");
     TELIC_ASSIGN_OR_RETURN(const Json* receipt, snapshot.LatestBodyOrNull("ReceiptAudit"));
-    if (!receipt) return Reject("Completed micro UserReport requires a ReceiptAudit companion");
-    if (receipt->value("digestStatus", "") != "verified") return Reject("Completed micro UserReport requires a verified ReceiptAudit");
-    if (receipt->value("controllingReviewRef", "") != quality_ref) return Reject("ReceiptAudit must cite the controlling QualityReview");
+    if (!receipt) return Reject("/terminalStatus", "Completed micro UserReport requires a ReceiptAudit companion");
+    if (receipt->value("digestStatus", "") != "verified") return Reject("/terminalStatus", "Completed micro UserReport requires a verified ReceiptAudit");
+    if (receipt->value("controllingReviewRef", "") != quality_ref) return Reject("/terminalStatus", "ReceiptAudit must cite the controlling QualityReview");
   } else if (!ContainsString(StringArray(body, "findingRefs"), quality_ref)) {
-    return Reject("Micro UserReport must cite the controlling QualityReview");
+    return Reject("/findingRefs", "Micro UserReport must cite the controlling QualityReview");
   }
   return CheckEvidenceSemantics(snapshot, s.type, body);
 }
@@ -801,14 +847,14 @@ Status CheckEarlyBlockedReport(RunSnapshot& snapshot, const Json& body) {
   if (run.phase != "agent_5_report" || run.outcome_hint != "blocked" || body.value("terminalStatus", "") != "blocked" ||
       body.value("permissionsHonored", false) != true || controlling.empty() ||
       !ContainsString(StringArray(body, "findingRefs"), controlling) || !Objects(body, "completionClaims").empty()) {
-    return Reject("A pre-execution blocked run requires an honest blocked UserReport");
+    return Reject(body.value("terminalStatus", "") != "blocked" ? "/terminalStatus" : "/findingRefs", "A pre-execution blocked run requires an honest blocked UserReport");
   }
   return Ok();
 }
 
 Status CheckAuditedReportClaims(const Json& body, const Json& audit) {
-  std::vector<Json> matrix = Objects(audit, "claimEvidenceMatrix");
-  std::vector<Json> claims = Objects(body, "completionClaims");
+  Items matrix = Objects(audit, "claimEvidenceMatrix");
+  Items claims = Objects(body, "completionClaims");
   for (const Json& claim : claims) {
     auto reviewed = std::find_if(matrix.begin(), matrix.end(), [&](const Json& e) {
       std::string basis = e.value("basis", "");
@@ -816,8 +862,8 @@ Status CheckAuditedReportClaims(const Json& body, const Json& audit) {
       return e.value("claimId", "") == claim.value("id", "") && e.value("claim", "") == claim.value("text", "") &&
              e.value("status", "") == "supported" && (basis != "user_reported" || user_claim) && (basis != "direct" || !user_claim);
     });
-    if (reviewed == matrix.end() || !EqualStringSets(StringArray(claim, "evidenceRefs"), StringArray(*reviewed, "evidenceRefs"))) {
-      return Reject("UserReport completion claim was not approved by the ReleaseAudit evidence matrix");
+    if (reviewed == matrix.end() || !EqualStringSets(StringArray(claim, "evidenceRefs"), StringArray(reviewed->get(), "evidenceRefs"))) {
+      return Reject(At(body, "completionClaims", claim), "UserReport completion claim was not approved by the ReleaseAudit evidence matrix");
     }
   }
   if (audit.value("decision", "") == "release") {
@@ -826,7 +872,7 @@ Status CheckAuditedReportClaims(const Json& body, const Json& audit) {
       if (e.value("status", "") == "supported" && e.contains("claimId")) supported.push_back(e["claimId"]);
     }
     if (!EqualStringSets(Field(claims, "id"), supported)) {
-      return Reject("Released UserReport must include every supported audited claim exactly once");
+      return Reject("/completionClaims", "Released UserReport must include every supported audited claim exactly once");
     }
   }
   return Ok();
@@ -834,45 +880,45 @@ Status CheckAuditedReportClaims(const Json& body, const Json& audit) {
 
 Status CheckAuditedReport(RunSnapshot& snapshot, const Submission& s, const Json& audit) {
   const Json& body = s.body;
-  if (audit.value("userReportRef", "") != snapshot.Uri(s.id)) return Reject("UserReport does not match the ReleaseAudit forward reference");
+  if (audit.value("userReportRef", "") != snapshot.Uri(s.id)) return Reject("/id", "UserReport does not match the ReleaseAudit forward reference");
   if (body.value("permissionsHonored", !true) != (audit.value("modeCompliance", "") == "pass") || !body.contains("permissionsHonored")) {
-    return Reject("UserReport permissionsHonored must match the ReleaseAudit mode-compliance result");
+    return Reject("/permissionsHonored", "UserReport permissionsHonored must match the ReleaseAudit mode-compliance result");
   }
   std::string status = body.value("terminalStatus", "");
   if (status == "completed" && Objects(body, "completionClaims").empty()) {
-    return Reject("Completed UserReport requires at least one completion claim");
+    return Reject("/completionClaims", "Completed UserReport requires at least one completion claim");
   }
   TELIC_ASSIGN_OR_RETURN(const Json* contract, snapshot.LatestBody("TaskContract"));
   TELIC_ASSIGN_OR_RETURN(const Json* quality, snapshot.LatestBody("QualityReview"));
   std::vector<std::string> findings = StringArray(body, "findingRefs");
   if (status != "completed" && !ContainsString(findings, snapshot.LatestRef("QualityReview")) &&
       !ContainsString(findings, snapshot.LatestRef("ReleaseAudit"))) {
-    return Reject("Non-completed UserReport must cite its controlling quality review or release audit");
+    return Reject("/findingRefs", "Non-completed UserReport must cite its controlling quality review or release audit");
   }
-  std::vector<Json> results = Objects(*quality, "verificationResults");
+  Items results = Objects(*quality, "verificationResults");
   bool all_pass = true;
   std::vector<std::string> verification_refs;
   for (const Json& requirement : Objects(*contract, "verificationRequirements")) {
     if (requirement.value("required", false) != true) continue;
     auto found = std::find_if(results.begin(), results.end(),
                               [&](const Json& r) { return r.value("requirementId", "") == requirement.value("id", ""); });
-    if (found == results.end() || found->value("status", "") != "pass") all_pass = false;
+    if (found == results.end() || found->get().value("status", "") != "pass") all_pass = false;
     if (found == results.end()) continue;
-    for (const auto& ref : StringArray(*found, "evidenceRefs")) {
+    for (const auto& ref : StringArray(found->get(), "evidenceRefs")) {
       if (!ContainsString(verification_refs, ref)) verification_refs.push_back(ref);
     }
   }
   if (status == "completed" && (!all_pass || !EqualStringSets(StringArray(body, "verificationRefs"), verification_refs))) {
-    return Reject("Completed UserReport must retain every passed required verification");
+    return Reject(all_pass ? "/verificationRefs" : "/terminalStatus", "Completed UserReport must retain every passed required verification");
   }
-  if (status == "failed_verification" && all_pass) return Reject("failed_verification requires an incomplete required verification");
+  if (status == "failed_verification" && all_pass) return Reject("/terminalStatus", "failed_verification requires an incomplete required verification");
   std::string decision = audit.value("decision", "");
   std::vector<std::string> allowed = decision == "release"   ? std::vector<std::string>{"completed"}
                                      : decision == "partial" ? std::vector<std::string>{"partial", "failed_verification"}
                                      : decision == "block"   ? std::vector<std::string>{"blocked"}
                                                              : std::vector<std::string>{};
   if (!allowed.empty() && !ContainsString(allowed, status)) {
-    return Reject(fmt::format("UserReport terminalStatus must be {} after {}", fmt::join(allowed, " or "), decision));
+    return Reject("/terminalStatus", fmt::format("UserReport terminalStatus must be {} after {}", fmt::join(allowed, " or "), decision));
   }
   TELIC_RETURN_IF_ERROR(CheckAuditedReportClaims(body, audit));
   return CheckEvidenceSemantics(snapshot, s.type, body);
@@ -881,7 +927,7 @@ Status CheckAuditedReport(RunSnapshot& snapshot, const Submission& s, const Json
 Status CheckUserReport(RunSnapshot& snapshot, const Submission& s) {
   const Json& body = s.body;
   if (body.value("traceRef", "") != "trace://" + snapshot.run_id()) {
-    return Reject("UserReport traceRef must reference the aggregate trace for the current run");
+    return Reject("/traceRef", "UserReport traceRef must reference the aggregate trace for the current run");
   }
   std::vector<std::string> diffs;
   TELIC_ASSIGN_OR_RETURN(std::vector<const Json*> results, AllBodies(snapshot, "WorkResult"));
@@ -893,7 +939,7 @@ Status CheckUserReport(RunSnapshot& snapshot, const Submission& s) {
     }
   }
   if (!EqualStringSets(StringArray(body, "changeRefs"), diffs)) {
-    return Reject("UserReport changeRefs must retain every accepted WorkResult diff exactly once");
+    return Reject("/changeRefs", "UserReport changeRefs must retain every accepted WorkResult diff exactly once");
   }
   TELIC_ASSIGN_OR_RETURN(const Json* audit, snapshot.LatestBodyOrNull("ReleaseAudit"));
   if (audit) return CheckAuditedReport(snapshot, s, *audit);
@@ -988,10 +1034,10 @@ Result<ExecutionProgress> ComputeExecutionProgress(RunSnapshot& snapshot, const 
   }
   bool candidate_failed = false;
   if (candidate) {
-    if (candidate->value("workPlanRef", "") != plan_ref) return Reject("WorkResult must reference the current WorkPlan");
-    if (!progress.pending_node) return Reject("No dependency-ready WorkPlan node remains");
+    if (candidate->value("workPlanRef", "") != plan_ref) return Reject("/workPlanRef", "WorkResult must reference the current WorkPlan");
+    if (!progress.pending_node) return Reject("/nodeId", "No dependency-ready WorkPlan node remains");
     std::string pending = progress.pending_node->value("id", "");
-    if (candidate->value("nodeId", "") != pending) return Reject(fmt::format("WorkResult must complete dependency-ready node {}", pending));
+    if (candidate->value("nodeId", "") != pending) return Reject("/nodeId", fmt::format("WorkResult must complete dependency-ready node {}", pending));
     candidate_failed = candidate->value("status", "") != "completed";
     (candidate_failed ? unsuccessful : completed).insert(pending);
   }

@@ -1,6 +1,7 @@
 #include "controller/references.h"
 
 #include "controller/next_action.h"
+#include "controller/rule_violation.h"
 
 #include <algorithm>
 #include <regex>
@@ -119,7 +120,30 @@ bool IsUserReportedEvidencePath(const std::string& type, const Json& body, const
   return false;
 }
 
-std::unexpected<Error> Reject(std::string message) { return Fail(ErrorCode::kInvalidArgument, std::move(message)); }
+// A reference path ("body.a[0].b", "sourceRefs[2]") as a JSON pointer relative
+// to the body ("/a/0/b"; stored source refs are "/sourceRefs/2").
+std::string PathPointer(std::string_view path) {
+  if (path == "body") return "";
+  if (path.substr(0, 5) == "body.") path.remove_prefix(5);
+  std::string out = "/";
+  for (char c : path) {
+    if (c == '.' || c == '[') {
+      out += '/';
+    } else if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else if (c != ']') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// `path` is the reference path of the offending reference ("" for the body).
+std::unexpected<Error> Reject(std::string_view path, std::string message) {
+  return RuleViolation(path.empty() ? std::string() : PathPointer(path), std::move(message));
+}
 
 std::set<std::string> SelectedRepositoryRefs(RunSnapshot& snapshot, Status& status) {
   std::set<std::string> selected;
@@ -140,24 +164,24 @@ std::set<std::string> SelectedRepositoryRefs(RunSnapshot& snapshot, Status& stat
 }
 
 // A reference into the lineage prior run must name one of its Evidence artifacts.
-Status CheckCrossRunEvidence(RunSnapshot& snapshot, const std::string& ref) {
+Status CheckCrossRunEvidence(RunSnapshot& snapshot, const std::string& ref, std::string_view path) {
   const auto& run = snapshot.run();
   static const std::regex kRef(R"(^artifact://([^/]+)/([A-Za-z0-9._-]+)$)");
   std::smatch match;
-  if (!std::regex_match(ref, match, kRef)) return Reject(fmt::format("Cross-run evidence ref is not an artifact URI: {}", ref));
+  if (!std::regex_match(ref, match, kRef)) return Reject(path, fmt::format("Cross-run evidence ref is not an artifact URI: {}", ref));
   if (!run.prior_run_id || match[1].str() != *run.prior_run_id) {
-    return Reject(fmt::format("Cross-run evidence ref must target prior run {}", run.prior_run_id.value_or("")));
+    return Reject(path, fmt::format("Cross-run evidence ref must target prior run {}", run.prior_run_id.value_or("")));
   }
   auto prior = snapshot.store().GetRun(*run.prior_run_id);
-  if (!prior) return Reject(fmt::format("Prior run {} does not exist", *run.prior_run_id));
+  if (!prior) return Reject(path, fmt::format("Prior run {} does not exist", *run.prior_run_id));
   if (prior->repository_root != run.repository_root) {
-    return Reject("Cross-run evidence requires the same repository root as the prior run");
+    return Reject(path, "Cross-run evidence requires the same repository root as the prior run");
   }
   auto artifacts = snapshot.store().ListArtifacts(*run.prior_run_id);
   if (!artifacts) return std::unexpected(artifacts.error());
   auto found = std::find_if(artifacts->begin(), artifacts->end(), [&](const auto& a) { return a.id == match[2].str(); });
-  if (found == artifacts->end()) return Reject(fmt::format("Cross-run evidence artifact does not exist: {}", ref));
-  if (found->type != "Evidence") return Reject(fmt::format("Cross-run evidence ref must target an Evidence artifact: {}", ref));
+  if (found == artifacts->end()) return Reject(path, fmt::format("Cross-run evidence artifact does not exist: {}", ref));
+  if (found->type != "Evidence") return Reject(path, fmt::format("Cross-run evidence ref must target an Evidence artifact: {}", ref));
   return Ok();
 }
 
@@ -165,20 +189,20 @@ Status CheckTraceReference(RunSnapshot& snapshot, const LocatedRef& reference, b
   static const std::regex kTrace(R"(^trace://([^/]+)(?:/([^/]+))?$)");
   std::smatch match;
   if (!std::regex_match(reference.ref, match, kTrace) || match[1].str() != snapshot.run_id()) {
-    return Reject(fmt::format("Invalid or cross-run trace reference at {}", reference.path));
+    return Reject(reference.path, fmt::format("Invalid or cross-run trace reference at {}", reference.path));
   }
   std::string event = match[2].matched ? match[2].str() : "";
   if (direct && event.empty()) {
-    return Reject(fmt::format("Direct evidence requires a specific trace event at {}", reference.path));
+    return Reject(reference.path, fmt::format("Direct evidence requires a specific trace event at {}", reference.path));
   }
   if (event.empty()) return Ok();
   TELIC_ASSIGN_OR_RETURN(const std::vector<store::TraceEventRecord>* trace, snapshot.Trace());
   bool exists = std::any_of(trace->begin(), trace->end(), [&](const store::TraceEventRecord& e) {
     return e.event_id == event || fmt::format("event-{:04d}", e.sequence) == event;
   });
-  if (!exists) return Reject(fmt::format("Trace event does not exist at {}", reference.path));
+  if (!exists) return Reject(reference.path, fmt::format("Trace event does not exist at {}", reference.path));
   // No trace event type counts as direct evidence (WIRE-CONTRACT §14.2-4).
-  if (direct) return Reject(fmt::format("Trace event is not direct evidence at {}", reference.path));
+  if (direct) return Reject(reference.path, fmt::format("Trace event is not direct evidence at {}", reference.path));
   return Ok();
 }
 
@@ -187,29 +211,29 @@ Status CheckLocalArtifactReference(RunSnapshot& snapshot, const std::string& typ
   static const std::regex kArtifact(R"(^artifact://([^/]+)/([^/]+)$)");
   std::smatch match;
   if (!std::regex_match(reference.ref, match, kArtifact)) {
-    return Reject(fmt::format("Invalid artifact reference at {}", reference.path));
+    return Reject(reference.path, fmt::format("Invalid artifact reference at {}", reference.path));
   }
   if (match[1].str() != snapshot.run_id()) {
     if (snapshot.run().prior_run_id && match[1].str() == *snapshot.run().prior_run_id) {
-      return CheckCrossRunEvidence(snapshot, reference.ref);
+      return CheckCrossRunEvidence(snapshot, reference.ref, reference.path);
     }
-    return Reject(fmt::format("Cross-run artifact reference denied at {}", reference.path));
+    return Reject(reference.path, fmt::format("Cross-run artifact reference denied at {}", reference.path));
   }
   std::string id = match[2].str();
   bool forward = type == "ReleaseAudit" && reference.path == "body.userReportRef" && body.contains("userReportRef") &&
                  body["userReportRef"].is_string();
   const store::ArtifactMeta* target = snapshot.Find(id);
   if (forward) {
-    if (target) return Reject(fmt::format("ReleaseAudit userReportRef collides with existing artifact {}", id));
+    if (target) return Reject("body.userReportRef", fmt::format("ReleaseAudit userReportRef collides with existing artifact {}", id));
     return Ok();
   }
-  if (!target) return Reject(fmt::format("Artifact reference does not exist at {}: {}", reference.path, id));
+  if (!target) return Reject(reference.path, fmt::format("Artifact reference does not exist at {}: {}", reference.path, id));
   std::string expected = ExpectedReferenceType(reference.path);
   if (!expected.empty() && target->type != expected) {
-    return Reject(fmt::format("Artifact reference at {} must target {}", reference.path, expected));
+    return Reject(reference.path, fmt::format("Artifact reference at {} must target {}", reference.path, expected));
   }
   if (user_reported && target->type != "UserMessage") {
-    return Reject(fmt::format("User-reported evidence must target a UserMessage at {}", reference.path));
+    return Reject(reference.path, fmt::format("User-reported evidence must target a UserMessage at {}", reference.path));
   }
   const std::string& mode = snapshot.run().requested_mode;
   const store::ArtifactMeta* latest_plan = snapshot.Latest("WorkPlan");
@@ -217,7 +241,7 @@ Status CheckLocalArtifactReference(RunSnapshot& snapshot, const std::string& typ
                      latest_plan && latest_plan->id == target->id;
   bool direct_type = target->type == "Evidence" || target->type == "ContextDocument" || target->type == "TraceEvent";
   if (direct && !user_reported && !deliverable && !direct_type) {
-    return Reject(fmt::format("Artifact reference at {} must target direct evidence", reference.path));
+    return Reject(reference.path, fmt::format("Artifact reference at {} must target direct evidence", reference.path));
   }
   return Ok();
 }
@@ -282,7 +306,7 @@ Status CheckArtifactReferences(RunSnapshot& snapshot, const std::string& type, c
   bool refs_ok = source_refs.size() <= 256 && unique.size() == source_refs.size() &&
                  std::all_of(source_refs.begin(), source_refs.end(),
                              [](const std::string& r) { return r.size() <= 2048 && IsReferenceUri(r); });
-  if (!refs_ok) return Reject("Artifact sourceRefs must be unique valid reference URIs with at most 256 entries");
+  if (!refs_ok) return Reject("sourceRefs", "Artifact sourceRefs must be unique valid reference URIs with at most 256 entries");
   std::vector<LocatedRef> references = CollectLocatedReferences(body);
   for (size_t i = 0; i < source_refs.size(); ++i) references.push_back({source_refs[i], fmt::format("sourceRefs[{}]", i)});
 
@@ -294,20 +318,20 @@ Status CheckArtifactReferences(RunSnapshot& snapshot, const std::string& type, c
     bool direct = RequiresDirectEvidence(reference.path, type);
     if (StartsWith(reference.ref, "artifact://system/")) {
       if (!kSystemReferenceFields.count(TerminalField(reference.path)) || !IsKnownSystemReference(reference.ref)) {
-        return Reject(fmt::format("Unknown or misplaced system artifact at {}", reference.path));
+        return Reject(reference.path, fmt::format("Unknown or misplaced system artifact at {}", reference.path));
       }
     } else if (StartsWith(reference.ref, "repo://")) {
       if (user_reported) {
-        return Reject(fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
+        return Reject(reference.path, fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
       }
       if (type != "ContextManifest" && !selected.count(reference.ref)) {
-        return Reject(
+        return Reject(reference.path,
             fmt::format("Repository reference was not selected by the current ContextManifest at {}", reference.path));
       }
-      if (direct) return Reject(fmt::format("Repository context cannot prove an executed outcome at {}", reference.path));
+      if (direct) return Reject(reference.path, fmt::format("Repository context cannot prove an executed outcome at {}", reference.path));
     } else if (StartsWith(reference.ref, "trace://")) {
       if (user_reported) {
-        return Reject(fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
+        return Reject(reference.path, fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
       }
       TELIC_RETURN_IF_ERROR(CheckTraceReference(snapshot, reference, direct));
     } else {
@@ -367,7 +391,7 @@ Status CheckEvidenceSemantics(RunSnapshot& snapshot, const std::string& type, co
     static const std::regex kRun(R"(^artifact://([^/]+)/)");
     std::smatch match;
     if (!std::regex_search(ref, match, kRun) || match[1].str() == snapshot.run_id()) continue;
-    if (snapshot.run().prior_run_id) TELIC_RETURN_IF_ERROR(CheckCrossRunEvidence(snapshot, ref));
+    if (snapshot.run().prior_run_id) TELIC_RETURN_IF_ERROR(CheckCrossRunEvidence(snapshot, ref, ""));
   }
   for (const LocatedRef& reference : CollectLocatedReferences(body)) {
     if (!StartsWith(reference.ref, "artifact://") || !RequiresDirectEvidence(reference.path, type)) continue;
@@ -378,18 +402,18 @@ Status CheckEvidenceSemantics(RunSnapshot& snapshot, const std::string& type, co
     if (target->type == "ContextDocument") {
       bool grounding = type == "WorkResult" && (Matches(reference.path, R"(^body\.observations\[\d+\]\.evidenceRefs\[\d+\]$)") ||
                                                 Matches(reference.path, R"(^body\.inferences\[\d+\]\.evidenceRefs\[\d+\]$)"));
-      if (!grounding) return Reject(fmt::format("ContextDocument cannot prove an executed outcome at {}", reference.path));
+      if (!grounding) return Reject(reference.path, fmt::format("ContextDocument cannot prove an executed outcome at {}", reference.path));
       continue;
     }
     if (target->type != "Evidence") continue;
     TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*target));
     if (!evidence->contains("kind") || !(*evidence)["kind"].is_string()) {
-      return Reject(fmt::format("Evidence kind is missing at {}", reference.path));
+      return Reject(reference.path, fmt::format("Evidence kind is missing at {}", reference.path));
     }
     std::string kind = (*evidence)["kind"];
     auto allowed = AllowedKinds(body, reference.path);
     if (allowed && !ContainsString(*allowed, kind)) {
-      return Reject(fmt::format("Evidence kind {} is incompatible with {}", kind, reference.path));
+      return Reject(reference.path, fmt::format("Evidence kind {} is incompatible with {}", kind, reference.path));
     }
   }
   return Ok();

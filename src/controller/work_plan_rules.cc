@@ -6,12 +6,17 @@
 #include <fmt/format.h>
 
 #include "controller/acceptance.h"
+#include "controller/rule_violation.h"
 #include "policy/engine.h"
 
 namespace telic::controller {
 namespace {
 
-std::unexpected<Error> Reject(std::string message) { return Fail(ErrorCode::kInvalidArgument, std::move(message)); }
+std::unexpected<Error> Reject(std::string pointer, std::string message) {
+  return RuleViolation(std::move(pointer), std::move(message));
+}
+
+std::string NodeAt(size_t index, std::string_view field = {}) { return PointerAt("nodes", index, field); }
 
 const std::set<std::string> kPotentiallyMutating = {"repository.write", "repository.delete", "runtime.restart",
                                                     "runtime.mutate",   "browser.mutate",    "external.write",
@@ -81,76 +86,76 @@ Status CheckScopedPlan(RunSnapshot& snapshot, const Control& control, const std:
     const char* field = control.meta->type == "QualityReview" ? "remediationWorkOrder" : "remediationDefect";
     if (control.body->contains(field)) order = &(*control.body)[field];
   }
-  if (!order || !order->is_object()) return Reject("Scoped replanning is missing its typed work order");
+  if (!order || !order->is_object()) return Reject("/nodes", "Scoped replanning is missing its typed work order");
   scoped_criteria = StringArray(*order, control.correction ? "targetCriterionIds" : "failedCriterionIds");
   std::string controlling = snapshot.Uri(control.meta->id);
-  for (const Json& node : nodes) {
-    if (!ContainsString(StringArray(node, "inputRefs"), controlling)) {
-      return Reject("Every scoped node must reference its controlling review or audit");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!ContainsString(StringArray(nodes[i], "inputRefs"), controlling)) {
+      return Reject(NodeAt(i, "inputRefs"), "Every scoped node must reference its controlling review or audit");
     }
   }
   if (!order->contains("maximumToolCalls") || !(*order)["maximumToolCalls"].is_number() ||
       IntAt(global, "maximumToolCalls") > (*order)["maximumToolCalls"].get<int64_t>()) {
-    return Reject("Scoped WorkPlan exceeds its work-order tool budget");
+    return Reject("/globalBudgets/maximumToolCalls", "Scoped WorkPlan exceeds its work-order tool budget");
   }
   std::vector<std::string> allowed = StringArray(*order, "allowedCapabilities");
-  for (const Json& node : nodes) {
-    for (const auto& tool : StringArray(node, "allowedTools")) {
-      if (!ContainsString(allowed, tool)) return Reject("Scoped WorkPlan uses capabilities outside its work order");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const auto& tool : StringArray(nodes[i], "allowedTools")) {
+      if (!ContainsString(allowed, tool)) return Reject(NodeAt(i, "allowedTools"), "Scoped WorkPlan uses capabilities outside its work order");
     }
   }
   const Json& scoped_permissions = order->value("permissions", Json());
-  if (!scoped_permissions.is_object()) return Reject("Scoped work-order permissions must be a structured permission set");
-  for (const Json& node : nodes) {
-    if (!policy::PermissionSetIsSubset(Permissions(node), scoped_permissions)) {
-      return Reject(fmt::format("Work node {} exceeds scoped permissions", node.value("id", "")));
+  if (!scoped_permissions.is_object()) return Reject("/nodes", "Scoped work-order permissions must be a structured permission set");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!policy::PermissionSetIsSubset(Permissions(nodes[i]), scoped_permissions)) {
+      return Reject(NodeAt(i, "permissions"), fmt::format("Work node {} exceeds scoped permissions", nodes[i].value("id", "")));
     }
   }
   (void)snapshot;
   return Ok();
 }
 
-Status CheckNode(const Json& node, const Json& contract_permissions, const Json& ceiling, const Json& global,
+Status CheckNode(const Json& node, size_t index, const Json& contract_permissions, const Json& ceiling, const Json& global,
                  const std::string& mode) {
   std::string id = node.value("id", "");
   const Json& permissions = Permissions(node);
-  if (!permissions.is_object()) return Reject(fmt::format("Work node {} permissions must be a structured permission set", id));
+  if (!permissions.is_object()) return Reject(NodeAt(index, "permissions"), fmt::format("Work node {} permissions must be a structured permission set", id));
   if (!policy::PermissionSetIsSubset(permissions, contract_permissions)) {
-    return Reject(fmt::format("Work node {} permissions exceed the TaskContract", id));
+    return Reject(NodeAt(index, "permissions"), fmt::format("Work node {} permissions exceed the TaskContract", id));
   }
   if (!policy::PermissionSetIsSubset(permissions, ceiling)) {
-    return Reject(fmt::format("Work node {} attempts mutation before the diagnosis review gate", id));
+    return Reject(NodeAt(index, "permissions"), fmt::format("Work node {} attempts mutation before the diagnosis review gate", id));
   }
   const Json budgets = node.value("budgets", Json::object());
   if (IntAt(budgets, "maximumChildren") > SubagentLimit(permissions, "maximumChildren")) {
-    return Reject(fmt::format("Work node {} child budget exceeds its subagent permission", id));
+    return Reject(NodeAt(index, "budgets/maximumChildren"), fmt::format("Work node {} child budget exceeds its subagent permission", id));
   }
   int64_t global_depth = IntAt(global, "maximumSubagentDepth");
   if (SubagentLimit(permissions, "maximumDepth") > global_depth || (SubagentSpawn(permissions) && global_depth == 0)) {
-    return Reject(fmt::format("Work node {} subagent depth exceeds the WorkPlan or host budget", id));
+    return Reject(NodeAt(index, "permissions/subagents"), fmt::format("Work node {} subagent depth exceeds the WorkPlan or host budget", id));
   }
   std::vector<std::string> tools = StringArray(node, "allowedTools");
   for (const auto& tool : tools) {
     if (!PermissionAllowsCapability(permissions, tool)) {
-      return Reject(fmt::format("Work node {} tool {} is not permission-backed", id, tool));
+      return Reject(NodeAt(index, "allowedTools"), fmt::format("Work node {} tool {} is not permission-backed", id, tool));
     }
   }
   std::vector<std::string> required = StringArray(node, "requiredCapabilities");
   std::set<std::string> unique(required.begin(), required.end());
-  if (unique.size() != required.size()) return Reject(fmt::format("Work node {} required capabilities must be unique", id));
+  if (unique.size() != required.size()) return Reject(NodeAt(index, "requiredCapabilities"), fmt::format("Work node {} required capabilities must be unique", id));
   if (mode != "report_only" && mode != "plan_only" && required.empty()) {
-    return Reject(fmt::format("Executable work node {} requires at least one completion capability", id));
+    return Reject(NodeAt(index, "requiredCapabilities"), fmt::format("Executable work node {} requires at least one completion capability", id));
   }
   for (const auto& capability : required) {
     if (!ContainsString(tools, capability)) {
-      return Reject(fmt::format("Work node {} requires a capability outside its allowed tools", id));
+      return Reject(NodeAt(index, "requiredCapabilities"), fmt::format("Work node {} requires a capability outside its allowed tools", id));
     }
   }
   if (IntAt(budgets, "maximumToolCalls") < static_cast<int64_t>(unique.size())) {
-    return Reject(fmt::format("Work node {} tool budget cannot satisfy its required capabilities", id));
+    return Reject(NodeAt(index, "budgets/maximumToolCalls"), fmt::format("Work node {} tool budget cannot satisfy its required capabilities", id));
   }
   if (unique.count("subagent.spawn") && IntAt(budgets, "maximumChildren") < 1) {
-    return Reject(fmt::format("Work node {} requires a child budget for subagent.spawn", id));
+    return Reject(NodeAt(index, "budgets/maximumChildren"), fmt::format("Work node {} requires a child budget for subagent.spawn", id));
   }
   return Ok();
 }
@@ -204,7 +209,7 @@ Status CheckVerificationScheduling(const Json& contract, const std::vector<Json>
     }
     std::string requirement_id = requirement.value("id", "");
     if (verifying.empty()) {
-      return Reject(fmt::format("Required verification {} using {} is not scheduled by a same-stage WorkPlan node",
+      return Reject("/nodes", fmt::format("Required verification {} using {} is not scheduled by a same-stage WorkPlan node",
                                 requirement_id, capability));
     }
     if (stage != "completion") continue;
@@ -213,7 +218,8 @@ Status CheckVerificationScheduling(const Json& contract, const std::vector<Json>
         std::string vid = verifier->value("id", "");
         std::string mid = mutator->value("id", "");
         if (vid != mid && !ancestors[vid].count(mid)) {
-          return Reject(fmt::format("Completion verification {} must run after mutating node {}", requirement_id, mid));
+          return Reject(NodeAt(static_cast<size_t>(verifier - nodes.data()), "dependsOn"),
+                        fmt::format("Completion verification {} must run after mutating node {}", requirement_id, mid));
         }
       }
     }
@@ -224,35 +230,35 @@ Status CheckVerificationScheduling(const Json& contract, const std::vector<Json>
 }  // namespace
 
 Status CheckScopedWorkOrder(const Json& order, const ScopedWorkOrderRules& rules) {
-  if (!order.is_object()) return Reject(fmt::format("{} must be a typed scoped work order", rules.label));
+  if (!order.is_object()) return Reject(rules.pointer, fmt::format("{} must be a typed scoped work order", rules.label));
   std::vector<std::string> criteria = StringArray(order, rules.criterion_field);
   std::set<std::string> unique(criteria.begin(), criteria.end());
   if (criteria.empty() || unique.size() != criteria.size() ||
       std::any_of(criteria.begin(), criteria.end(),
                   [&](const std::string& c) { return !ContainsString(rules.allowed_criteria, c); })) {
-    return Reject(fmt::format("{} contains invalid contract criteria", rules.label));
+    return Reject(rules.pointer + "/" + rules.criterion_field, fmt::format("{} contains invalid contract criteria", rules.label));
   }
   if (rules.require_all_criteria && !EqualStringSets(criteria, rules.allowed_criteria)) {
-    return Reject(fmt::format("{} must cover every authorized criterion exactly once", rules.label));
+    return Reject(rules.pointer + "/" + rules.criterion_field, fmt::format("{} must cover every authorized criterion exactly once", rules.label));
   }
   const Json& permissions = order.value("permissions", Json());
-  if (!permissions.is_object()) return Reject(fmt::format("{} permissions must be a structured permission set", rules.label));
+  if (!permissions.is_object()) return Reject(rules.pointer + "/permissions", fmt::format("{} permissions must be a structured permission set", rules.label));
   if (!policy::PermissionSetIsSubset(permissions, rules.contract_permissions) ||
       !policy::PermissionSetIsSubset(permissions, rules.authorized_permissions)) {
-    return Reject(fmt::format("{} permissions exceed authorization", rules.label));
+    return Reject(rules.pointer + "/permissions", fmt::format("{} permissions exceed authorization", rules.label));
   }
   std::vector<std::string> capabilities = StringArray(order, "allowedCapabilities");
   if (rules.require_executable_capability && capabilities.empty()) {
-    return Reject(fmt::format("{} requires at least one executable capability", rules.label));
+    return Reject(rules.pointer + "/allowedCapabilities", fmt::format("{} requires at least one executable capability", rules.label));
   }
   for (const auto& capability : capabilities) {
     if (!PermissionAllowsCapability(permissions, capability)) {
-      return Reject(fmt::format("{} capabilities are not permission-backed", rules.label));
+      return Reject(rules.pointer + "/allowedCapabilities", fmt::format("{} capabilities are not permission-backed", rules.label));
     }
   }
   auto sources = StringArray(order, "sourceRefs");
   if (std::none_of(sources.begin(), sources.end(), [&](const std::string& s) { return rules.eligible_source_refs.count(s) > 0; })) {
-    return Reject(fmt::format("{} lacks current supporting evidence", rules.label));
+    return Reject(rules.pointer + "/sourceRefs", fmt::format("{} lacks current supporting evidence", rules.label));
   }
   return Ok();
 }
@@ -260,10 +266,10 @@ Status CheckScopedWorkOrder(const Json& order, const ScopedWorkOrderRules& rules
 Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Json& body, const Json& envelope) {
   const auto& run = snapshot.run();
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
-  if (body.value("taskContractRef", "") != contract_ref) return Reject("WorkPlan must target the current TaskContract");
-  if (body.value("planValidation", "") != "valid") return Reject("Only a validated WorkPlan may enter execution or review");
+  if (body.value("taskContractRef", "") != contract_ref) return Reject("/taskContractRef", "WorkPlan must target the current TaskContract");
+  if (body.value("planValidation", "") != "valid") return Reject("/planValidation", "Only a validated WorkPlan may enter execution or review");
   if (body.value("executionMode", "") != "serial") {
-    return Reject("The current controller supports deterministic serial WorkPlans only");
+    return Reject("/executionMode", "The current controller supports deterministic serial WorkPlans only");
   }
   TELIC_ASSIGN_OR_RETURN(const Json* contract, snapshot.LatestBody("TaskContract"));
   const Json& contract_permissions = contract->value("permissions", Json());
@@ -278,7 +284,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   const Json global = body.value("globalBudgets", Json::object());
   int64_t requested = PlanToolCalls(body);
   if (!global.contains("maximumToolCalls") || requested > IntAt(global, "maximumToolCalls")) {
-    return Reject("WorkPlan node tool budgets exceed the global budget");
+    return Reject("/globalBudgets/maximumToolCalls", "WorkPlan node tool budgets exceed the global budget");
   }
   int64_t prior = 0;
   for (const store::ArtifactMeta* meta : snapshot.All("WorkPlan")) {
@@ -287,13 +293,13 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
     prior += PlanToolCalls(*plan);
   }
   if (prior + requested > kMaxToolCallsPerRun) {
-    return Reject(fmt::format("WorkPlan exceeds the cumulative run tool-call budget of {}", kMaxToolCallsPerRun));
+    return Reject("/globalBudgets/maximumToolCalls", fmt::format("WorkPlan exceeds the cumulative run tool-call budget of {}", kMaxToolCallsPerRun));
   }
   const Json host = envelope.value("budgets", Json::object());
   if (!global.contains("maximumParallelWorkers") || !global.contains("maximumSubagentDepth") ||
       IntAt(global, "maximumParallelWorkers") > IntAt(host, "maximumParallelWorkers", 1) ||
       IntAt(global, "maximumSubagentDepth") > IntAt(host, "maximumSubagentDepth", 0)) {
-    return Reject("WorkPlan concurrency exceeds immutable host budgets");
+    return Reject("/globalBudgets", "WorkPlan concurrency exceeds immutable host budgets");
   }
   TELIC_ASSIGN_OR_RETURN(Control control, LatestControl(snapshot));
   TELIC_ASSIGN_OR_RETURN(bool unlocked, AnalysisFixUnlocked(snapshot));
@@ -304,16 +310,17 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   if (is_scoped) TELIC_RETURN_IF_ERROR(CheckScopedPlan(snapshot, control, nodes, global, scoped));
 
   std::set<std::string> covered;
-  for (const Json& node : nodes) {
-    TELIC_RETURN_IF_ERROR(CheckNode(node, contract_permissions, ceiling, global, run.requested_mode));
+  for (size_t index = 0; index < nodes.size(); ++index) {
+    const Json& node = nodes[index];
+    TELIC_RETURN_IF_ERROR(CheckNode(node, index, contract_permissions, ceiling, global, run.requested_mode));
     std::string id = node.value("id", "");
     for (const auto& criterion : StringArray(node, "acceptanceCriteria")) {
-      if (!ContainsString(criteria, criterion)) return Reject(fmt::format("Work node {} invents acceptance criterion {}", id, criterion));
+      if (!ContainsString(criteria, criterion)) return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Work node {} invents acceptance criterion {}", id, criterion));
       if (is_scoped && !ContainsString(scoped, criterion)) {
-        return Reject(fmt::format("Scoped node {} exceeds its authorized criteria", id));
+        return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Scoped node {} exceeds its authorized criteria", id));
       }
       if (diagnosis_only && stages[criterion] != "diagnosis") {
-        return Reject(fmt::format("Initial diagnosis node {} cannot claim completion criterion {}", id, criterion));
+        return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Initial diagnosis node {} cannot claim completion criterion {}", id, criterion));
       }
       covered.insert(criterion);
     }
@@ -330,7 +337,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   }
   for (const auto& criterion : required_criteria) {
     if (!covered.count(criterion)) {
-      return Reject(is_scoped ? "Scoped WorkPlan must cover every authorized criterion"
+      return Reject("/nodes", is_scoped ? "Scoped WorkPlan must cover every authorized criterion"
                               : "WorkPlan must cover every TaskContract acceptance criterion");
     }
   }

@@ -23,6 +23,7 @@ struct ScopedWorkOrderRules {
   std::set<std::string> eligible_source_refs;
   bool require_all_criteria = false;
   bool require_executable_capability = false;
+  std::string pointer;  // where the work order sits in the submitted body
 };
 
 Status CheckScopedWorkOrder(const Json& order, const ScopedWorkOrderRules& rules);

@@ -586,6 +586,10 @@ Result<Glob> Glob::Compile(std::string_view pattern) {
   }
   if (pattern.back() == '/') add_globstar();
   glob.text_ = texts.empty() ? "." : JoinSegments(texts);
+  // "./!x" would normalise to "!x", which is not a valid pattern: the normal
+  // form must compile to itself, so the leading-character rules apply to it.
+  if (glob.text_.front() == '!') return BadPattern(pattern, "first segment starts with '!' (there is no negation)");
+  if (glob.text_.front() == '#') return BadPattern(pattern, "first segment starts with '#'");
   return glob;
 }
 

@@ -458,6 +458,9 @@ TEST(GlobTest, InvalidPatterns) {
       {"/abs/**", "leading '/'"},
       {"!src/**", "negation"},
       {"#comment", "leading '#'"},
+      // Found by policy_path_fuzz: "./!" normalised to "!", which did not compile.
+      {".///.//!", "negation"},
+      {"./#x", "starts with '#'"},
       {"a/../b", "'..'"},
       {"..", "'..'"},
       {"a\\*", "backslash"},
