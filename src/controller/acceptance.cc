@@ -824,6 +824,24 @@ Status CheckReleaseAudit(RunSnapshot& snapshot, const Submission& s, const Json&
 
 // ---------------------------------------------------------------- UserReport
 
+// Whether every required verification of `contract` passed in `quality`;
+// `refs` receives their evidence refs (first occurrence order).
+bool RequiredVerificationsPass(const Json& contract, const Json& quality, std::vector<std::string>& refs) {
+  Items results = Objects(quality, "verificationResults");
+  bool all_pass = true;
+  for (const Json& requirement : Objects(contract, "verificationRequirements")) {
+    if (requirement.value("required", false) != true) continue;
+    auto found = std::find_if(results.begin(), results.end(),
+                              [&](const Json& r) { return r.value("requirementId", "") == requirement.value("id", ""); });
+    if (found == results.end() || found->get().value("status", "") != "pass") all_pass = false;
+    if (found == results.end()) continue;
+    for (const auto& ref : StringArray(found->get(), "evidenceRefs")) {
+      if (!ContainsString(refs, ref)) refs.push_back(ref);
+    }
+  }
+  return all_pass;
+}
+
 Status CheckMicroReport(RunSnapshot& snapshot, const Submission& s) {
   const Json& body = s.body;
   TELIC_ASSIGN_OR_RETURN(std::string quality_ref, snapshot.RequireLatestRef("QualityReview"));
@@ -836,6 +854,21 @@ Status CheckMicroReport(RunSnapshot& snapshot, const Submission& s) {
     if (receipt->value("controllingReviewRef", "") != quality_ref) return Reject("/terminalStatus", "ReceiptAudit must cite the controlling QualityReview");
   } else if (!ContainsString(StringArray(body, "findingRefs"), quality_ref)) {
     return Reject("/findingRefs", "Micro UserReport must cite the controlling QualityReview");
+  }
+  // Stricter than the reference (docs/DECISIONS.md D44): in a micro run the
+  // report answers the spot-check review directly, so the seed's "a blocked
+  // QualityReview cannot be downgraded" and the audited path's
+  // failed_verification rule apply to it too.
+  TELIC_ASSIGN_OR_RETURN(const Json* quality, snapshot.LatestBody("QualityReview"));
+  if (quality->value("decision", "") == "block" && status != "blocked") {
+    return Reject("/terminalStatus", "A blocked QualityReview cannot be downgraded by the UserReport");
+  }
+  if (status == "failed_verification") {
+    TELIC_ASSIGN_OR_RETURN(const Json* contract, snapshot.LatestBody("TaskContract"));
+    std::vector<std::string> refs;
+    if (RequiredVerificationsPass(*contract, *quality, refs)) {
+      return Reject("/terminalStatus", "failed_verification requires an incomplete required verification");
+    }
   }
   return CheckEvidenceSemantics(snapshot, s.type, body);
 }
@@ -895,19 +928,8 @@ Status CheckAuditedReport(RunSnapshot& snapshot, const Submission& s, const Json
       !ContainsString(findings, snapshot.LatestRef("ReleaseAudit"))) {
     return Reject("/findingRefs", "Non-completed UserReport must cite its controlling quality review or release audit");
   }
-  Items results = Objects(*quality, "verificationResults");
-  bool all_pass = true;
   std::vector<std::string> verification_refs;
-  for (const Json& requirement : Objects(*contract, "verificationRequirements")) {
-    if (requirement.value("required", false) != true) continue;
-    auto found = std::find_if(results.begin(), results.end(),
-                              [&](const Json& r) { return r.value("requirementId", "") == requirement.value("id", ""); });
-    if (found == results.end() || found->get().value("status", "") != "pass") all_pass = false;
-    if (found == results.end()) continue;
-    for (const auto& ref : StringArray(found->get(), "evidenceRefs")) {
-      if (!ContainsString(verification_refs, ref)) verification_refs.push_back(ref);
-    }
-  }
+  bool all_pass = RequiredVerificationsPass(*contract, *quality, verification_refs);
   if (status == "completed" && (!all_pass || !EqualStringSets(StringArray(body, "verificationRefs"), verification_refs))) {
     return Reject(all_pass ? "/verificationRefs" : "/terminalStatus", "Completed UserReport must retain every passed required verification");
   }

@@ -157,8 +157,13 @@ class RunService {
   Result<SubmitResult> AnswerClarification(const store::RunRecord& run, const std::string& response);
   Result<SubmitResult> SubmitPhaseArtifact(const store::RunRecord& run, const std::string& type, Json body,
                                            const std::vector<std::string>& supplied_refs);
+  // Evidence / ScenarioSpec: retried (bounded) when a concurrent append to the
+  // same run invalidated the attempt's snapshot, so an identical resubmission
+  // racing its twin replays instead of failing.
   Result<SubmitResult> SubmitSupporting(const store::RunRecord& run, const std::string& type, Json body,
                                         const std::vector<std::string>& supplied_refs);
+  Result<SubmitResult> SubmitSupportingAttempt(const store::RunRecord& run, const std::string& type, const Json& body,
+                                               const std::vector<std::string>& supplied_refs);
   Status RecordDenial(const store::RunRecord& run, RunSnapshot& snapshot, const PermissionDenial& denial,
                       const std::string& message, const std::string& now);
   Result<SubmitResult> EscalateByRejection(const store::RunRecord& run, const std::string& artifact_uri,

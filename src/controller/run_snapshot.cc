@@ -47,6 +47,16 @@ Result<RunSnapshot> RunSnapshot::Load(store::Store& store, const std::string& ru
   return RunSnapshot(store, std::move(run), std::move(artifacts));
 }
 
+Result<RunSnapshot> RunSnapshot::LoadAt(store::Store& store, const store::RunRecord& checked) {
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store.ListArtifacts(checked.run_id));
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store.GetRun(checked.run_id));
+  if (run.version != checked.version) {
+    return Fail(ErrorCode::kStaleVersion,
+                fmt::format("Stale run version {}; current version is {}", checked.version, run.version));
+  }
+  return RunSnapshot(store, std::move(run), std::move(artifacts));
+}
+
 const store::ArtifactMeta* RunSnapshot::Find(std::string_view id) const {
   for (const auto& meta : artifacts_) {
     if (meta.id == id) return &meta;

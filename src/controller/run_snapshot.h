@@ -26,6 +26,12 @@ std::optional<std::string> ArtifactIdFromUri(std::string_view uri);
 class RunSnapshot {
  public:
   static Result<RunSnapshot> Load(store::Store& store, const std::string& run_id);
+  // The snapshot a write decided at `checked` (a run read whose tokens were
+  // checked) must be judged on: the artifacts are read first, then the run
+  // again; if the version moved in between (another writer won), the result
+  // is kStaleVersion, so a rule is never evaluated on a newer artifact list
+  // beside an older run record.
+  static Result<RunSnapshot> LoadAt(store::Store& store, const store::RunRecord& checked);
   RunSnapshot(store::Store& store, store::RunRecord run, std::vector<store::ArtifactMeta> artifacts)
       : store_(&store), run_(std::move(run)), artifacts_(std::move(artifacts)) {}
 

@@ -168,7 +168,7 @@ Result<SubmitResult> RunService::EscalateByRejection(const store::RunRecord& run
 Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run, const std::string& type, Json body,
                                                      const std::vector<std::string>& supplied_refs) {
   TELIC_RETURN_IF_ERROR(ValidateArtifactBody(type, body));
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::Load(store_, run.run_id));
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run));
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
   std::string id = body["id"];
   std::string uri = snapshot.Uri(id);
@@ -309,7 +309,20 @@ Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, c
                            : "Optional ScenarioSpec must immediately follow its accepted ProblemFrame");
   }
   TELIC_RETURN_IF_ERROR(ValidateArtifactBody(type, body));
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::Load(store_, run.run_id));
+  constexpr int kMaxAttempts = 16;
+  for (int attempt = 1;; ++attempt) {
+    auto result = SubmitSupportingAttempt(run, type, body, supplied_refs);
+    if (result || attempt == kMaxAttempts || result.error().code() != ErrorCode::kConflict ||
+        result.error().message() != store::kConcurrentAppend) {
+      return result;
+    }
+  }
+}
+
+Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord& run, const std::string& type,
+                                                         const Json& body, const std::vector<std::string>& supplied_refs) {
+  bool evidence = type == "Evidence";
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run));
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
   std::string id = body["id"];
   if (evidence) {
@@ -372,7 +385,10 @@ Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, c
     }
   }
   store::Change change;
-  change.run = run;  // supporting artifacts do not bump the version
+  change.run = run;  // supporting artifacts do not bump the version...
+  // ...so the checks above (replay, quota, one spec per frame) hold only if
+  // no artifact was appended since the snapshot: the store compares counts.
+  change.expected_artifact_count = static_cast<int64_t>(snapshot.artifacts().size());
   change.artifacts.push_back(artifact);
   auto event = evidence ? NewEvent(run, "executor", "evidence_captured",
                                    fmt::format("Captured a redacted {} evidence artifact.", body.value("kind", "")), now)
@@ -393,7 +409,7 @@ Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run
   if (run.status != "awaiting_clarification") {
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting clarification", run.run_id));
   }
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::Load(store_, run.run_id));
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run));
   const store::ArtifactMeta* request = snapshot.Latest("ClarificationRequest");
   if (!request) return Fail(ErrorCode::kDataLoss, "Awaiting-clarification run has no request artifact");
   TELIC_ASSIGN_OR_RETURN(const Json* request_body, snapshot.Body(*request));

@@ -343,6 +343,9 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
       PG_TRY(count, Run(conn, "SELECT count(*) FROM artifacts WHERE run_id = $1", Params().Add(id)));
       stored = Int(count.get(), 0, 0);
     }
+    if (change.expected_artifact_count && stored != *change.expected_artifact_count) {
+      return std::unexpected(Because(Error(ErrorCode::kConflict, std::string(kConcurrentAppend))));
+    }
     if (stored + static_cast<int64_t>(change.artifacts.size()) > static_cast<int64_t>(kMaxArtifactsPerRun)) {
       return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
                                            fmt::format("Run artifact limit of {} reached", kMaxArtifactsPerRun))));

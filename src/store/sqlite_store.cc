@@ -389,6 +389,9 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
   }
   if (!change.artifacts.empty()) {
     TELIC_ASSIGN_OR_RETURN(int64_t count, QueryInt(db_, "SELECT count(*) FROM artifacts WHERE run_id = ?", run_id));
+    if (change.expected_artifact_count && count != *change.expected_artifact_count) {
+      return Fail(ErrorCode::kConflict, std::string(kConcurrentAppend));
+    }
     if (count + static_cast<int64_t>(change.artifacts.size()) > static_cast<int64_t>(kMaxArtifactsPerRun)) {
       return Fail(ErrorCode::kResourceExhausted, fmt::format("Run artifact limit of {} reached", kMaxArtifactsPerRun));
     }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,9 @@ namespace telic::store {
 
 // Hard limits enforced inside the write transaction (WIRE-CONTRACT §18).
 inline constexpr size_t kMaxArtifactsPerRun = 2048;
+// The kConflict message when Change::expected_artifact_count no longer holds.
+inline constexpr std::string_view kConcurrentAppend =
+    "Concurrent artifact append detected; reload and retry with the latest state";
 inline constexpr int64_t kMaxTraceEventsPerRun = 10000;
 inline constexpr size_t kMaxArtifactBodyBytes = 2 * 1024 * 1024;
 
@@ -26,6 +30,10 @@ struct Change {
   RunRecord run;
   std::vector<StoredArtifact> artifacts;
   std::vector<TraceEventRecord> events;
+  // When set (and `artifacts` is not empty), the change applies only if the
+  // run holds exactly this many artifacts; otherwise kConflict. It guards
+  // appends that do not bump the run version (supporting artifacts).
+  std::optional<int64_t> expected_artifact_count;
 };
 
 struct TracePage {

@@ -935,14 +935,9 @@ class ModeOutcomesTest(unittest.TestCase):
 
     # ------------------------------------------------------------ a controller defect, kept as a focused test
 
-    # covers TEL-172 (expected failure): the seed sentence behind it, "a blocked QualityReview cannot be downgraded by
-    # Agent 5", applied where Agent 5 reports a micro run directly (a micro run has no ReleaseAudit).
-    # Known defect: after a micro spot-check that decided `block`, telic accepts a `partial` (and a
-    # `failed_verification`) UserReport, so the run ends partial; the audited path refuses the same downgrade
-    # ("UserReport terminalStatus must be blocked after block"). telic follows the reference here (WIRE-CONTRACT
-    # §10.3 and §15.10 refuse only `completed` after a blocked micro review), so a fix is a deliberate divergence to
-    # record in docs/DECISIONS.md. Remove expectedFailure once the controller refuses it.
-    @unittest.expectedFailure
+    # covers TEL-172: "a blocked QualityReview cannot be downgraded by Agent 5", applied where Agent 5 reports a
+    # micro run directly (a micro run has no ReleaseAudit). Stricter than the reference, which refuses only
+    # `completed` after a blocked micro review (WIRE-CONTRACT §10.3, §15.10): docs/DECISIONS.md D44.
     def test_micro_blocked_spot_check_cannot_be_reported_as_partial(self):
         h = self.h
         h.start(original_request="What does src/app.ts export?", mode="report_only")
@@ -957,8 +952,14 @@ class ModeOutcomesTest(unittest.TestCase):
                                           findings=[wrong]))
         self.assertEqual((h.action["phase"], h.run["outcomeHint"]), ("user_report", "blocked"))
         downgraded = report(h, "partial", findings=[h.ref("quality-01")], risks=["The answer is unsupported."])
-        failure = self.server.call("telic_submit_artifact", h.args("UserReport", downgraded))
-        self.assertTrue(failure.get("isError"), f"a blocked micro review was reported as partial: {failure}")
+        for status in ("partial", "failed_verification"):
+            failure = self.server.call("telic_submit_artifact", h.args("UserReport", dict(downgraded, terminalStatus=status)))
+            self.assertTrue(failure.get("isError"), f"a blocked micro review was reported as {status}: {failure}")
+            self.assertEqual(failure["structuredContent"]["issues"][0]["pointer"], "/terminalStatus")
+            self.assertIn("cannot be downgraded", failure["structuredContent"]["error"])
+        blocked = report(h, "blocked", findings=[h.ref("quality-01")], risks=["The answer is unsupported."])
+        h.submit("UserReport", blocked)
+        self.assertEqual(h.run["status"], "blocked")
 
 
 if __name__ == "__main__":
