@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -100,6 +101,17 @@ Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create
     task_ledger = (std::filesystem::path(context->location.state_dir) / "telic-tasks.sqlite3").string();
   }
   TELIC_ASSIGN_OR_RETURN(context->graph, OpenGraph(task_ledger, *context->store, context->clock, context->ids));
+  // Accepted WorkPlans and WorkResults drive the task graph (issue 7): every
+  // committed change of a run is mirrored, serially within this process.
+  context->service->set_change_listener(
+      [tasks = context->graph->service.get(), mutex = std::make_shared<std::mutex>()](const std::string& run_id) {
+        std::lock_guard lock(*mutex);
+        auto synced = tasks->SyncRun(run_id);
+        if (!synced) {
+          std::cerr << "telic: the task graph of run " << run_id
+                    << " is behind (repaired on the next change): " << CleanMessage(synced.error().message()) << "\n";
+        }
+      });
   return context;
 }
 

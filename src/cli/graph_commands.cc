@@ -165,6 +165,13 @@ std::string FormatTaskTree(const graph::TaskList& list) {
 }
 
 int RunTasks(graph::TaskService& service, const std::optional<std::string>& run_id, bool json) {
+  if (run_id) {
+    // Repairs the mirror of the run's accepted WorkPlans/WorkResults first.
+    if (auto synced = service.SyncRun(*run_id); !synced && synced.error().code() != ErrorCode::kFailedPrecondition) {
+      std::cerr << "telic: " << CleanMessage(synced.error().message()) << "\n";
+      return 1;
+    }
+  }
   auto list = service.ListTasks(run_id);
   if (!list) {
     std::cerr << "telic: " << CleanMessage(list.error().message()) << "\n";

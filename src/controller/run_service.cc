@@ -305,6 +305,7 @@ Result<RunAndAction> RunService::CancelRun(const std::string& run_id, const std:
     change.events.push_back(NewEvent(next, "user", "run_cancelled", "Run cancelled by user or host.", now));
     TELIC_RETURN_IF_ERROR(store_.ApplyChange(run_id, run.version, change));
     run = std::move(next);
+    NotifyChanged(run_id);
   }
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
   return RunAndAction{std::move(run), std::move(action)};

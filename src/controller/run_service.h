@@ -130,6 +130,12 @@ class RunService {
   // not report_only fails with kFailedPrecondition).
   void set_grounder(Grounder grounder) { grounder_ = std::move(grounder); }
 
+  // Called with the run id after every committed submission or cancellation
+  // (e.g. to mirror accepted WorkPlans and WorkResults into the task graph).
+  // The run's artifacts stay the source of truth: a listener must be
+  // idempotent and may be re-run later to repair what a crash interrupted.
+  void set_change_listener(std::function<void(const std::string&)> listener) { change_listener_ = std::move(listener); }
+
   // Cancels a non-terminal run (status cancelled, version + 1, run_cancelled
   // event). A terminal run is returned unchanged with no new event.
   Result<RunAndAction> CancelRun(const std::string& run_id, const std::string& action_id, int64_t expected_version);
@@ -154,6 +160,7 @@ class RunService {
 
  private:
   Result<Json> NextActionFor(const store::RunRecord& run);
+  Result<SubmitResult> SubmitArtifactUnnotified(const SubmitRequest& request);
   Result<SubmitResult> AnswerClarification(const store::RunRecord& run, const std::string& response);
   Result<SubmitResult> SubmitPhaseArtifact(const store::RunRecord& run, const std::string& type, Json body,
                                            const std::vector<std::string>& supplied_refs);
@@ -177,6 +184,10 @@ class RunService {
   IdSource& ids_;
   std::string repository_root_;
   Grounder grounder_;
+  std::function<void(const std::string&)> change_listener_;
+  void NotifyChanged(const std::string& run_id) {
+    if (change_listener_) change_listener_(run_id);
+  }
 };
 
 }  // namespace telic::controller

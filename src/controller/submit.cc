@@ -109,6 +109,12 @@ bool ContainsSecretInValue(const Json& value) {
 }  // namespace
 
 Result<SubmitResult> RunService::SubmitArtifact(const SubmitRequest& r) {
+  auto result = SubmitArtifactUnnotified(r);
+  if (result) NotifyChanged(r.run_id);
+  return result;
+}
+
+Result<SubmitResult> RunService::SubmitArtifactUnnotified(const SubmitRequest& r) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, CheckTokens(r.run_id, r.action_id, r.expected_version));
   bool artifact_parts = r.artifact_type || r.body || r.body_json;
   if (r.clarification_response) {

@@ -295,6 +295,15 @@ Result<TaskRecord> TaskService::CreateTask(const CreateTaskRequest& request) {
 Result<std::vector<TaskRecord>> TaskService::ImportWorkPlan(const std::string& run_id, const Json& plan,
                                                             int retries_allowed) {
   TELIC_RETURN_IF_ERROR(CheckRun(run_id));
+  Scope scope(*this, run_id, FormatIsoMillis(clock_.NowMillis()));
+  TELIC_RETURN_IF_ERROR(scope.Load());
+  TELIC_ASSIGN_OR_RETURN(std::vector<int> created, ImportInto(scope, plan, retries_allowed));
+  TELIC_RETURN_IF_ERROR(scope.Commit());
+  return scope.Records(created);
+}
+
+Result<std::vector<int>> TaskService::ImportInto(Scope& scope, const Json& plan, int retries_allowed) {
+  const std::string& run_id = *scope.run_id();
   if (!plan.is_object() || !plan.contains("nodes") || !plan["nodes"].is_array()) {
     return Invalid("a WorkPlan needs a nodes array");
   }
@@ -310,8 +319,7 @@ Result<std::vector<TaskRecord>> TaskService::ImportWorkPlan(const std::string& r
     return Invalid(fmt::format("WorkPlan node is malformed: {}", ex.what()));
   }
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> order, Graph::TopologicalOrder(batch));
-  Scope scope(*this, run_id, FormatIsoMillis(clock_.NowMillis()));
-  TELIC_RETURN_IF_ERROR(scope.Load());
+  const std::string plan_id = plan.value("id", "");
   std::unordered_map<std::string, std::string> task_ids;
   std::vector<int> created;
   for (const std::string& node_id : order) {
@@ -319,7 +327,7 @@ Result<std::vector<TaskRecord>> TaskService::ImportWorkPlan(const std::string& r
     TaskRecord t;
     t.task_id = ids_.NewUuid();
     t.run_id = run_id;
-    t.name = node_id;
+    t.name = plan_id.empty() ? node_id : plan_id + "/" + node_id;
     t.instructions = node.value("objective", "");
     t.role = node.value("logicalRole", "");
     for (const auto& dep : node["dependsOn"]) t.depends_on.push_back(task_ids.at(dep.get<std::string>()));
@@ -328,11 +336,73 @@ Result<std::vector<TaskRecord>> TaskService::ImportWorkPlan(const std::string& r
     t.subagents = {subagents.value("spawn", false), subagents.value("maximumChildren", 0), subagents.value("maximumDepth", 0)};
     task_ids[node_id] = t.task_id;
     TELIC_ASSIGN_OR_RETURN(int index, scope.Insert(std::move(t)));
-    scope.AddEvent(index, "task_created", "system", {{"workNode", node_id}, {"state", scope.task(index).state}});
+    scope.AddEvent(index, "task_created", "system",
+                   {{"workPlan", plan_id}, {"workNode", node_id}, {"state", scope.task(index).state}});
     created.push_back(index);
   }
-  TELIC_RETURN_IF_ERROR(scope.Commit());
-  return scope.Records(created);
+  return created;
+}
+
+namespace {
+
+// The id in "artifact://<run>/<id>", or "".
+std::string ArtifactIdOf(std::string_view uri) {
+  constexpr std::string_view kPrefix = "artifact://";
+  if (uri.substr(0, kPrefix.size()) != kPrefix) return "";
+  size_t slash = uri.rfind('/');
+  return slash < kPrefix.size() ? "" : std::string(uri.substr(slash + 1));
+}
+
+}  // namespace
+
+Result<SyncSummary> TaskService::SyncRun(const std::string& run_id) {
+  if (!runs_) return Fail(ErrorCode::kFailedPrecondition, "the task graph has no run store to mirror");
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, runs_->GetRun(run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, runs_->ListArtifacts(run_id));
+  Scope scope(*this, run_id, FormatIsoMillis(clock_.NowMillis()));
+  TELIC_RETURN_IF_ERROR(scope.Load());
+  std::unordered_map<std::string, int> by_name;
+  for (size_t i = 0; i < scope.tasks().size(); ++i) by_name[scope.tasks()[i].name] = static_cast<int>(i);
+  auto body = [&](const store::ArtifactMeta& meta) -> Result<Json> {
+    TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, runs_->GetArtifact(run_id, meta.id));
+    Json parsed = Json::parse(stored.canonical_body, nullptr, false);
+    if (!parsed.is_object()) return Fail(ErrorCode::kDataLoss, fmt::format("stored {} {} is not an object", meta.type, meta.id));
+    return parsed;
+  };
+  SyncSummary summary;
+  for (const store::ArtifactMeta& meta : artifacts) {
+    if (meta.type == "WorkPlan") {
+      TELIC_ASSIGN_OR_RETURN(Json plan, body(meta));
+      const Json& nodes = plan.value("nodes", Json::array());
+      if (nodes.empty() || by_name.contains(meta.id + "/" + nodes[0].value("id", ""))) continue;
+      TELIC_ASSIGN_OR_RETURN(std::vector<int> created, ImportInto(scope, plan, 0));
+      for (int index : created) by_name[scope.task(index).name] = index;
+      summary.imported += static_cast<int>(created.size());
+    } else if (meta.type == "WorkResult") {
+      TELIC_ASSIGN_OR_RETURN(Json result, body(meta));
+      auto found = by_name.find(ArtifactIdOf(result.value("workPlanRef", "")) + "/" + result.value("nodeId", ""));
+      if (found == by_name.end() || store::IsTerminalTaskState(scope.task(found->second).state)) continue;
+      int index = found->second;
+      std::string status = result.value("status", "");
+      scope.AddEvent(index, "work_result_accepted", "controller", {{"workResult", meta.id}, {"status", status}});
+      if (status == "completed") {
+        TELIC_RETURN_IF_ERROR(scope.Complete(index));
+        summary.completed += 1;
+      } else {
+        scope.Terminate(index, NodeState::kFailed, fmt::format("WorkResult {} reported {}", meta.id, status), "controller");
+        summary.failed += 1;
+      }
+    }
+  }
+  if (run.IsTerminal()) {
+    for (size_t i = 0; i < scope.tasks().size(); ++i) {
+      if (store::IsTerminalTaskState(scope.task(static_cast<int>(i)).state)) continue;
+      scope.Terminate(static_cast<int>(i), NodeState::kCancelled, fmt::format("run ended {}", run.status), "controller");
+      summary.cancelled += 1;
+    }
+  }
+  if (summary.imported + summary.completed + summary.failed + summary.cancelled > 0) TELIC_RETURN_IF_ERROR(scope.Commit());
+  return summary;
 }
 
 Result<TaskRecord> TaskService::SpawnSubtask(const SpawnRequest& request) {

@@ -89,6 +89,13 @@ struct TaskDetail {
   std::vector<store::ApprovalRecord> approvals;
 };
 
+struct SyncSummary {
+  int imported = 0;   // tasks created from WorkPlan nodes
+  int completed = 0;  // tasks completed by a WorkResult
+  int failed = 0;     // tasks failed by a WorkResult (not counting cascades)
+  int cancelled = 0;  // open tasks cancelled because the run ended
+};
+
 class TaskService {
  public:
   // `runs` (optional) checks that a run named by a task exists and is open.
@@ -104,6 +111,16 @@ class TaskService {
   // cycles and unknown ids are rejected.
   Result<std::vector<store::TaskRecord>> ImportWorkPlan(const std::string& run_id, const Json& plan,
                                                         int retries_allowed);
+
+  // Mirrors run `run_id` into its task graph, idempotently, in one
+  // transaction: every accepted WorkPlan's nodes become tasks named
+  // "<plan id>/<node id>" (imported once); every accepted WorkResult
+  // completes its node's task (status completed) or fails it, cascading to
+  // its dependents; when the run has ended, its open tasks are cancelled.
+  // The run's artifacts are the source of truth: this is re-run after each
+  // committed change and before the graph of a run is read, so a crash
+  // between the run's commit and this one is repaired. Needs the run store.
+  Result<SyncSummary> SyncRun(const std::string& run_id);
 
   // spawn_subtask: a child of a running parent, within the parent's
   // subagent permission (spawn, maximumChildren, maximumDepth).
@@ -146,6 +163,8 @@ class TaskService {
 
  private:
   class Scope;
+  // Inserts the plan's nodes as tasks of the scope's run; returns their indexes.
+  Result<std::vector<int>> ImportInto(Scope& scope, const Json& plan, int retries_allowed);
   Status CheckRun(const std::optional<std::string>& run_id);
   store::TaskEventRecord Event(const std::string& subject, const std::optional<std::string>& run_id, std::string kind,
                                std::string actor, Json payload, const std::string& now);

@@ -13,6 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_client import Workspace, run_tests, serve, telic_binary  # noqa: E402
+import scenario as sc  # noqa: E402
 
 UPWARD = """Implemented the parser; details in the evidence.
 
@@ -234,6 +235,69 @@ class TaskGraphTest(unittest.TestCase):
             self.assertIn("content after the upward-report block", rejected.stderr)
         finally:
             os.unlink(handle.name)
+
+    # covers DAG-008: accepted WorkPlan nodes become the run's tasks and accepted WorkResults
+    # complete them, so the controller's execution phase and the task graph are one mechanism.
+    def test_controller_run_drives_its_task_graph(self):
+        d = sc.Driver(self.server, sc.load("analyze_and_fix"), self.ws.repo)
+        d.write_repository()
+        d.start()
+        run_id = d.run["runId"]
+
+        def tasks():
+            return {t["name"]: t for t in self.server.ok("telic_list_tasks", {"run_id": run_id})["tasks"]}
+
+        pending = list(d.scenario["steps"])
+
+        def advance(until=None):
+            while pending and not (until and until in pending[0].get("say", "")):
+                d.do(pending.pop(0))
+
+        advance(until="the executor captures the source")
+        listed = tasks()
+        self.assertEqual(list(listed), ["plan-diagnosis/diagnose"])
+        self.assertEqual(listed["plan-diagnosis/diagnose"]["state"], "ready")
+        advance(until="Agent 3 opens the mutation gate")
+        self.assertEqual(tasks()["plan-diagnosis/diagnose"]["state"], "completed")
+        advance(until="the host applies the one-line fix")
+        self.assertEqual(tasks()["plan-fix/fix"]["state"], "ready")
+        advance()
+        self.assertEqual(d.run["status"], "completed")
+        self.assertEqual({n: t["state"] for n, t in tasks().items()},
+                         {"plan-diagnosis/diagnose": "completed", "plan-fix/fix": "completed"})
+        detail = self.server.ok("telic_get_task", {"task_id": tasks()["plan-fix/fix"]["taskId"]})
+        kinds = [e["kind"] for e in detail["events"]]
+        self.assertIn("work_result_accepted", kinds)
+        out = subprocess.run([telic_binary(), "tasks", run_id, "--json"], env=self.ws.env(), capture_output=True,
+                             text=True, check=True)
+        self.assertEqual(sorted(t["name"] for t in json.loads(out.stdout)["tasks"]),
+                         ["plan-diagnosis/diagnose", "plan-fix/fix"])
+
+    # covers DAG-010: a failed WorkResult fails its task (and would cascade); ending the run cancels the open ones.
+    def test_failed_work_result_and_cancel_end_the_tasks(self):
+        d = sc.Driver(self.server, sc.load("analyze_and_fix"), self.ws.repo)
+        d.write_repository()
+        d.start()
+        run_id = d.run["runId"]
+        d.run_steps(until="the executor reports the diagnosis")
+        step = d.step("the executor reports the diagnosis")
+        body = d.body(step)
+        body.update(status="failed", acceptanceCoverage=[dict(body["acceptanceCoverage"][0], status="fail")],
+                    unresolvedIssues=["The source could not be read."])
+        d._update(self.server.ok("telic_submit_artifact", d.submit_args(step, body)))
+        listed = {t["name"]: t for t in self.server.ok("telic_list_tasks", {"run_id": run_id})["tasks"]}
+        self.assertEqual(listed["plan-diagnosis/diagnose"]["state"], "failed")
+        self.assertIn("reported failed", listed["plan-diagnosis/diagnose"]["failureReason"])
+        self.server.ok("telic_cancel_run", d.tokens())
+        self.assertEqual(self.server.ok("telic_get_run", {"run_id": run_id})["run"]["status"], "cancelled")
+
+        other = sc.Driver(self.server, sc.load("analyze_and_fix"), self.ws.repo)
+        other.start()
+        other.run_steps(until="the executor captures the source")
+        self.server.ok("telic_cancel_run", other.tokens())
+        open_task = self.server.ok("telic_list_tasks", {"run_id": other.run["runId"]})["tasks"][0]
+        self.assertEqual((open_task["name"], open_task["state"]), ("plan-diagnosis/diagnose", "cancelled"))
+        self.assertIn("run ended cancelled", open_task["failureReason"])
 
 
 if __name__ == "__main__":
