@@ -93,14 +93,10 @@ Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create
   context->service = std::make_unique<controller::RunService>(*context->store, context->clock, context->ids,
                                                                context->location.repository_root);
   context->service->set_grounder(controller::MakeRepositoryGrounder({context->location.state_dir}));
-  // The task graph has a SQLite store only: with PostgreSQL it lives in the
-  // state directory's telic-tasks.sqlite3 (docs/DECISIONS.md D43).
-  std::string task_ledger = context->location.ledger_path;
-  if (postgres) {
-    TELIC_RETURN_IF_ERROR(store::PrepareStateDir(context->location));
-    task_ledger = (std::filesystem::path(context->location.state_dir) / "telic-tasks.sqlite3").string();
-  }
-  TELIC_ASSIGN_OR_RETURN(context->graph, OpenGraph(task_ledger, *context->store, context->clock, context->ids));
+  // The task graph lives beside the runs: the same SQLite ledger, or the same
+  // PostgreSQL database shared by every instance (docs/DECISIONS.md D43).
+  TELIC_ASSIGN_OR_RETURN(context->graph,
+                         OpenGraph(context->location.ledger_path, *context->store, context->clock, context->ids));
   // Accepted WorkPlans and WorkResults drive the task graph (issue 7): every
   // committed change of a run is mirrored, serially within this process.
   context->service->set_change_listener(

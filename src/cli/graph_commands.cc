@@ -9,6 +9,7 @@
 
 #include "base/json_parse.h"
 #include "base/text.h"
+#include "store/open_store.h"
 #include "reports/dispatcher.h"
 #include "reports/report.h"
 
@@ -40,7 +41,7 @@ void PrintList(std::ostream& out, const char* label, const std::vector<std::stri
 Result<std::unique_ptr<GraphContext>> OpenGraph(const std::string& ledger_path, store::Store& runs, Clock& clock,
                                                 IdSource& ids) {
   auto context = std::make_unique<GraphContext>();
-  TELIC_ASSIGN_OR_RETURN(context->store, store::SqliteTaskStore::Open(ledger_path));
+  TELIC_ASSIGN_OR_RETURN(context->store, store::OpenTaskStore(runs, ledger_path));
   context->service = std::make_unique<graph::TaskService>(*context->store, clock, ids, &runs);
   return context;
 }

@@ -11,16 +11,17 @@
 #include "base/clock.h"
 #include "base/ids.h"
 #include "graph/task_service.h"
-#include "store/sqlite_task_store.h"
+#include "store/task_store.h"
 
 namespace telic::cli {
 
 struct GraphContext {
-  std::unique_ptr<store::SqliteTaskStore> store;
+  std::unique_ptr<store::TaskStore> store;
   std::unique_ptr<graph::TaskService> service;
 };
 
-// Opens the task graph tables in the ledger at `ledger_path`.
+// Opens the task graph beside `runs` (the SQLite ledger at `ledger_path`, or
+// the same PostgreSQL database as `runs`).
 Result<std::unique_ptr<GraphContext>> OpenGraph(const std::string& ledger_path, store::Store& runs, Clock& clock,
                                                 IdSource& ids);
 

@@ -1,12 +1,15 @@
-// TaskService over the SQLite task store: spawning within limits, gating,
+// TaskService over both task stores (SQLite, and PostgreSQL when a server is
+// available; see src/testing/postgres_server.h): spawning within limits, gating,
 // cascade-fail in one transaction, verdicts and arbitration, reports and
 // their decisions applied, retries, approvals.
 #include "graph/task_service.h"
 
 #include <gtest/gtest.h>
 
+#include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_task_store.h"
+#include "testing/postgres_server.h"
 #include "testing/temp_dir.h"
 
 namespace telic::graph {
@@ -14,13 +17,27 @@ namespace {
 
 using store::TaskRecord;
 
-class TaskServiceTest : public ::testing::Test {
+enum class Backend { kSqlite, kPostgres };
+
+class TaskServiceTest : public ::testing::TestWithParam<Backend> {
  protected:
   TaskServiceTest() : clock_(1764662400000, 1) {}
   void SetUp() override {
-    auto opened = store::SqliteTaskStore::Open(dir_.File("telic.sqlite3"));
-    ASSERT_TRUE(opened) << opened.error().message();
-    store_ = std::move(*opened);
+    if (GetParam() == Backend::kPostgres) {
+      auto& server = testing::PostgresServer::Shared();
+      if (!server.Available()) {
+        if (testing::PostgresServer::Required()) FAIL() << server.Reason();
+        GTEST_SKIP() << "SKIPPED: " << server.Reason();
+      }
+      auto pg = store::PgStore::Open(server.NewSchemaUrl());
+      ASSERT_TRUE(pg) << pg.error().message();
+      pg_ = std::move(*pg);
+      store_ = std::make_unique<store::PgTaskStore>(*pg_);
+    } else {
+      auto opened = store::SqliteTaskStore::Open(dir_.File("telic.sqlite3"));
+      ASSERT_TRUE(opened) << opened.error().message();
+      store_ = std::move(*opened);
+    }
     service_ = std::make_unique<TaskService>(*store_, clock_, ids_);
   }
 
@@ -81,14 +98,15 @@ class TaskServiceTest : public ::testing::Test {
   testing::TempDir dir_;
   ManualClock clock_;
   SequentialIdSource ids_;
-  std::unique_ptr<store::SqliteTaskStore> store_;
+  std::unique_ptr<store::PgStore> pg_;  // owns the pool of a PostgreSQL task store
+  std::unique_ptr<store::TaskStore> store_;
   std::unique_ptr<TaskService> service_;
 };
 
 const store::SubagentLimits kSpawn{true, 3, 2};
 
 // covers DAG-001, DAG-002, DAG-003, DAG-004, DAG-006, DAG-007
-TEST_F(TaskServiceTest, SpawnSubtaskRecordsParentAndDependsOnInOrder) {
+TEST_P(TaskServiceTest, SpawnSubtaskRecordsParentAndDependsOnInOrder) {
   TaskRecord parent = Running("parent", kSpawn);
   auto a = Spawn(parent, "a");
   ASSERT_TRUE(a) << a.error().message();
@@ -107,7 +125,7 @@ TEST_F(TaskServiceTest, SpawnSubtaskRecordsParentAndDependsOnInOrder) {
 }
 
 // covers DAG-005, DAG-034
-TEST_F(TaskServiceTest, SpawnWithoutDependsOnIsIndependent) {
+TEST_P(TaskServiceTest, SpawnWithoutDependsOnIsIndependent) {
   TaskRecord parent = Running("parent", kSpawn);
   auto a = Spawn(parent, "a");
   auto b = Spawn(parent, "b");
@@ -117,7 +135,7 @@ TEST_F(TaskServiceTest, SpawnWithoutDependsOnIsIndependent) {
 }
 
 // covers DAG-007 (Open: unknown, non-sibling ids, D11)
-TEST_F(TaskServiceTest, DependsOnMayNameOnlySpawnedSiblings) {
+TEST_P(TaskServiceTest, DependsOnMayNameOnlySpawnedSiblings) {
   TaskRecord p1 = Running("p1", kSpawn);
   TaskRecord p2 = Running("p2", kSpawn);
   auto a = Spawn(p1, "a");
@@ -137,7 +155,7 @@ TEST_F(TaskServiceTest, DependsOnMayNameOnlySpawnedSiblings) {
 }
 
 // covers DAG-001 (spawn limits: spawn, maximumChildren, maximumDepth)
-TEST_F(TaskServiceTest, SpawnLimitsAreEnforced) {
+TEST_P(TaskServiceTest, SpawnLimitsAreEnforced) {
   TaskRecord no_spawn = Running("no-spawn");
   auto denied = Spawn(no_spawn, "x");
   ASSERT_FALSE(denied);
@@ -182,7 +200,7 @@ TEST_F(TaskServiceTest, SpawnLimitsAreEnforced) {
 }
 
 // covers DAG-008, DAG-009
-TEST_F(TaskServiceTest, DispatchGatesOnCompletedDependencies) {
+TEST_P(TaskServiceTest, DispatchGatesOnCompletedDependencies) {
   TaskRecord a = Create("a");
   TaskRecord b = Create("b", {a.task_id});
   Create("c", {a.task_id, b.task_id});
@@ -197,7 +215,7 @@ TEST_F(TaskServiceTest, DispatchGatesOnCompletedDependencies) {
 }
 
 // covers DAG-008 (the serial v1 path: limit 1)
-TEST_F(TaskServiceTest, DispatchRespectsMaxParallelWorkers) {
+TEST_P(TaskServiceTest, DispatchRespectsMaxParallelWorkers) {
   for (const char* n : {"a", "b", "c"}) Create(n);
   EXPECT_EQ(DispatchNames(1), std::vector<std::string>{"a"});
   EXPECT_TRUE(DispatchNames(1).empty());
@@ -207,7 +225,7 @@ TEST_F(TaskServiceTest, DispatchRespectsMaxParallelWorkers) {
 }
 
 // covers DAG-010 (chain and diamond, transitive, naming the failed dependency, one transaction)
-TEST_F(TaskServiceTest, CascadeFailThroughChainsAndDiamonds) {
+TEST_P(TaskServiceTest, CascadeFailThroughChainsAndDiamonds) {
   TaskRecord top = Create("top");
   TaskRecord left = Create("left", {top.task_id});
   TaskRecord right = Create("right", {top.task_id});
@@ -240,7 +258,7 @@ TEST_F(TaskServiceTest, CascadeFailThroughChainsAndDiamonds) {
 }
 
 // covers DAG-010 (Open: cancel cascades too, D12)
-TEST_F(TaskServiceTest, CancelCascadesToDependents) {
+TEST_P(TaskServiceTest, CancelCascadesToDependents) {
   TaskRecord a = Create("a");
   TaskRecord b = Create("b", {a.task_id});
   auto cancelled = service_->ResolveTask({a.task_id, "cancel", "not needed", 0, {}});
@@ -251,7 +269,7 @@ TEST_F(TaskServiceTest, CancelCascadesToDependents) {
 }
 
 // covers DAG-010 (atomicity: a conflicting writer leaves nothing half-applied)
-TEST_F(TaskServiceTest, CascadeIsOneTransaction) {
+TEST_P(TaskServiceTest, CascadeIsOneTransaction) {
   TaskRecord a = Create("a");
   TaskRecord b = Create("b", {a.task_id});
   TaskRecord c = Create("c", {b.task_id});
@@ -280,7 +298,7 @@ TEST_F(TaskServiceTest, CascadeIsOneTransaction) {
 }
 
 // covers DAG-011, DAG-012, DAG-013, DAG-014, DAG-015, DAG-016, DAG-018
-TEST_F(TaskServiceTest, ReportVerdictRecordsOneEventOnTheTasksOwnId) {
+TEST_P(TaskServiceTest, ReportVerdictRecordsOneEventOnTheTasksOwnId) {
   TaskRecord parent = Running("parent", kSpawn);
   auto arb = Spawn(parent, "arbitration");
   DispatchNames(16);
@@ -301,7 +319,7 @@ TEST_F(TaskServiceTest, ReportVerdictRecordsOneEventOnTheTasksOwnId) {
 }
 
 // covers DAG-017
-TEST_F(TaskServiceTest, ReportVerdictFailureIsReturned) {
+TEST_P(TaskServiceTest, ReportVerdictFailureIsReturned) {
   auto missing = service_->ReportVerdict("no-such-task", true, "ok");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
@@ -339,7 +357,7 @@ class ArbitrationTest : public TaskServiceTest {
 };
 
 // covers DAG-020, DAG-021, DAG-027
-TEST_F(ArbitrationTest, RejectingVerdictSetsNeedsFix) {
+TEST_P(ArbitrationTest, RejectingVerdictSetsNeedsFix) {
   SetUpStory();
   ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "tests missing"));
   Complete(Get(arbitration_.task_id));
@@ -351,7 +369,7 @@ TEST_F(ArbitrationTest, RejectingVerdictSetsNeedsFix) {
 }
 
 // covers DAG-022
-TEST_F(ArbitrationTest, ApprovingVerdictSetsReviewReady) {
+TEST_P(ArbitrationTest, ApprovingVerdictSetsReviewReady) {
   SetUpStory();
   ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, true, "good"));
   Complete(Get(arbitration_.task_id));
@@ -360,7 +378,7 @@ TEST_F(ArbitrationTest, ApprovingVerdictSetsReviewReady) {
 }
 
 // covers DAG-028, DAG-030, DAG-031, DAG-026, DAG-034
-TEST_F(ArbitrationTest, NoVerdictRoutesToReviewReadyWithoutApprovedField) {
+TEST_P(ArbitrationTest, NoVerdictRoutesToReviewReadyWithoutApprovedField) {
   SetUpStory();
   // A rejecting free-text summary is not a verdict.
   auto outcome = service_->SubmitReport(arbitration_.task_id,
@@ -379,7 +397,7 @@ TEST_F(ArbitrationTest, NoVerdictRoutesToReviewReadyWithoutApprovedField) {
 }
 
 // covers DAG-023
-TEST_F(ArbitrationTest, OnlyTheArbitrationTasksVerdictsCount) {
+TEST_P(ArbitrationTest, OnlyTheArbitrationTasksVerdictsCount) {
   TaskRecord lead = Running("lead", {true, 4, 1});
   TaskRecord evaluator = *Spawn(lead, "evaluator");
   TaskRecord arbitration = *Spawn(lead, "arbitration", {evaluator.task_id});
@@ -393,7 +411,7 @@ TEST_F(ArbitrationTest, OnlyTheArbitrationTasksVerdictsCount) {
 }
 
 // covers DAG-024, DAG-025
-TEST_F(ArbitrationTest, LastReadableVerdictDecides) {
+TEST_P(ArbitrationTest, LastReadableVerdictDecides) {
   SetUpStory();
   ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, true, "first look fine"));
   ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "on reflection, no"));
@@ -413,7 +431,7 @@ TEST_F(ArbitrationTest, LastReadableVerdictDecides) {
 }
 
 // covers DAG-020, DAG-033
-TEST_F(ArbitrationTest, OnlyValidatingStoriesAreFinalisedAndStatusCanBeSetByHand) {
+TEST_P(ArbitrationTest, OnlyValidatingStoriesAreFinalisedAndStatusCanBeSetByHand) {
   SetUpStory();
   ASSERT_TRUE(service_->SetStoryStatus(story_.story_id, "NEEDS_FIX"));
   ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, true, "ok"));
@@ -460,7 +478,7 @@ class FaultyTaskStore final : public store::TaskStore {
 };
 
 // covers DAG-032, DAG-031
-TEST_F(ArbitrationTest, UnreadableEventsReadAsNoVerdict) {
+TEST_P(ArbitrationTest, UnreadableEventsReadAsNoVerdict) {
   SetUpStory();
   ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "reject"));
   ASSERT_TRUE(service_->SubmitReport(arbitration_.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false));
@@ -473,7 +491,7 @@ TEST_F(ArbitrationTest, UnreadableEventsReadAsNoVerdict) {
 }
 
 // covers DAG-029 (D20: the decision event and the status change are one transaction)
-TEST_F(ArbitrationTest, FailedDecisionWriteStoresNothingAndCanBeRetried) {
+TEST_P(ArbitrationTest, FailedDecisionWriteStoresNothingAndCanBeRetried) {
   SetUpStory();
   ASSERT_TRUE(service_->ReportVerdict(arbitration_.task_id, false, "reject"));
   ASSERT_TRUE(service_->SubmitReport(arbitration_.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false));
@@ -491,7 +509,7 @@ TEST_F(ArbitrationTest, FailedDecisionWriteStoresNothingAndCanBeRetried) {
 }
 
 // covers RPT-021, RPT-031
-TEST_F(TaskServiceTest, ConfidentCompletionWaitsForTheVerifier) {
+TEST_P(TaskServiceTest, ConfidentCompletionWaitsForTheVerifier) {
   TaskRecord a = Running("a");
   TaskRecord b = Create("b", {a.task_id});
   auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.7), false);
@@ -511,7 +529,7 @@ TEST_F(TaskServiceTest, ConfidentCompletionWaitsForTheVerifier) {
 }
 
 // covers RPT-011, RPT-012, RPT-022, RPT-031
-TEST_F(TaskServiceTest, LowConfidenceNeedsVerifierAndAblation) {
+TEST_P(TaskServiceTest, LowConfidenceNeedsVerifierAndAblation) {
   TaskRecord a = Running("a");
   auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.4), std::nullopt);
   ASSERT_TRUE(outcome);
@@ -523,7 +541,7 @@ TEST_F(TaskServiceTest, LowConfidenceNeedsVerifierAndAblation) {
 }
 
 // covers RPT-013, RPT-023, RPT-014, RPT-016, RPT-029 (retries exhausted)
-TEST_F(TaskServiceTest, FailedReportsRedispatchWithinBudgetThenFailForGood) {
+TEST_P(TaskServiceTest, FailedReportsRedispatchWithinBudgetThenFailForGood) {
   TaskRecord a = Running("a", {}, 1);
   TaskRecord b = Create("b", {a.task_id});
   auto first = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kFailed, 0.2, {"src/x.cc:4 error"}), false);
@@ -548,7 +566,7 @@ TEST_F(TaskServiceTest, FailedReportsRedispatchWithinBudgetThenFailForGood) {
 }
 
 // covers RPT-024, RPT-029, RPT-030
-TEST_F(TaskServiceTest, EscalatedTasksWaitForTheUser) {
+TEST_P(TaskServiceTest, EscalatedTasksWaitForTheUser) {
   TaskRecord a = Running("a");
   auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kDeniedByAuthority, 0.9, {"rm denied"}), false);
   ASSERT_TRUE(outcome);
@@ -564,7 +582,7 @@ TEST_F(TaskServiceTest, EscalatedTasksWaitForTheUser) {
 }
 
 // covers RPT-026, RPT-061
-TEST_F(TaskServiceTest, BlockedIsSurfacedNotRedispatched) {
+TEST_P(TaskServiceTest, BlockedIsSurfacedNotRedispatched) {
   TaskRecord a = Running("a", {}, 3);
   auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kBlocked, 0.5, {"CI down"}), false);
   ASSERT_TRUE(outcome);
@@ -575,7 +593,7 @@ TEST_F(TaskServiceTest, BlockedIsSurfacedNotRedispatched) {
 }
 
 // covers RPT-057, RPT-059, RPT-060
-TEST_F(TaskServiceTest, EnvelopeStatusesApplyTheirMeaning) {
+TEST_P(TaskServiceTest, EnvelopeStatusesApplyTheirMeaning) {
   TaskRecord a = Running("a", {}, 1);
   reports::ExecutionEnvelope concerns;
   concerns.status = reports::ExecutionStatus::kDoneWithConcerns;
@@ -610,7 +628,7 @@ TEST_F(TaskServiceTest, EnvelopeStatusesApplyTheirMeaning) {
 }
 
 // covers RPT-019, RPT-020, RPT-030 (approval reuse refused)
-TEST_F(TaskServiceTest, ApprovalsAreBoundToTheExactActionAndSingleUse) {
+TEST_P(TaskServiceTest, ApprovalsAreBoundToTheExactActionAndSingleUse) {
   TaskRecord a = Running("a");
   reports::UpwardReport r;
   r.status = reports::UpwardStatus::kCompleted;
@@ -650,7 +668,7 @@ TEST_F(TaskServiceTest, ApprovalsAreBoundToTheExactActionAndSingleUse) {
   EXPECT_TRUE(service_->UseApproval(a.task_id, "rename API Foo across 12 callers"));
 }
 
-TEST_F(TaskServiceTest, ImportWorkPlanRejectsCyclesAndMapsDependencies) {
+TEST_P(TaskServiceTest, ImportWorkPlanRejectsCyclesAndMapsDependencies) {
   Json plan = {{"nodes",
                 {{{"id", "build"}, {"objective", "build it"}, {"logicalRole", "implementer"}, {"dependsOn", Json::array()},
                   {"permissions", {{"subagents", {{"spawn", true}, {"maximumChildren", 2}, {"maximumDepth", 1}}}}}},
@@ -668,7 +686,7 @@ TEST_F(TaskServiceTest, ImportWorkPlanRejectsCyclesAndMapsDependencies) {
   EXPECT_EQ(service_->ListTasks(std::string("run-1"))->tasks.size(), 2u);
 }
 
-TEST_F(TaskServiceTest, TasksOfARunNeedAnOpenRun) {
+TEST_P(TaskServiceTest, TasksOfARunNeedAnOpenRun) {
   auto runs = store::SqliteStore::Open(dir_.File("telic.sqlite3"));
   ASSERT_TRUE(runs) << runs.error().message();
   TaskService with_runs(*store_, clock_, ids_, runs->get());
@@ -680,6 +698,12 @@ TEST_F(TaskServiceTest, TasksOfARunNeedAnOpenRun) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
 }
+
+std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+}
+INSTANTIATE_TEST_SUITE_P(Backends, TaskServiceTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
+INSTANTIATE_TEST_SUITE_P(Backends, ArbitrationTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
 
 }  // namespace
 }  // namespace telic::graph

@@ -2,6 +2,7 @@
 
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
+#include "store/sqlite_task_store.h"
 
 namespace telic::store {
 
@@ -12,6 +13,12 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& url_or_path, int pg_
   }
   TELIC_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(url_or_path));
   return std::unique_ptr<Store>(std::move(store));
+}
+
+Result<std::unique_ptr<TaskStore>> OpenTaskStore(Store& runs, const std::string& ledger_path) {
+  if (auto* pg = dynamic_cast<PgStore*>(&runs)) return std::unique_ptr<TaskStore>(std::make_unique<PgTaskStore>(*pg));
+  TELIC_ASSIGN_OR_RETURN(std::unique_ptr<SqliteTaskStore> tasks, SqliteTaskStore::Open(ledger_path));
+  return std::unique_ptr<TaskStore>(std::move(tasks));
 }
 
 Status CheckStoreReady(Store& store) {

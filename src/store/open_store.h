@@ -6,12 +6,17 @@
 #include <string_view>
 
 #include "store/store.h"
+#include "store/task_store.h"
 
 namespace telic::store {
 
 // "postgresql://..." / "postgres://..." open a PgStore (pool of up to
 // `pg_pool_size` connections); anything else is a SQLite ledger file path.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& url_or_path, int pg_pool_size = 8);
+
+// The task graph beside `runs`: in the same PostgreSQL database (sharing its
+// pool) when `runs` is a PgStore, else in the SQLite ledger at `ledger_path`.
+Result<std::unique_ptr<TaskStore>> OpenTaskStore(Store& runs, const std::string& ledger_path);
 
 // A round trip proving the store answers (readiness checks).
 Status CheckStoreReady(Store& store);

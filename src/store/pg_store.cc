@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -91,6 +92,69 @@ CREATE TRIGGER trace_append_only BEFORE UPDATE OR DELETE ON trace_events
   FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
 CREATE TRIGGER trace_no_truncate BEFORE TRUNCATE ON trace_events
   FOR EACH STATEMENT EXECUTE FUNCTION telic_refuse_change();
+)sql",
+    // 2: the task graph (graph_*), the same tables and guards as the SQLite
+    // task store, so every instance on the database shares one graph.
+    R"sql(
+CREATE TABLE graph_tasks (
+  seq BIGSERIAL PRIMARY KEY,
+  task_id TEXT COLLATE "C" NOT NULL UNIQUE,
+  run_id TEXT COLLATE "C",
+  parent_task_id TEXT COLLATE "C",
+  state TEXT NOT NULL CHECK (state IN ('pending','ready','running','completed','failed','cancelled')),
+  version BIGINT NOT NULL CHECK (version >= 1),
+  body_json TEXT NOT NULL
+);
+CREATE INDEX graph_tasks_by_run ON graph_tasks (run_id, seq);
+CREATE TABLE graph_events (
+  seq BIGSERIAL PRIMARY KEY,
+  event_id TEXT COLLATE "C" NOT NULL UNIQUE,
+  subject_id TEXT COLLATE "C" NOT NULL,
+  run_id TEXT COLLATE "C",
+  kind TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  payload_json TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX graph_events_by_subject ON graph_events (subject_id, seq);
+CREATE TABLE graph_stories (
+  seq BIGSERIAL PRIMARY KEY,
+  story_id TEXT COLLATE "C" NOT NULL UNIQUE,
+  run_id TEXT COLLATE "C",
+  arbitration_task_id TEXT COLLATE "C" NOT NULL,
+  version BIGINT NOT NULL CHECK (version >= 1),
+  body_json TEXT NOT NULL
+);
+CREATE INDEX graph_stories_by_arbitration ON graph_stories (arbitration_task_id);
+CREATE TABLE graph_approvals (
+  seq BIGSERIAL PRIMARY KEY,
+  approval_id TEXT COLLATE "C" NOT NULL UNIQUE,
+  task_id TEXT COLLATE "C" NOT NULL,
+  binding_sha256 TEXT NOT NULL,
+  used_at TEXT,
+  body_json TEXT NOT NULL
+);
+CREATE INDEX graph_approvals_by_task ON graph_approvals (task_id, seq);
+CREATE FUNCTION telic_approval_use_once() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF OLD.used_at IS NOT NULL OR NEW.used_at IS NULL OR NEW.body_json IS DISTINCT FROM OLD.body_json
+     OR NEW.binding_sha256 IS DISTINCT FROM OLD.binding_sha256 OR NEW.task_id IS DISTINCT FROM OLD.task_id
+     OR NEW.approval_id IS DISTINCT FROM OLD.approval_id THEN
+    RAISE EXCEPTION 'telic: an approval can only be marked used, once';
+  END IF;
+  RETURN NEW;
+END
+$fn$;
+CREATE TRIGGER graph_events_append_only BEFORE UPDATE OR DELETE ON graph_events
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+CREATE TRIGGER graph_events_no_truncate BEFORE TRUNCATE ON graph_events
+  FOR EACH STATEMENT EXECUTE FUNCTION telic_refuse_change();
+CREATE TRIGGER graph_approvals_single_use BEFORE UPDATE ON graph_approvals
+  FOR EACH ROW EXECUTE FUNCTION telic_approval_use_once();
+CREATE TRIGGER graph_approvals_append_only BEFORE DELETE ON graph_approvals
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+CREATE TRIGGER graph_tasks_kept BEFORE DELETE ON graph_tasks
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
 )sql",
 };
 
@@ -427,8 +491,6 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
   return {};
 }
 
-#undef PG_TRY
-#undef PG_DO
 
 }  // namespace
 
@@ -477,6 +539,36 @@ Result<ResultPtr> ReadWithReconnect(AcquireFn acquire, std::string_view what, co
     if (rows) return std::move(*rows);
     if (attempt == 1 && PQstatus(lease.get()) == CONNECTION_BAD) continue;
     return std::unexpected(ToError(rows.error(), what));
+  }
+}
+
+// Runs `body` between BEGIN and COMMIT on a pooled connection. Serialization
+// failures and deadlocks are retried (kMaxAttempts); a connection that died
+// before COMMIT was sent took its transaction with it, so the change is
+// retried once on a fresh one; a COMMIT that fails in flight has an unknown
+// outcome and is never retried.
+template <typename AcquireFn, typename BodyFn>
+Status InTransaction(AcquireFn acquire, BodyFn body) {
+  for (int attempt = 1;; ++attempt) {
+    TELIC_ASSIGN_OR_RETURN(auto lease, acquire());
+    PGconn* conn = lease.get();
+    PgFailure failure;
+    std::optional<Error> error;
+    if (auto begun = RunScript(conn, "BEGIN"); !begun) {
+      failure = begun.error();
+    } else if (auto written = body(conn); !written) {
+      error = written.error().error;
+      failure = written.error().failure;
+    } else if (auto committed = RunScript(conn, "COMMIT"); !committed) {
+      return std::unexpected(ToError(committed.error(), "commit"));
+    } else {
+      return Ok();
+    }
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE) (void)RunScript(conn, "ROLLBACK");
+    if (error) return std::unexpected(*error);
+    if (PQstatus(conn) == CONNECTION_BAD && attempt == 1) continue;
+    if (!Retryable(failure) || attempt >= kMaxAttempts) return std::unexpected(ToError(failure, "write"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(attempt * 2));
   }
 }
 
@@ -594,30 +686,8 @@ Status PgStore::Migrate() {
 }
 
 Status PgStore::WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change) {
-  for (int attempt = 1;; ++attempt) {
-    TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
-    PGconn* conn = lease.get();
-    PgFailure failure;
-    std::optional<Error> error;
-    if (auto begun = RunScript(conn, "BEGIN"); !begun) {
-      failure = begun.error();
-    } else if (auto written = WriteInTransaction(conn, run_id, expected_version, change); !written) {
-      error = written.error().error;
-      failure = written.error().failure;
-    } else if (auto committed = RunScript(conn, "COMMIT"); !committed) {
-      // The outcome of a COMMIT that fails in flight is unknown; it is never retried.
-      return std::unexpected(ToError(committed.error(), "commit"));
-    } else {
-      return Ok();
-    }
-    if (PQtransactionStatus(conn) != PQTRANS_IDLE) (void)RunScript(conn, "ROLLBACK");
-    if (error) return std::unexpected(*error);
-    // A connection that died before COMMIT was sent took its transaction with
-    // it: nothing was stored, so the change is retried once on a fresh one.
-    if (PQstatus(conn) == CONNECTION_BAD && attempt == 1) continue;
-    if (!Retryable(failure) || attempt >= kMaxAttempts) return std::unexpected(ToError(failure, "write"));
-    std::this_thread::sleep_for(std::chrono::milliseconds(attempt * 2));
-  }
+  return InTransaction([this] { return Acquire(); },
+                       [&](PGconn* conn) { return WriteInTransaction(conn, run_id, expected_version, change); });
 }
 
 Status PgStore::CreateRun(const Change& change) { return WriteChange(change.run.run_id, std::nullopt, change); }
@@ -691,5 +761,179 @@ Status PgStore::Ping() {
   if (!rows) return std::unexpected(rows.error());
   return Ok();
 }
+
+// ---------------------------------------------------------------- task graph
+
+namespace {
+
+// Serialises task-graph writes across instances (pg_advisory_xact_lock key),
+// as the SQLite task store's BEGIN IMMEDIATE does.
+constexpr const char* kGraphLockKey = "7310455081224577025";
+
+std::unexpected<Abort> Refuse(ErrorCode code, std::string message) {
+  return std::unexpected(Because(Error(code, std::move(message))));
+}
+
+bool OneRow(const PGresult* r) { return std::string(PQcmdTuples(const_cast<PGresult*>(r))) == "1"; }
+
+Attempt ApplyTaskChange(PGconn* conn, const TaskChange& change) {
+  PG_DO(Run(conn, fmt::format("SELECT pg_advisory_xact_lock({})", kGraphLockKey)));
+  for (const auto& [id, version] : change.reads) {
+    PG_TRY(row, Run(conn, "SELECT version FROM graph_tasks WHERE task_id = $1", Params().Add(id)));
+    if (PQntuples(row.get()) == 0 || Int(row.get(), 0, 0) != version) {
+      return Refuse(ErrorCode::kConflict, fmt::format("Concurrent task update detected on {}; reload and retry", id));
+    }
+  }
+  std::map<std::optional<std::string>, int64_t> added;
+  for (const auto& t : change.inserted_tasks) ++added[t.run_id];
+  for (const auto& [run, n] : added) {
+    PG_TRY(count, Run(conn, "SELECT count(*) FROM graph_tasks WHERE run_id IS NOT DISTINCT FROM $1::text", Params().Add(run)));
+    if (Int(count.get(), 0, 0) + n > static_cast<int64_t>(kMaxTasksPerScope)) {
+      return Refuse(ErrorCode::kResourceExhausted, fmt::format("Task graph limit of {} tasks reached", kMaxTasksPerScope));
+    }
+  }
+  for (const auto& t : change.inserted_tasks) {
+    PG_TRY(inserted, Run(conn,
+                         "INSERT INTO graph_tasks (task_id, run_id, parent_task_id, state, version, body_json) "
+                         "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (task_id) DO NOTHING",
+                         Params().Add(t.task_id).Add(t.run_id).Add(t.parent_task_id).Add(t.state).Add(t.version)
+                             .Add(StoredTaskBody(t))));
+    if (!OneRow(inserted.get())) return Refuse(ErrorCode::kAlreadyExists, fmt::format("Task already exists: {}", t.task_id));
+  }
+  for (const auto& t : change.updated_tasks) {
+    PG_TRY(updated, Run(conn,
+                        "UPDATE graph_tasks SET state = $1, version = $2, body_json = $3 WHERE task_id = $4 AND version = $5",
+                        Params().Add(t.state).Add(t.version).Add(StoredTaskBody(t)).Add(t.task_id).Add(t.version - 1)));
+    if (!OneRow(updated.get())) {
+      return Refuse(ErrorCode::kConflict, fmt::format("Concurrent task update detected on {}; reload and retry", t.task_id));
+    }
+  }
+  for (const auto& s : change.inserted_stories) {
+    PG_TRY(inserted, Run(conn,
+                         "INSERT INTO graph_stories (story_id, run_id, arbitration_task_id, version, body_json) "
+                         "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (story_id) DO NOTHING",
+                         Params().Add(s.story_id).Add(s.run_id).Add(s.arbitration_task_id).Add(s.version)
+                             .Add(CanonicalJson(StoryToJson(s)))));
+    if (!OneRow(inserted.get())) return Refuse(ErrorCode::kAlreadyExists, fmt::format("Story already exists: {}", s.story_id));
+  }
+  for (const auto& s : change.updated_stories) {
+    PG_TRY(updated, Run(conn, "UPDATE graph_stories SET version = $1, body_json = $2 WHERE story_id = $3 AND version = $4",
+                        Params().Add(s.version).Add(CanonicalJson(StoryToJson(s))).Add(s.story_id).Add(s.version - 1)));
+    if (!OneRow(updated.get())) {
+      return Refuse(ErrorCode::kConflict, fmt::format("Concurrent story update detected on {}; reload and retry", s.story_id));
+    }
+  }
+  for (const auto& a : change.inserted_approvals) {
+    PG_DO(Run(conn,
+              "INSERT INTO graph_approvals (approval_id, task_id, binding_sha256, used_at, body_json) "
+              "VALUES ($1, $2, $3, NULL, $4)",
+              Params().Add(a.approval_id).Add(a.task_id).Add(a.binding_sha256).Add(StoredApprovalBody(a))));
+  }
+  for (const auto& id : change.used_approvals) {
+    PG_TRY(used, Run(conn, "UPDATE graph_approvals SET used_at = $1 WHERE approval_id = $2 AND used_at IS NULL",
+                     Params().Add(change.now).Add(id)));
+    if (!OneRow(used.get())) return Refuse(ErrorCode::kFailedPrecondition, "Approval already used; a new approval is required");
+  }
+  for (const auto& e : change.events) {
+    PG_DO(Run(conn,
+              "INSERT INTO graph_events (event_id, subject_id, run_id, kind, actor, payload_json, created_at) "
+              "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+              Params().Add(e.event_id).Add(e.subject_id).Add(e.run_id).Add(e.kind).Add(e.actor)
+                  .Add(CanonicalJson(e.payload)).Add(e.created_at)));
+  }
+  return {};
+}
+
+template <typename T, typename ReadRow>
+Result<std::vector<T>> ReadRows(const ResultPtr& rows, ReadRow read) {
+  std::vector<T> out;
+  for (int i = 0; i < PQntuples(rows.get()); ++i) {
+    TELIC_ASSIGN_OR_RETURN(T item, read(rows.get(), i));
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+Result<TaskRecord> TaskRow(const PGresult* r, int i) { return TaskFromStored(Text(r, i, 1), Int(r, i, 0)); }
+Result<StoryRecord> StoryRow(const PGresult* r, int i) { return StoryFromStored(Text(r, i, 0)); }
+
+}  // namespace
+
+Status PgTaskStore::Apply(const TaskChange& change) {
+  return InTransaction([this] { return db_.Acquire(); }, [&](PGconn* conn) { return ApplyTaskChange(conn, change); });
+}
+
+Result<TaskRecord> PgTaskStore::GetTask(std::string_view task_id) {
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "task read",
+                                                      "SELECT seq, body_json FROM graph_tasks WHERE task_id = $1",
+                                                      Params().Add(task_id)));
+  if (PQntuples(rows.get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Task not found: {}", task_id));
+  return TaskRow(rows.get(), 0);
+}
+
+Result<std::vector<TaskRecord>> PgTaskStore::ListTasks(const std::optional<std::string>& run_id) {
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "task list",
+                                                      "SELECT seq, body_json FROM graph_tasks "
+                                                      "WHERE run_id IS NOT DISTINCT FROM $1::text ORDER BY seq",
+                                                      Params().Add(run_id)));
+  return ReadRows<TaskRecord>(rows, TaskRow);
+}
+
+Result<std::vector<TaskEventRecord>> PgTaskStore::ListEvents(std::string_view subject_id) {
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "task event list",
+                                                      "SELECT seq, event_id, subject_id, run_id, kind, actor, payload_json, "
+                                                      "created_at FROM graph_events WHERE subject_id = $1 ORDER BY seq",
+                                                      Params().Add(subject_id)));
+  return ReadRows<TaskEventRecord>(rows, [](const PGresult* r, int i) -> Result<TaskEventRecord> {
+    TaskEventRecord e;
+    e.seq = Int(r, i, 0);
+    e.event_id = Text(r, i, 1);
+    e.subject_id = Text(r, i, 2);
+    e.run_id = OptText(r, i, 3);
+    e.kind = Text(r, i, 4);
+    e.actor = Text(r, i, 5);
+    e.payload = Json::parse(Text(r, i, 6), nullptr, false);
+    if (e.payload.is_discarded()) e.payload = nullptr;  // unreadable payloads read as null
+    e.created_at = Text(r, i, 7);
+    return e;
+  });
+}
+
+Result<StoryRecord> PgTaskStore::GetStory(std::string_view story_id) {
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "story read",
+                                                      "SELECT body_json FROM graph_stories WHERE story_id = $1",
+                                                      Params().Add(story_id)));
+  if (PQntuples(rows.get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Story not found: {}", story_id));
+  return StoryRow(rows.get(), 0);
+}
+
+Result<std::vector<StoryRecord>> PgTaskStore::ListStories(const std::optional<std::string>& run_id) {
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "story list",
+                                                      "SELECT body_json FROM graph_stories "
+                                                      "WHERE run_id IS NOT DISTINCT FROM $1::text ORDER BY seq",
+                                                      Params().Add(run_id)));
+  return ReadRows<StoryRecord>(rows, StoryRow);
+}
+
+Result<std::vector<StoryRecord>> PgTaskStore::StoriesArbitratedBy(std::string_view task_id) {
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "story lookup",
+                                                      "SELECT body_json FROM graph_stories WHERE arbitration_task_id = $1 "
+                                                      "ORDER BY seq",
+                                                      Params().Add(task_id)));
+  return ReadRows<StoryRecord>(rows, StoryRow);
+}
+
+Result<std::vector<ApprovalRecord>> PgTaskStore::ListApprovals(std::string_view task_id) {
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "approval list",
+                                                      "SELECT body_json, used_at FROM graph_approvals WHERE task_id = $1 "
+                                                      "ORDER BY seq",
+                                                      Params().Add(task_id)));
+  return ReadRows<ApprovalRecord>(rows, [](const PGresult* r, int i) {
+    return ApprovalFromStored(Text(r, i, 0), OptText(r, i, 1));
+  });
+}
+
+#undef PG_TRY
+#undef PG_DO
 
 }  // namespace telic::store

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "store/store.h"
+#include "store/task_store.h"
 
 struct pg_conn;
 
@@ -50,6 +51,7 @@ class PgStore final : public Store {
   class Lease;
 
  private:
+  friend class PgTaskStore;
   PgStore(std::string url, int pool_size) : url_(std::move(url)), pool_size_(pool_size) {}
   Result<Lease> Acquire();
   void Release(pg_conn* conn);
@@ -62,6 +64,29 @@ class PgStore final : public Store {
   std::condition_variable available_;
   std::vector<pg_conn*> idle_;
   int open_ = 0;
+};
+
+// The task graph in the same database (tables graph_*, created by the run
+// schema's migration 2), sharing `db`'s connection pool, so every instance on
+// one PostgreSQL sees one graph. Same contract as SqliteTaskStore: a change is
+// one transaction; graph writes are serialised across instances by an
+// advisory transaction lock, so read checks and per-scope task counts hold
+// until commit; events and approvals are append-only, approvals single-use.
+class PgTaskStore final : public TaskStore {
+ public:
+  explicit PgTaskStore(PgStore& db) : db_(db) {}
+
+  Status Apply(const TaskChange& change) override;
+  Result<TaskRecord> GetTask(std::string_view task_id) override;
+  Result<std::vector<TaskRecord>> ListTasks(const std::optional<std::string>& run_id) override;
+  Result<std::vector<TaskEventRecord>> ListEvents(std::string_view subject_id) override;
+  Result<StoryRecord> GetStory(std::string_view story_id) override;
+  Result<std::vector<StoryRecord>> ListStories(const std::optional<std::string>& run_id) override;
+  Result<std::vector<StoryRecord>> StoriesArbitratedBy(std::string_view task_id) override;
+  Result<std::vector<ApprovalRecord>> ListApprovals(std::string_view task_id) override;
+
+ private:
+  PgStore& db_;
 };
 
 }  // namespace telic::store

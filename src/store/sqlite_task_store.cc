@@ -160,65 +160,6 @@ Result<int64_t> QueryInt(sqlite3* db, const char* sql, std::string_view arg) {
   return std::unexpected(SqlError(db, "query"));
 }
 
-// The stored body omits seq (the row's own column).
-std::string TaskBody(const TaskRecord& task) { return CanonicalJson(TaskToJson(task)); }
-
-Result<TaskRecord> ReadTask(const Stmt& s) {
-  // columns: seq, body_json
-  Json body;
-  try {
-    body = Json::parse(s.Text(1));
-  } catch (const std::exception&) {
-    return Fail(ErrorCode::kDataLoss, "stored task record is not JSON");
-  }
-  TELIC_ASSIGN_OR_RETURN(TaskRecord task, TaskFromJson(body));
-  task.seq = s.Int(0);
-  return task;
-}
-
-Result<StoryRecord> ReadStory(const std::string& text) {
-  try {
-    Json j = Json::parse(text);
-    StoryRecord s;
-    s.story_id = j.at("storyId").get<std::string>();
-    if (!j.at("runId").is_null()) s.run_id = j["runId"].get<std::string>();
-    s.name = j.at("name").get<std::string>();
-    s.status = j.at("status").get<std::string>();
-    s.arbitration_task_id = j.at("arbitrationTaskId").get<std::string>();
-    s.evaluator_task_ids = j.at("evaluatorTaskIds").get<std::vector<std::string>>();
-    s.version = j.at("version").get<int64_t>();
-    s.created_at = j.at("createdAt").get<std::string>();
-    s.updated_at = j.at("updatedAt").get<std::string>();
-    return s;
-  } catch (const std::exception& ex) {
-    return Fail(ErrorCode::kDataLoss, fmt::format("stored story record is unreadable: {}", ex.what()));
-  }
-}
-
-Result<ApprovalRecord> ReadApproval(const std::string& text, std::optional<std::string> used_at) {
-  try {
-    Json j = Json::parse(text);
-    ApprovalRecord a;
-    a.approval_id = j.at("approvalId").get<std::string>();
-    a.task_id = j.at("taskId").get<std::string>();
-    a.action = j.at("action").get<std::string>();
-    a.action_sha256 = j.at("actionSha256").get<std::string>();
-    a.policy_version = j.at("policyVersion").get<std::string>();
-    a.binding_sha256 = j.at("bindingSha256").get<std::string>();
-    a.user_decision = j.at("userDecision").get<std::string>();
-    a.created_at = j.at("createdAt").get<std::string>();
-    a.used_at = std::move(used_at);
-    return a;
-  } catch (const std::exception& ex) {
-    return Fail(ErrorCode::kDataLoss, fmt::format("stored approval is unreadable: {}", ex.what()));
-  }
-}
-
-std::string ApprovalBody(ApprovalRecord a) {
-  a.used_at.reset();  // the mutable column lives outside the immutable body
-  return CanonicalJson(ApprovalToJson(a));
-}
-
 }  // namespace
 
 int SqliteGraphSchemaVersion() { return kGraphSchemaVersion; }
@@ -321,7 +262,7 @@ Status SqliteTaskStore::ApplyLocked(const TaskChange& change) {
     for (const auto& t : change.inserted_tasks) {
       insert.Reset();
       insert.Bind(1, t.task_id).Bind(2, t.run_id).Bind(3, t.parent_task_id).Bind(4, t.state).Bind(5, t.version);
-      insert.Bind(6, TaskBody(t));
+      insert.Bind(6, StoredTaskBody(t));
       if (insert.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "task insert"));
       if (sqlite3_changes(db_) != 1) return Fail(ErrorCode::kAlreadyExists, fmt::format("Task already exists: {}", t.task_id));
     }
@@ -330,7 +271,7 @@ Status SqliteTaskStore::ApplyLocked(const TaskChange& change) {
     Stmt update(db_, "UPDATE graph_tasks SET state = ?, version = ?, body_json = ? WHERE task_id = ? AND version = ?");
     for (const auto& t : change.updated_tasks) {
       update.Reset();
-      update.Bind(1, t.state).Bind(2, t.version).Bind(3, TaskBody(t)).Bind(4, t.task_id).Bind(5, t.version - 1);
+      update.Bind(1, t.state).Bind(2, t.version).Bind(3, StoredTaskBody(t)).Bind(4, t.task_id).Bind(5, t.version - 1);
       if (update.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "task update"));
       if (sqlite3_changes(db_) != 1) {
         return Fail(ErrorCode::kConflict, fmt::format("Concurrent task update detected on {}; reload and retry", t.task_id));
@@ -356,7 +297,7 @@ Status SqliteTaskStore::ApplyLocked(const TaskChange& change) {
   for (const auto& a : change.inserted_approvals) {
     Stmt insert(db_, "INSERT INTO graph_approvals (approval_id, task_id, binding_sha256, used_at, body_json) "
                      "VALUES (?, ?, ?, NULL, ?)");
-    insert.Bind(1, a.approval_id).Bind(2, a.task_id).Bind(3, a.binding_sha256).Bind(4, ApprovalBody(a));
+    insert.Bind(1, a.approval_id).Bind(2, a.task_id).Bind(3, a.binding_sha256).Bind(4, StoredApprovalBody(a));
     if (insert.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "approval insert"));
   }
   for (const auto& id : change.used_approvals) {
@@ -385,7 +326,7 @@ Result<TaskRecord> SqliteTaskStore::GetTask(std::string_view task_id) {
   int rc = s.Step();
   if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Task not found: {}", task_id));
   if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "task read"));
-  return ReadTask(s);
+  return TaskFromStored(s.Text(1), s.Int(0));
 }
 
 Result<std::vector<TaskRecord>> SqliteTaskStore::ListTasks(const std::optional<std::string>& run_id) {
@@ -395,7 +336,7 @@ Result<std::vector<TaskRecord>> SqliteTaskStore::ListTasks(const std::optional<s
   std::vector<TaskRecord> tasks;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    TELIC_ASSIGN_OR_RETURN(TaskRecord task, ReadTask(s));
+    TELIC_ASSIGN_OR_RETURN(TaskRecord task, TaskFromStored(s.Text(1), s.Int(0)));
     tasks.push_back(std::move(task));
   }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "task list"));
@@ -433,7 +374,7 @@ Result<StoryRecord> SqliteTaskStore::GetStory(std::string_view story_id) {
   int rc = s.Step();
   if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Story not found: {}", story_id));
   if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "story read"));
-  return ReadStory(s.Text(0));
+  return StoryFromStored(s.Text(0));
 }
 
 Result<std::vector<StoryRecord>> SqliteTaskStore::ListStories(const std::optional<std::string>& run_id) {
@@ -443,7 +384,7 @@ Result<std::vector<StoryRecord>> SqliteTaskStore::ListStories(const std::optiona
   std::vector<StoryRecord> stories;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    TELIC_ASSIGN_OR_RETURN(StoryRecord story, ReadStory(s.Text(0)));
+    TELIC_ASSIGN_OR_RETURN(StoryRecord story, StoryFromStored(s.Text(0)));
     stories.push_back(std::move(story));
   }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "story list"));
@@ -457,7 +398,7 @@ Result<std::vector<StoryRecord>> SqliteTaskStore::StoriesArbitratedBy(std::strin
   std::vector<StoryRecord> stories;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    TELIC_ASSIGN_OR_RETURN(StoryRecord story, ReadStory(s.Text(0)));
+    TELIC_ASSIGN_OR_RETURN(StoryRecord story, StoryFromStored(s.Text(0)));
     stories.push_back(std::move(story));
   }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "story lookup"));
@@ -471,7 +412,7 @@ Result<std::vector<ApprovalRecord>> SqliteTaskStore::ListApprovals(std::string_v
   std::vector<ApprovalRecord> approvals;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    TELIC_ASSIGN_OR_RETURN(ApprovalRecord approval, ReadApproval(s.Text(0), s.OptText(1)));
+    TELIC_ASSIGN_OR_RETURN(ApprovalRecord approval, ApprovalFromStored(s.Text(0), s.OptText(1)));
     approvals.push_back(std::move(approval));
   }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "approval list"));

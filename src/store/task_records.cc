@@ -105,4 +105,62 @@ Json ApprovalToJson(const ApprovalRecord& a) {
           {"usedAt", Optional(a.used_at)}};
 }
 
+// The stored body omits seq (the row's own column).
+std::string StoredTaskBody(const TaskRecord& task) { return CanonicalJson(TaskToJson(task)); }
+
+Result<TaskRecord> TaskFromStored(const std::string& text, int64_t seq) {
+  Json body;
+  try {
+    body = Json::parse(text);
+  } catch (const std::exception&) {
+    return Fail(ErrorCode::kDataLoss, "stored task record is not JSON");
+  }
+  TELIC_ASSIGN_OR_RETURN(TaskRecord task, TaskFromJson(body));
+  task.seq = seq;
+  return task;
+}
+
+Result<StoryRecord> StoryFromStored(const std::string& text) {
+  try {
+    Json j = Json::parse(text);
+    StoryRecord s;
+    s.story_id = j.at("storyId").get<std::string>();
+    if (!j.at("runId").is_null()) s.run_id = j["runId"].get<std::string>();
+    s.name = j.at("name").get<std::string>();
+    s.status = j.at("status").get<std::string>();
+    s.arbitration_task_id = j.at("arbitrationTaskId").get<std::string>();
+    s.evaluator_task_ids = j.at("evaluatorTaskIds").get<std::vector<std::string>>();
+    s.version = j.at("version").get<int64_t>();
+    s.created_at = j.at("createdAt").get<std::string>();
+    s.updated_at = j.at("updatedAt").get<std::string>();
+    return s;
+  } catch (const std::exception& ex) {
+    return Fail(ErrorCode::kDataLoss, fmt::format("stored story record is unreadable: {}", ex.what()));
+  }
+}
+
+Result<ApprovalRecord> ApprovalFromStored(const std::string& text, std::optional<std::string> used_at) {
+  try {
+    Json j = Json::parse(text);
+    ApprovalRecord a;
+    a.approval_id = j.at("approvalId").get<std::string>();
+    a.task_id = j.at("taskId").get<std::string>();
+    a.action = j.at("action").get<std::string>();
+    a.action_sha256 = j.at("actionSha256").get<std::string>();
+    a.policy_version = j.at("policyVersion").get<std::string>();
+    a.binding_sha256 = j.at("bindingSha256").get<std::string>();
+    a.user_decision = j.at("userDecision").get<std::string>();
+    a.created_at = j.at("createdAt").get<std::string>();
+    a.used_at = std::move(used_at);
+    return a;
+  } catch (const std::exception& ex) {
+    return Fail(ErrorCode::kDataLoss, fmt::format("stored approval is unreadable: {}", ex.what()));
+  }
+}
+
+std::string StoredApprovalBody(ApprovalRecord a) {
+  a.used_at.reset();  // the mutable column lives outside the immutable body
+  return CanonicalJson(ApprovalToJson(a));
+}
+
 }  // namespace telic::store

@@ -121,4 +121,14 @@ Json TaskEventToJson(const TaskEventRecord& event);
 Json StoryToJson(const StoryRecord& story);
 Json ApprovalToJson(const ApprovalRecord& approval);
 
+// How a task store keeps records (shared by the SQLite and PostgreSQL task
+// stores): a task body omits nothing but seq; an approval body omits
+// used_at, which lives in its own mutable column. The readers answer
+// kDataLoss for unreadable stored text.
+std::string StoredTaskBody(const TaskRecord& task);
+Result<TaskRecord> TaskFromStored(const std::string& body, int64_t seq);
+Result<StoryRecord> StoryFromStored(const std::string& body);
+std::string StoredApprovalBody(ApprovalRecord approval);
+Result<ApprovalRecord> ApprovalFromStored(const std::string& body, std::optional<std::string> used_at);
+
 }  // namespace telic::store

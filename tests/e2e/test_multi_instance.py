@@ -129,6 +129,27 @@ class MultiInstanceMixin:
         b.close()
         self.stop_servers()
 
+    # covers DAG-008 DAG-010: both instances share one task graph (the graph lives beside the runs, D43): a task
+    # created on one is dispatched, completed and cascade-failed through the other.
+    def test_task_graph_is_shared_by_both_instances(self):
+        self.start_servers()
+        a, b = (McpHttpClient(server) for server in self.servers)
+        a.initialize()
+        b.initialize()
+        first = a.ok("telic_create_task", {"name": "first", "instructions": "do first"})["task"]
+        second = b.ok("telic_create_task", {"name": "second", "instructions": "do second",
+                                            "depends_on": [first["taskId"]]})["task"]
+        self.assertEqual(second["state"], "pending")
+        dispatched = b.ok("telic_dispatch_tasks", {"max_parallel_workers": 4})["dispatched"]
+        self.assertEqual([t["name"] for t in dispatched], ["first"])
+        a.ok("telic_resolve_task", {"task_id": first["taskId"], "resolution": "fail", "user_decision": "stop"})
+        listed = {t["name"]: t for t in b.ok("telic_list_tasks", {})["tasks"]}
+        self.assertEqual((listed["first"]["state"], listed["second"]["state"]), ("failed", "failed"))
+        self.assertEqual(listed["second"]["failedDependency"], first["taskId"])
+        a.close()
+        b.close()
+        self.stop_servers()
+
     # covers TEL-004 TEL-247: a complete analyze_and_fix run, every call sent to the other instance than the last.
     def test_analyze_and_fix_alternately_through_both_instances(self):
         self.start_servers()
