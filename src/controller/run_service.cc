@@ -162,7 +162,8 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
 }
 
 Result<Json> RunService::NextActionFor(const store::RunRecord& run) {
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store_.ListArtifacts(run.run_id));
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run.run_id));
+  const std::vector<store::ArtifactMeta>& artifacts = index->list();
   auto load = [this](const store::ArtifactMeta& meta) -> Result<Json> {
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
     return Json::parse(artifact.canonical_body);

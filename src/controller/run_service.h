@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/ids.h"
 #include "base/status.h"
+#include "controller/artifact_index.h"
 #include "store/store.h"
 
 namespace telic::controller {
@@ -184,6 +185,7 @@ class RunService {
   IdSource& ids_;
   std::string repository_root_;
   Grounder grounder_;
+  ArtifactIndexCache artifact_index_{store_};
   std::function<void(const std::string&)> change_listener_;
   void NotifyChanged(const std::string& run_id) {
     if (change_listener_) change_listener_(run_id);

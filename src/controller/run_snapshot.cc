@@ -47,34 +47,30 @@ Result<RunSnapshot> RunSnapshot::Load(store::Store& store, const std::string& ru
   return RunSnapshot(store, std::move(run), std::move(artifacts));
 }
 
-Result<RunSnapshot> RunSnapshot::LoadAt(store::Store& store, const store::RunRecord& checked) {
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store.ListArtifacts(checked.run_id));
+Result<RunSnapshot> RunSnapshot::LoadAt(store::Store& store, const store::RunRecord& checked, ArtifactIndexCache* cache) {
+  std::shared_ptr<const ArtifactIndex> index;
+  if (cache) {
+    TELIC_ASSIGN_OR_RETURN(index, cache->Get(checked.run_id));
+  } else {
+    TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store.ListArtifacts(checked.run_id));
+    index = std::make_shared<ArtifactIndex>(std::move(artifacts));
+  }
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store.GetRun(checked.run_id));
   if (run.version != checked.version) {
     return Fail(ErrorCode::kStaleVersion,
                 fmt::format("Stale run version {}; current version is {}", checked.version, run.version));
   }
-  return RunSnapshot(store, std::move(run), std::move(artifacts));
+  return RunSnapshot(store, std::move(run), std::move(index));
 }
 
-const store::ArtifactMeta* RunSnapshot::Find(std::string_view id) const {
-  for (const auto& meta : artifacts_) {
-    if (meta.id == id) return &meta;
-  }
-  return nullptr;
-}
+const store::ArtifactMeta* RunSnapshot::Find(std::string_view id) const { return index_->Find(id); }
 
 const store::ArtifactMeta* RunSnapshot::Latest(std::string_view type) const {
-  for (auto it = artifacts_.rbegin(); it != artifacts_.rend(); ++it) {
-    if (it->type == type) return &*it;
-  }
-  return nullptr;
+  const std::vector<size_t>& positions = index_->OfType(type);
+  return positions.empty() ? nullptr : &index_->list()[positions.back()];
 }
 
-size_t RunSnapshot::Count(std::string_view type) const {
-  return static_cast<size_t>(
-      std::count_if(artifacts_.begin(), artifacts_.end(), [&](const auto& a) { return a.type == type; }));
-}
+size_t RunSnapshot::Count(std::string_view type) const { return index_->OfType(type).size(); }
 
 std::string RunSnapshot::Uri(std::string_view id) const { return store::ArtifactUri(run_.run_id, std::string(id)); }
 
@@ -91,17 +87,13 @@ Result<std::string> RunSnapshot::RequireLatestRef(std::string_view type) const {
 
 std::vector<std::string> RunSnapshot::AllRefs(std::string_view type) const {
   std::vector<std::string> refs;
-  for (const auto& meta : artifacts_) {
-    if (meta.type == type) refs.push_back(Uri(meta.id));
-  }
+  for (size_t position : index_->OfType(type)) refs.push_back(Uri(index_->list()[position].id));
   return refs;
 }
 
 std::vector<const store::ArtifactMeta*> RunSnapshot::All(std::string_view type) const {
   std::vector<const store::ArtifactMeta*> out;
-  for (const auto& meta : artifacts_) {
-    if (meta.type == type) out.push_back(&meta);
-  }
+  for (size_t position : index_->OfType(type)) out.push_back(&index_->list()[position]);
   return out;
 }
 

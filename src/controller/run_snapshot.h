@@ -10,6 +10,7 @@
 
 #include "base/canonical_json.h"
 #include "base/status.h"
+#include "controller/artifact_index.h"
 #include "store/store.h"
 
 namespace telic::controller {
@@ -31,13 +32,18 @@ class RunSnapshot {
   // again; if the version moved in between (another writer won), the result
   // is kStaleVersion, so a rule is never evaluated on a newer artifact list
   // beside an older run record.
-  static Result<RunSnapshot> LoadAt(store::Store& store, const store::RunRecord& checked);
+  // With `cache`, the artifacts come from it (only what was appended since
+  // its last read is fetched).
+  static Result<RunSnapshot> LoadAt(store::Store& store, const store::RunRecord& checked,
+                                    ArtifactIndexCache* cache = nullptr);
   RunSnapshot(store::Store& store, store::RunRecord run, std::vector<store::ArtifactMeta> artifacts)
-      : store_(&store), run_(std::move(run)), artifacts_(std::move(artifacts)) {}
+      : store_(&store), run_(std::move(run)), index_(std::make_shared<ArtifactIndex>(std::move(artifacts))) {}
+  RunSnapshot(store::Store& store, store::RunRecord run, std::shared_ptr<const ArtifactIndex> index)
+      : store_(&store), run_(std::move(run)), index_(std::move(index)) {}
 
   const store::RunRecord& run() const { return run_; }
   const std::string& run_id() const { return run_.run_id; }
-  const std::vector<store::ArtifactMeta>& artifacts() const { return artifacts_; }
+  const std::vector<store::ArtifactMeta>& artifacts() const { return index_->list(); }
   store::Store& store() { return *store_; }
 
   const store::ArtifactMeta* Find(std::string_view id) const;
@@ -67,7 +73,7 @@ class RunSnapshot {
  private:
   store::Store* store_;
   store::RunRecord run_;
-  std::vector<store::ArtifactMeta> artifacts_;
+  std::shared_ptr<const ArtifactIndex> index_;
   std::map<std::string, Json, std::less<>> bodies_;
   std::optional<std::vector<store::TraceEventRecord>> trace_;
 };

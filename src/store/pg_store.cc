@@ -715,13 +715,17 @@ Result<std::vector<RunRecord>> PgStore::ListRuns(int limit) {
   return runs;
 }
 
-Result<std::vector<ArtifactMeta>> PgStore::ListArtifacts(std::string_view run_id) {
+Result<std::vector<ArtifactMeta>> PgStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {
   auto rows = ReadWithReconnect([this] { return Acquire(); }, "artifact list",
-                                fmt::format("SELECT {} FROM artifacts WHERE run_id = $1 ORDER BY seq", kArtifactColumns),
-                                Params().Add(run_id));
+                                fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+                                            kArtifactColumns),
+                                Params().Add(run_id).Add(after_seq));
   if (!rows) return std::unexpected(rows.error());
   std::vector<ArtifactMeta> list;
-  for (int i = 0; i < PQntuples(rows->get()); ++i) list.push_back(ReadArtifactMeta(rows->get(), i));
+  for (int i = 0; i < PQntuples(rows->get()); ++i) {
+    list.push_back(ReadArtifactMeta(rows->get(), i));
+    list.back().seq = Int(rows->get(), i, 9);
+  }
   return list;
 }
 

@@ -45,6 +45,9 @@ struct ArtifactMeta {
   std::vector<std::string> source_refs;
   std::string redaction = "none";
   std::string created_at;
+  // The store's insertion position (increasing within a run; gaps allowed).
+  // Set by ListArtifacts/ListArtifactsAfter; 0 elsewhere.
+  int64_t seq = 0;
 };
 
 // An artifact with its canonical body (the exact bytes its sha256 covers).

@@ -429,13 +429,16 @@ Result<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
   return runs;
 }
 
-Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifacts(std::string_view run_id) {
+Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {
   std::lock_guard lock(mutex_);
-  Stmt s(db_, fmt::format("SELECT {} FROM artifacts WHERE run_id = ? ORDER BY seq", kArtifactColumns).c_str());
-  s.Bind(1, run_id);
+  Stmt s(db_, fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = ? AND seq > ? ORDER BY seq", kArtifactColumns).c_str());
+  s.Bind(1, run_id).Bind(2, after_seq);
   std::vector<ArtifactMeta> list;
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) list.push_back(ReadArtifactMeta(s));
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    list.push_back(ReadArtifactMeta(s));
+    list.back().seq = s.Int(9);
+  }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "artifact list"));
   return list;
 }

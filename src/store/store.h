@@ -63,7 +63,11 @@ class Store {
   virtual Result<std::vector<RunRecord>> ListRuns(int limit) = 0;
 
   // Artifact metadata of a run in insertion order.
-  virtual Result<std::vector<ArtifactMeta>> ListArtifacts(std::string_view run_id) = 0;
+  Result<std::vector<ArtifactMeta>> ListArtifacts(std::string_view run_id) { return ListArtifactsAfter(run_id, 0); }
+  // The artifacts whose seq is greater than `after_seq`, in insertion order.
+  // Appends to one run commit in seq order, so a reader that has seen every
+  // artifact up to seq N misses none by asking for those after N.
+  virtual Result<std::vector<ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) = 0;
 
   // One artifact with its body. The body is re-hashed on every read:
   // kDataLoss ("Artifact integrity check failed") on mismatch,

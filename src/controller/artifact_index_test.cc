@@ -1,0 +1,93 @@
+// ArtifactIndexCache over a real SQLite store: the cached index of a run is
+// extended by exactly what was appended since, including appends made by
+// another connection (another instance), and never loses or repeats one.
+#include "controller/artifact_index.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+
+namespace telic::controller {
+namespace {
+
+store::StoredArtifact Evidence(const std::string& run_id, int i) {
+  std::string id = fmt::format("evidence-{}", i);
+  Json body = {{"id", id}, {"runId", run_id}, {"n", i}};
+  return store::MakeArtifact({id, run_id, i % 2 ? "Evidence" : "WorkResult", "1.0", "executor", "", {}, "none",
+                              "2026-12-02T00:00:00.000Z"},
+                             body);
+}
+
+store::RunRecord RunningRun(const std::string& run_id) {
+  store::RunRecord run;
+  run.run_id = run_id;
+  run.requested_mode = "report_only";
+  run.status = "running";
+  run.phase = "agent_1_frame";
+  run.version = 1;
+  run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
+  return run;
+}
+
+TEST(ArtifactIndexCacheTest, ExtendsByAppendsFromAnyConnection) {
+  testing::TempDir dir;
+  auto path = dir.File("telic.sqlite3");
+  auto mine = std::move(*store::SqliteStore::Open(path));
+  auto other = std::move(*store::SqliteStore::Open(path));  // a second instance on the same ledger
+  store::Change create;
+  create.run = RunningRun("r1");
+  create.artifacts = {Evidence("r1", 0)};
+  ASSERT_TRUE(mine->CreateRun(create));
+  ArtifactIndexCache cache(*mine);
+  auto first = cache.Get("r1");
+  ASSERT_TRUE(first) << first.error().message();
+  ASSERT_EQ((*first)->list().size(), 1u);
+
+  int64_t version = 1;
+  for (int i = 1; i <= 5; ++i) {
+    store::Change change;
+    change.run = RunningRun("r1");
+    change.run.version = version + 1;
+    change.artifacts = {Evidence("r1", i)};
+    ASSERT_TRUE(other->ApplyChange("r1", version, change));
+    ++version;
+  }
+  auto second = cache.Get("r1");
+  ASSERT_TRUE(second);
+  ASSERT_EQ((*second)->list().size(), 6u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ((*second)->list()[static_cast<size_t>(i)].id, fmt::format("evidence-{}", i));
+  EXPECT_EQ((*second)->OfType("Evidence").size(), 3u);
+  EXPECT_EQ((*second)->OfType("WorkResult").size(), 3u);
+  ASSERT_NE((*second)->Find("evidence-4"), nullptr);
+  EXPECT_EQ((*second)->Find("evidence-4")->type, "WorkResult");
+  EXPECT_EQ((*second)->Find("nope"), nullptr);
+  // The first index handed out is unchanged (readers keep a consistent view).
+  EXPECT_EQ((*first)->list().size(), 1u);
+  // Nothing new: the same index is returned, no copy.
+  auto third = cache.Get("r1");
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->get(), second->get());
+}
+
+TEST(ArtifactIndexCacheTest, EvictsTheLeastRecentlyUsedRunAndRereadsIt) {
+  testing::TempDir dir;
+  auto store = std::move(*store::SqliteStore::Open(dir.File("telic.sqlite3")));
+  ArtifactIndexCache cache(*store, 2);
+  for (const char* id : {"a", "b", "c"}) {
+    store::Change create;
+    create.run = RunningRun(id);
+    create.artifacts = {Evidence(id, 1)};
+    ASSERT_TRUE(store->CreateRun(create));
+    ASSERT_TRUE(cache.Get(id));
+  }
+  auto again = cache.Get("a");  // evicted, read again in full
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)->list().size(), 1u);
+  EXPECT_EQ((*again)->list()[0].run_id, "a");
+}
+
+}  // namespace
+}  // namespace telic::controller
