@@ -102,10 +102,20 @@ Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create
   context->service->set_change_listener(
       [tasks = context->graph->service.get(), mutex = std::make_shared<std::mutex>()](const std::string& run_id) {
         std::lock_guard lock(*mutex);
-        auto synced = tasks->SyncRun(run_id);
-        if (!synced) {
-          std::cerr << "telic: the task graph of run " << run_id
-                    << " is behind (repaired on the next change): " << CleanMessage(synced.error().message()) << "\n";
+        // The run's change is committed: nothing here may turn it into a
+        // failure, so errors (and exceptions) are logged, never thrown.
+        try {
+          auto synced = tasks->SyncRun(run_id);
+          if (!synced) {
+            std::cerr << "telic: the task graph of run " << run_id
+                      << " is behind (repaired on the next change): " << CleanMessage(synced.error().message()) << "\n";
+          } else {
+            for (const auto& skipped : synced->skipped_plans) {
+              std::cerr << "telic: run " << run_id << ": WorkPlan not mirrored in the task graph: " << skipped << "\n";
+            }
+          }
+        } catch (const std::exception& ex) {
+          std::cerr << "telic: the task graph of run " << run_id << " could not be synced: " << ex.what() << "\n";
         }
       });
   return context;

@@ -880,7 +880,11 @@ Status CheckEarlyBlockedReport(RunSnapshot& snapshot, const Json& body) {
   if (run.phase != "agent_5_report" || run.outcome_hint != "blocked" || body.value("terminalStatus", "") != "blocked" ||
       body.value("permissionsHonored", false) != true || controlling.empty() ||
       !ContainsString(StringArray(body, "findingRefs"), controlling) || !Objects(body, "completionClaims").empty()) {
-    return Reject(body.value("terminalStatus", "") != "blocked" ? "/terminalStatus" : "/findingRefs", "A pre-execution blocked run requires an honest blocked UserReport");
+    const char* at = body.value("terminalStatus", "") != "blocked"      ? "/terminalStatus"
+                     : body.value("permissionsHonored", false) != true ? "/permissionsHonored"
+                     : !Objects(body, "completionClaims").empty()      ? "/completionClaims"
+                                                                       : "/findingRefs";
+    return Reject(at, "A pre-execution blocked run requires an honest blocked UserReport");
   }
   return Ok();
 }

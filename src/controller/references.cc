@@ -141,8 +141,11 @@ std::string PathPointer(std::string_view path) {
 }
 
 // `path` is the reference path of the offending reference ("" for the body).
+// A reference of the call's own source_refs is outside the body: its issue
+// has the empty pointer and the message names "sourceRefs[<i>]".
 std::unexpected<Error> Reject(std::string_view path, std::string message) {
-  return RuleViolation(path.empty() ? std::string() : PathPointer(path), std::move(message));
+  bool in_body = !path.empty() && path.substr(0, 10) != "sourceRefs";
+  return RuleViolation(in_body ? PathPointer(path) : std::string(), std::move(message));
 }
 
 std::set<std::string> SelectedRepositoryRefs(RunSnapshot& snapshot, Status& status) {

@@ -11,7 +11,8 @@ namespace telic::controller {
 
 // kInvalidArgument with one issue (code "rule_violation") naming the offending
 // member by an RFC 6901 JSON pointer relative to the artifact body ("" for the
-// body itself; "/sourceRefs/<i>" for the stored source refs of the call).
+// body itself, and for a reference in the call's source_refs, which is
+// outside the body).
 inline std::unexpected<Error> RuleViolation(std::string pointer, std::string message) {
   Issue issue{std::move(pointer), "rule_violation", message};
   return Fail(ErrorCode::kInvalidArgument, std::move(message), {std::move(issue)});

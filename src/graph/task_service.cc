@@ -19,8 +19,12 @@ class TaskService::Scope {
   Scope(TaskService& service, std::optional<std::string> run_id, std::string now)
       : service_(service), run_id_(std::move(run_id)), now_(std::move(now)) {}
 
+  // Makes Commit refuse (kConflict) if the scope's task count changed since Load.
+  void GuardScope() { guard_scope_ = true; }
+
   Status Load() {
     TELIC_ASSIGN_OR_RETURN(tasks_, service_.tasks_.ListTasks(run_id_));
+    loaded_ = static_cast<int64_t>(tasks_.size());
     for (const TaskRecord& t : tasks_) {
       auto state = NodeStateFrom(t.state);
       if (!state) return Fail(ErrorCode::kDataLoss, fmt::format("task {} has unknown state {}", t.task_id, t.state));
@@ -173,6 +177,7 @@ class TaskService::Scope {
     change.updated_stories = std::move(updated_stories_);
     change.inserted_approvals = std::move(approvals_);
     change.used_approvals = std::move(used_approvals_);
+    if (guard_scope_) change.expected_scope = store::TaskChange::ScopeGuard{run_id_, loaded_};
     TELIC_RETURN_IF_ERROR(service_.tasks_.Apply(change));
     for (int i : touched_) {
       task(i).version += 1;
@@ -198,6 +203,8 @@ class TaskService::Scope {
   std::vector<store::StoryRecord> inserted_stories_, updated_stories_;
   std::vector<store::ApprovalRecord> approvals_;
   std::vector<std::string> used_approvals_;
+  bool guard_scope_ = false;
+  int64_t loaded_ = 0;
 };
 
 namespace {
@@ -356,11 +363,22 @@ std::string ArtifactIdOf(std::string_view uri) {
 }  // namespace
 
 Result<SyncSummary> TaskService::SyncRun(const std::string& run_id) {
+  // Another writer (instance, CLI) may sync the same run at once: a commit
+  // whose scope changed since it was read is retried on the new state.
+  constexpr int kMaxAttempts = 8;
+  for (int attempt = 1;; ++attempt) {
+    auto synced = SyncRunOnce(run_id);
+    if (synced || attempt == kMaxAttempts || synced.error().code() != ErrorCode::kConflict) return synced;
+  }
+}
+
+Result<SyncSummary> TaskService::SyncRunOnce(const std::string& run_id) {
   if (!runs_) return Fail(ErrorCode::kFailedPrecondition, "the task graph has no run store to mirror");
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, runs_->GetRun(run_id));
   TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, runs_->ListArtifacts(run_id));
   Scope scope(*this, run_id, FormatIsoMillis(clock_.NowMillis()));
   TELIC_RETURN_IF_ERROR(scope.Load());
+  scope.GuardScope();  // an import decided on "not there yet" must still hold at commit
   std::unordered_map<std::string, int> by_name;
   for (size_t i = 0; i < scope.tasks().size(); ++i) by_name[scope.tasks()[i].name] = static_cast<int>(i);
   auto body = [&](const store::ArtifactMeta& meta) -> Result<Json> {
@@ -373,11 +391,20 @@ Result<SyncSummary> TaskService::SyncRun(const std::string& run_id) {
   for (const store::ArtifactMeta& meta : artifacts) {
     if (meta.type == "WorkPlan") {
       TELIC_ASSIGN_OR_RETURN(Json plan, body(meta));
-      const Json& nodes = plan.value("nodes", Json::array());
-      if (nodes.empty() || by_name.contains(meta.id + "/" + nodes[0].value("id", ""))) continue;
-      TELIC_ASSIGN_OR_RETURN(std::vector<int> created, ImportInto(scope, plan, 0));
-      for (int index : created) by_name[scope.task(index).name] = index;
-      summary.imported += static_cast<int>(created.size());
+      const Json nodes = plan.value("nodes", Json::array());
+      if (!nodes.is_array() || nodes.empty() || !nodes[0].is_object() ||
+          by_name.contains(meta.id + "/" + nodes[0].value("id", ""))) {
+        continue;
+      }
+      // A plan the graph cannot hold (the controller accepted it, so this
+      // is a rule mismatch) is skipped and counted, never blocking the rest.
+      auto created = ImportInto(scope, plan, 0);
+      if (!created) {
+        summary.skipped_plans.push_back(fmt::format("{}: {}", meta.id, created.error().message()));
+        continue;
+      }
+      for (int index : *created) by_name[scope.task(index).name] = index;
+      summary.imported += static_cast<int>(created->size());
     } else if (meta.type == "WorkResult") {
       TELIC_ASSIGN_OR_RETURN(Json result, body(meta));
       auto found = by_name.find(ArtifactIdOf(result.value("workPlanRef", "")) + "/" + result.value("nodeId", ""));
@@ -395,9 +422,11 @@ Result<SyncSummary> TaskService::SyncRun(const std::string& run_id) {
     }
   }
   if (run.IsTerminal()) {
-    for (size_t i = 0; i < scope.tasks().size(); ++i) {
-      if (store::IsTerminalTaskState(scope.task(static_cast<int>(i)).state)) continue;
-      scope.Terminate(static_cast<int>(i), NodeState::kCancelled, fmt::format("run ended {}", run.status), "controller");
+    // Dependents come after their dependencies, so walking backwards cancels
+    // each open task itself rather than cascade-failing it.
+    for (int i = static_cast<int>(scope.tasks().size()) - 1; i >= 0; --i) {
+      if (store::IsTerminalTaskState(scope.task(i).state)) continue;
+      scope.Terminate(i, NodeState::kCancelled, fmt::format("run ended {}", run.status), "controller");
       summary.cancelled += 1;
     }
   }

@@ -94,6 +94,7 @@ struct SyncSummary {
   int completed = 0;  // tasks completed by a WorkResult
   int failed = 0;     // tasks failed by a WorkResult (not counting cascades)
   int cancelled = 0;  // open tasks cancelled because the run ended
+  std::vector<std::string> skipped_plans;  // "<plan id>: <why>" for plans the graph cannot hold
 };
 
 class TaskService {
@@ -165,6 +166,7 @@ class TaskService {
   class Scope;
   // Inserts the plan's nodes as tasks of the scope's run; returns their indexes.
   Result<std::vector<int>> ImportInto(Scope& scope, const Json& plan, int retries_allowed);
+  Result<SyncSummary> SyncRunOnce(const std::string& run_id);
   Status CheckRun(const std::optional<std::string>& run_id);
   store::TaskEventRecord Event(const std::string& subject, const std::optional<std::string>& run_id, std::string kind,
                                std::string actor, Json payload, const std::string& now);

@@ -4,6 +4,8 @@
 // their decisions applied, retries, approvals.
 #include "graph/task_service.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "store/pg_store.h"
@@ -684,6 +686,79 @@ TEST_P(TaskServiceTest, ImportWorkPlanRejectsCyclesAndMapsDependencies) {
   ASSERT_FALSE(rejected);
   EXPECT_NE(rejected.error().message().find("cycle"), std::string::npos);
   EXPECT_EQ(service_->ListTasks(std::string("run-1"))->tasks.size(), 2u);
+}
+
+// covers DAG-008 DAG-010: a run's accepted WorkPlans and WorkResults drive its graph; syncing is idempotent,
+// a second sync on a stale scope is refused and retried, and an ended run cancels (not fails) its open tasks.
+TEST_P(TaskServiceTest, SyncRunMirrorsTheRunIdempotently) {
+  auto runs = store::SqliteStore::Open(dir_.File("runs.sqlite3"));
+  ASSERT_TRUE(runs) << runs.error().message();
+  store::RunRecord run;
+  run.run_id = "run-sync";
+  run.requested_mode = "analyze_only";
+  run.status = "running";
+  run.phase = "agent_4_execute";
+  run.version = 1;
+  run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
+  auto artifact = [&](const std::string& id, const std::string& type, const Json& body) {
+    return store::MakeArtifact({id, run.run_id, type, "1.0", "agent", "", {}, "none", run.created_at}, body);
+  };
+  Json plan = {{"id", "plan-1"},
+               {"nodes", {{{"id", "a"}, {"dependsOn", Json::array()}}, {{"id", "b"}, {"dependsOn", {"a"}}},
+                          {{"id", "c"}, {"dependsOn", {"b"}}}}}};
+  store::Change create;
+  create.run = run;
+  create.artifacts = {artifact("plan-1", "WorkPlan", plan),
+                      artifact("result-a", "WorkResult",
+                               {{"workPlanRef", "artifact://run-sync/plan-1"}, {"nodeId", "a"}, {"status", "completed"}})};
+  ASSERT_TRUE((*runs)->CreateRun(create));
+  TaskService with_runs(*store_, clock_, ids_, runs->get());
+  auto first = with_runs.SyncRun(run.run_id);
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_EQ(first->completed, 1);
+  EXPECT_EQ(first->imported, 3);
+  auto again = with_runs.SyncRun(run.run_id);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->imported + again->completed + again->failed + again->cancelled, 0);
+  auto names = [&] {
+    std::map<std::string, std::string> out;
+    auto list = service_->ListTasks(run.run_id);
+    for (const auto& t : list->tasks) out[t.name] = t.state;
+    return out;
+  };
+  EXPECT_EQ(names(), (std::map<std::string, std::string>{{"plan-1/a", "completed"}, {"plan-1/b", "ready"},
+                                                         {"plan-1/c", "pending"}}));
+  store::RunRecord ended = run;
+  ended.status = "cancelled";
+  ended.version = 2;
+  store::Change cancel;
+  cancel.run = ended;
+  ASSERT_TRUE((*runs)->ApplyChange(run.run_id, 1, cancel));
+  auto closed = with_runs.SyncRun(run.run_id);
+  ASSERT_TRUE(closed);
+  EXPECT_EQ(closed->cancelled, 2);
+  EXPECT_EQ(names(), (std::map<std::string, std::string>{{"plan-1/a", "completed"}, {"plan-1/b", "cancelled"},
+                                                         {"plan-1/c", "cancelled"}}));
+}
+
+// An import decided on a scope that changed before commit is refused, never duplicated.
+TEST_P(TaskServiceTest, ScopeGuardRefusesAChangeDecidedOnAStaleScope) {
+  TaskRecord existing = Create("existing");
+  store::TaskChange change;
+  change.expected_scope = store::TaskChange::ScopeGuard{std::nullopt, 0};  // decided when the graph was empty
+  TaskRecord t;
+  t.task_id = "late";
+  t.name = "late";
+  t.instructions = "x";
+  t.created_at = t.updated_at = "2026-12-02T00:00:00.000Z";
+  change.inserted_tasks.push_back(t);
+  auto refused = store_->Apply(change);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kConflict);
+  change.expected_scope->tasks = 1;
+  EXPECT_TRUE(store_->Apply(change));
+  EXPECT_EQ(service_->ListTasks(std::nullopt)->tasks.size(), 2u);
+  (void)existing;
 }
 
 TEST_P(TaskServiceTest, TasksOfARunNeedAnOpenRun) {

@@ -219,11 +219,14 @@ void WorkPlan(Checker& c, const Json& b) {
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Json& deps = List(nodes[i], "dependsOn");
+    std::set<std::string> seen;
     for (size_t k = 0; k < deps.size(); ++k) {
       std::string dep = deps[k].get<std::string>();
       std::string pointer = At(At("/nodes", i) + "/dependsOn", k);
       c.Require(index.count(dep) > 0, pointer, fmt::format("dependsOn names unknown node \"{}\"", dep));
       c.Require(dep != nodes[i].value("id", ""), pointer, "a node cannot depend on itself");
+      // Stricter than the reference (D48): a dependency is named once.
+      c.Require(seen.insert(dep).second, pointer, fmt::format("dependsOn names \"{}\" twice", dep));
     }
   }
   // Kahn's algorithm: whatever is left unsorted sits on a cycle.

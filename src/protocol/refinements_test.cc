@@ -85,6 +85,12 @@ TEST(RefinementsTest, WorkPlanGraphMustBeAcyclicWithKnownDependencies) {
   EXPECT_EQ(Pointers("WorkPlan", ok), P{});
 }
 
+// A dependency is named once (stricter than the reference; docs/DECISIONS.md D48).
+TEST(RefinementsTest, WorkPlanDependencyNamedTwiceIsRefused) {
+  Json plan = {{"nodes", {{{"id", "a"}, {"dependsOn", Json::array()}}, {{"id", "b"}, {"dependsOn", {"a", "a"}}}}}};
+  EXPECT_EQ(Pointers("WorkPlan", plan), P{"/nodes/1/dependsOn/1"});
+}
+
 // covers TEL-003
 TEST(RefinementsTest, WorkResultCompletionNeedsEvidence) {
   Json result = {{"status", "completed"},

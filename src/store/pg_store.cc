@@ -788,6 +788,11 @@ Attempt ApplyTaskChange(PGconn* conn, const TaskChange& change) {
       return Refuse(ErrorCode::kConflict, fmt::format("Concurrent task update detected on {}; reload and retry", id));
     }
   }
+  if (change.expected_scope) {
+    PG_TRY(count, Run(conn, "SELECT count(*) FROM graph_tasks WHERE run_id IS NOT DISTINCT FROM $1::text",
+                      Params().Add(change.expected_scope->run_id)));
+    if (Int(count.get(), 0, 0) != change.expected_scope->tasks) return Refuse(ErrorCode::kConflict, kConcurrentScopeChange);
+  }
   std::map<std::optional<std::string>, int64_t> added;
   for (const auto& t : change.inserted_tasks) ++added[t.run_id];
   for (const auto& [run, n] : added) {

@@ -245,6 +245,12 @@ Status SqliteTaskStore::ApplyLocked(const TaskChange& change) {
       }
     }
   }
+  if (change.expected_scope) {
+    Stmt count(db_, "SELECT count(*) FROM graph_tasks WHERE run_id IS ?");
+    count.Bind(1, change.expected_scope->run_id);
+    if (count.Step() != SQLITE_ROW) return std::unexpected(SqlError(db_, "task count"));
+    if (count.Int(0) != change.expected_scope->tasks) return Fail(ErrorCode::kConflict, kConcurrentScopeChange);
+  }
   if (!change.inserted_tasks.empty()) {
     std::map<std::optional<std::string>, int64_t> added;
     for (const auto& t : change.inserted_tasks) ++added[t.run_id];

@@ -113,7 +113,20 @@ struct TaskChange {
   std::vector<ApprovalRecord> inserted_approvals;
   std::vector<std::string> used_approvals;  // approval ids to mark used now
   std::string now;
+  // When set, the change applies only if the scope (a run's graph, or the
+  // standalone graph for nullopt) still holds exactly `tasks` tasks;
+  // otherwise kConflict. It guards decisions that depend on what is absent
+  // (a WorkPlan not imported yet).
+  struct ScopeGuard {
+    std::optional<std::string> run_id;
+    int64_t tasks = 0;
+  };
+  std::optional<ScopeGuard> expected_scope;
 };
+
+// The kConflict message when TaskChange::expected_scope no longer holds.
+inline constexpr const char* kConcurrentScopeChange =
+    "Concurrent task graph change detected; reload and retry";
 
 Json TaskToJson(const TaskRecord& task);
 Result<TaskRecord> TaskFromJson(const Json& json);
