@@ -67,6 +67,7 @@ import unittest
 
 from mcp_client import Workspace, run_tests, serve
 import scenario as sc
+import test_modes as modes
 
 APP = "src/app.ts"
 ORIGINAL = "export const answer = 42;\n"  # what mcp_client.Workspace commits
@@ -90,35 +91,17 @@ def sha256_ref(text):
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class Host:
+class Host(modes.Host):
     """Plays the host: keeps the run tokens, submits bodies, reads back state."""
 
     def __init__(self, test, server):
+        super().__init__(server)
         self.test = test
-        self.server = server
-        self.run = self.action = None
         self.id = self.request = None
 
-    def update(self, payload):
-        self.run = payload.get("run", self.run)
-        self.action = payload.get("nextAction", self.action)
-        return payload
-
     def start(self, **args):
-        self.update(self.server.ok("telic_start_run", args))
-        self.id = self.run["runId"]
-        envelope = self.server.ok("telic_get_artifact", {"run_id": self.id, "artifact_id": self.id})["artifact"]["body"]
-        self.request = envelope["originalRequestRef"]
+        super().start(**args)
         return self
-
-    def ref(self, artifact_id):
-        return f"artifact://{self.id}/{artifact_id}"
-
-    def tokens(self):
-        return {"run_id": self.id, "action_id": self.action["id"], "expected_run_version": self.run["version"]}
-
-    def ground(self):
-        return self.update(self.server.ok("telic_ground_context", self.tokens()))
 
     def args(self, artifact_type, body, source_refs=None):
         args = dict(self.tokens(), artifact_type=artifact_type, body=dict(body, schemaVersion="1.0", runId=self.id))
