@@ -1,6 +1,7 @@
 // Controller latency against run history (issue 5): get_next_action and
 // submit on a run holding N stored artifacts. The per-run cap is 2,048
-// artifacts (WIRE-CONTRACT §18), so N stops there.
+// artifacts (WIRE-CONTRACT §18), so N stops there; 10,000 stored artifacts
+// are 5 runs of 2,000 (the measured run is the last one).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -26,11 +27,15 @@ struct HistoryFixture {
   std::unique_ptr<telic::controller::RunService> service;
   telic::store::RunRecord run;
 
-  explicit HistoryFixture(int artifacts) {
+  explicit HistoryFixture(int artifacts, int runs = 1) {
     dir = std::filesystem::temp_directory_path() / fmt::format("telic-bench-{}", telic::RandomHex(6));
     std::filesystem::create_directories(dir);
     store = std::move(*telic::store::SqliteStore::Open((dir / "telic.sqlite3").string()));
     service = std::make_unique<telic::controller::RunService>(*store, clock, ids, dir.string());
+    for (int r = 0; r < runs; ++r) AddRun(artifacts);
+  }
+  // A run holding `artifacts` Evidence, parked in quality review; it becomes `run`.
+  void AddRun(int artifacts) {
     telic::controller::StartRunRequest request;
     request.original_request = "Explain what src/app.ts does";
     request.mode = "report_only";
@@ -61,22 +66,28 @@ struct HistoryFixture {
 };
 
 void BM_GetNextAction(benchmark::State& state) {
-  HistoryFixture f(static_cast<int>(state.range(0)));
+  HistoryFixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   for (auto _ : state) {
     auto action = f.service->GetNextAction(f.run.run_id);
     if (!action) state.SkipWithError(action.error().message().c_str());
     benchmark::DoNotOptimize(action);
   }
-  state.counters["artifacts"] = static_cast<double>(state.range(0));
+  state.counters["stored"] = static_cast<double>(state.range(0) * state.range(1));
 }
-BENCHMARK(BM_GetNextAction)->Arg(10)->Arg(1000)->Arg(2000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GetNextAction)
+    ->Args({10, 1})
+    ->Args({1000, 1})
+    ->Args({2000, 1})
+    ->Args({2000, 5})
+    ->ArgNames({"per_run", "runs"})
+    ->Unit(benchmark::kMicrosecond);
 
 // A QualityReview submission through every check up to the cross-artifact
 // rules (tokens, schema, stored source refs, reference rules); it is then
 // refused because the run has no TaskContract, so the run stays unchanged
 // and every iteration measures the same work.
 void BM_SubmitThroughRules(benchmark::State& state) {
-  HistoryFixture f(static_cast<int>(state.range(0)));
+  HistoryFixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   std::string uri = "artifact://" + f.run.run_id + "/evidence-00000";
   Json acceptance = {{"criterionId", "AC-1"}, {"status", "pass"}, {"evidenceRefs", {uri}}, {"rationaleSummary", "ok"}};
   Json review = {{"schemaVersion", "1.0"}, {"id", "quality-01"}, {"runId", f.run.run_id},
@@ -99,9 +110,15 @@ void BM_SubmitThroughRules(benchmark::State& state) {
     auto result = f.service->SubmitArtifact(request);
     benchmark::DoNotOptimize(result);
   }
-  state.counters["artifacts"] = static_cast<double>(state.range(0));
+  state.counters["stored"] = static_cast<double>(state.range(0) * state.range(1));
 }
-BENCHMARK(BM_SubmitThroughRules)->Arg(10)->Arg(1000)->Arg(2000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SubmitThroughRules)
+    ->Args({10, 1})
+    ->Args({1000, 1})
+    ->Args({2000, 1})
+    ->Args({2000, 5})
+    ->ArgNames({"per_run", "runs"})
+    ->Unit(benchmark::kMicrosecond);
 
 // Schema + refinement validation of an artifact file (bench/validation_compare.sh
 // writes the inputs and compares with ajv on the same files).

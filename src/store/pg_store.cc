@@ -156,6 +156,10 @@ CREATE TRIGGER graph_approvals_append_only BEFORE DELETE ON graph_approvals
 CREATE TRIGGER graph_tasks_kept BEFORE DELETE ON graph_tasks
   FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
 )sql",
+    // 3: a run's artifacts in insertion order (ListArtifactsAfter).
+    R"sql(
+CREATE INDEX artifacts_by_run_seq ON artifacts (run_id, seq);
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]));

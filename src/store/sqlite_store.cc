@@ -76,6 +76,11 @@ CREATE TRIGGER artifacts_append_only BEFORE DELETE ON artifacts BEGIN SELECT RAI
 CREATE TRIGGER trace_immutable BEFORE UPDATE ON trace_events BEGIN SELECT RAISE(ABORT, 'trace events are immutable'); END;
 CREATE TRIGGER trace_append_only BEFORE DELETE ON trace_events BEGIN SELECT RAISE(ABORT, 'trace events are append-only'); END;
 )sql",
+    // 2: a run's artifacts in insertion order without a sort or a scan of
+    // other runs (ListArtifactsAfter reads only what follows a known seq).
+    R"sql(
+CREATE INDEX artifacts_by_run_seq ON artifacts (run_id, seq);
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
