@@ -242,6 +242,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   for (const Json& decision : permission_decisions) {
     auto event = NewEvent(event_run, "controller", "permission_checked", PermissionEventSummary(decision), now);
     event.input_refs = decision.value("policyRefs", std::vector<std::string>{});
+    event.output_refs = {uri};  // §17.1: the checks name the artifact they authorized
     event.permission_decision = RedactDecision(decision);
     change.events.push_back(std::move(event));
   }

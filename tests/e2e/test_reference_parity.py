@@ -2131,11 +2131,8 @@ class ActionPermissionTraceTest(ParityCase):
         self.assertEqual(len(submitted), 1)
         self.assertLess(checks[0]["sequence"], submitted[0]["sequence"])
 
-    # Difference (not recorded in DECISIONS.md): the reference writes the accepted WorkResult's permission_checked
-    # events with outputRefs [the result] (WIRE-CONTRACT §17.1: "All share outputRefs = [the submitted artifact]");
-    # telic writes outputRefs [], so the event does not name the artifact it authorized. Accept/reject and the
-    # decision itself are the same; the reference's trace is the more complete one.
-    @unittest.expectedFailure
+    # covers TEL-185: the accepted WorkResult's permission_checked events name it in outputRefs (WIRE-CONTRACT §17.1:
+    # "All share outputRefs = [the submitted artifact]"); telic wrote [] until session 3.
     def test_ap02_allow_event_names_the_accepted_result(self):
         r = self.allowed_run()
         self.assertEqual(r.checks()[0]["outputRefs"], [r.ref("result-01")])
