@@ -4,6 +4,8 @@
 // are 5 runs of 2,000 (the measured run is the last one).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,13 +67,38 @@ struct HistoryFixture {
   }
 };
 
+// Per-call latencies, reported as the p50 and p99 counters (microseconds).
+class Latencies {
+ public:
+  template <typename Call>
+  void Time(Call&& call) {
+    auto start = std::chrono::steady_clock::now();
+    call();
+    samples_.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  void Report(benchmark::State& state) {
+    if (samples_.empty()) return;
+    std::sort(samples_.begin(), samples_.end());
+    auto at = [&](double q) { return samples_[std::min(samples_.size() - 1, static_cast<size_t>(q * samples_.size()))]; };
+    state.counters["p50_us"] = at(0.50);
+    state.counters["p99_us"] = at(0.99);
+  }
+
+ private:
+  std::vector<double> samples_;
+};
+
 void BM_GetNextAction(benchmark::State& state) {
   HistoryFixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  Latencies latencies;
   for (auto _ : state) {
-    auto action = f.service->GetNextAction(f.run.run_id);
-    if (!action) state.SkipWithError(action.error().message().c_str());
-    benchmark::DoNotOptimize(action);
+    latencies.Time([&] {
+      auto action = f.service->GetNextAction(f.run.run_id);
+      if (!action) state.SkipWithError(action.error().message().c_str());
+      benchmark::DoNotOptimize(action);
+    });
   }
+  latencies.Report(state);
   state.counters["stored"] = static_cast<double>(state.range(0) * state.range(1));
 }
 BENCHMARK(BM_GetNextAction)
@@ -106,10 +133,14 @@ void BM_SubmitThroughRules(benchmark::State& state) {
   request.expected_version = f.run.version;
   request.artifact_type = "QualityReview";
   request.body = review;
+  Latencies latencies;
   for (auto _ : state) {
-    auto result = f.service->SubmitArtifact(request);
-    benchmark::DoNotOptimize(result);
+    latencies.Time([&] {
+      auto result = f.service->SubmitArtifact(request);
+      benchmark::DoNotOptimize(result);
+    });
   }
+  latencies.Report(state);
   state.counters["stored"] = static_cast<double>(state.range(0) * state.range(1));
 }
 BENCHMARK(BM_SubmitThroughRules)
