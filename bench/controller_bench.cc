@@ -88,6 +88,12 @@ class Latencies {
   std::vector<double> samples_;
 };
 
+// Artifacts per run x runs: 10, 1,000, 2,000 in one run, and 10,000 stored.
+void HistorySizes(benchmark::internal::Benchmark* b) {
+  b->Args({10, 1})->Args({1000, 1})->Args({2000, 1})->Args({2000, 5});
+  b->ArgNames({"per_run", "runs"})->Unit(benchmark::kMicrosecond);
+}
+
 void BM_GetNextAction(benchmark::State& state) {
   HistoryFixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   Latencies latencies;
@@ -101,13 +107,7 @@ void BM_GetNextAction(benchmark::State& state) {
   latencies.Report(state);
   state.counters["stored"] = static_cast<double>(state.range(0) * state.range(1));
 }
-BENCHMARK(BM_GetNextAction)
-    ->Args({10, 1})
-    ->Args({1000, 1})
-    ->Args({2000, 1})
-    ->Args({2000, 5})
-    ->ArgNames({"per_run", "runs"})
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GetNextAction)->Apply(HistorySizes);
 
 // A QualityReview submission through every check up to the cross-artifact
 // rules (tokens, schema, stored source refs, reference rules); it is then
@@ -143,13 +143,7 @@ void BM_SubmitThroughRules(benchmark::State& state) {
   latencies.Report(state);
   state.counters["stored"] = static_cast<double>(state.range(0) * state.range(1));
 }
-BENCHMARK(BM_SubmitThroughRules)
-    ->Args({10, 1})
-    ->Args({1000, 1})
-    ->Args({2000, 1})
-    ->Args({2000, 5})
-    ->ArgNames({"per_run", "runs"})
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SubmitThroughRules)->Apply(HistorySizes);
 
 // Schema + refinement validation of an artifact file (bench/validation_compare.sh
 // writes the inputs and compares with ajv on the same files).

@@ -142,30 +142,29 @@ class SubmitRaceMixin:
         names = {"run": state.run_id, "request": state.request_ref, "now": sc.now_iso(), "manifest": ""}
         return sc.substitute(self.templates[artifact_type], names)
 
-    def frames(self, state, contenders):
-        base = self.template(state, "ProblemFrame")
+    @staticmethod
+    def contenders_of(base, state, contenders, stem, vary):
+        """Identical copies of `base`, or variants: even ones keep the base id, odd ones get their own."""
         if state.identical:
             return [copy.deepcopy(base) for _ in range(contenders)]
         bodies = []
         for k in range(contenders):
             body = copy.deepcopy(base)
-            body["id"] = "frame-01" if k % 2 == 0 else f"frame-c{k:02d}"
-            body["goal"] = f"{base['goal']} (contender {k})"
+            body["id"] = f"{stem}-01" if k % 2 == 0 else f"{stem}-c{k:02d}"
+            vary(body, k)
             bodies.append(body)
         return bodies
+
+    def frames(self, state, contenders):
+        base = self.template(state, "ProblemFrame")
+        return self.contenders_of(base, state, contenders, "frame",
+                                  lambda body, k: body.update(goal=f"{base['goal']} (contender {k})"))
 
     def contracts(self, state, contenders):
         base = self.template(state, "TaskContract")
         base["problemFrameRef"] = state.uri(state.frame()["id"])
-        if state.identical:
-            return [copy.deepcopy(base) for _ in range(contenders)]
-        bodies = []
-        for k in range(contenders):
-            body = copy.deepcopy(base)
-            body["id"] = "contract-01" if k % 2 == 0 else f"contract-c{k:02d}"
-            body["objective"] = f"{base['objective']} Variant {k}."
-            bodies.append(body)
-        return bodies
+        return self.contenders_of(base, state, contenders, "contract",
+                                  lambda body, k: body.update(objective=f"{base['objective']} Variant {k}."))
 
     def scenario_spec(self, state, artifact_id, title):
         return {"schemaVersion": "1.0", "id": artifact_id, "runId": state.run_id,
