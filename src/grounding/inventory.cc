@@ -9,15 +9,12 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <future>
 #include <iterator>
 #include <memory>
-#include <mutex>
-
-#include <git2.h>
 
 #include "base/sha256.h"
 #include "base/text.h"
+#include "grounding/git_repo.h"
 #include "grounding/paths.h"
 
 namespace telic::grounding {
@@ -28,39 +25,6 @@ namespace {
 // by their size and modification time instead of their content.
 constexpr int64_t kMaxDigestFileBytes = 64LL * 1024 * 1024;
 constexpr int64_t kMaxDigestTotalBytes = 256LL * 1024 * 1024;
-
-void InitLibgit2() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    git_libgit2_init();
-    // Only the repository's own configuration counts (see inventory.h).
-    for (int level : {GIT_CONFIG_LEVEL_PROGRAMDATA, GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG,
-                      GIT_CONFIG_LEVEL_GLOBAL}) {
-      git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
-    }
-  });
-}
-
-struct RepoDeleter {
-  void operator()(git_repository* repo) const { git_repository_free(repo); }
-};
-struct IndexDeleter {
-  void operator()(git_index* index) const { git_index_free(index); }
-};
-struct StatusDeleter {
-  void operator()(git_status_list* list) const { git_status_list_free(list); }
-};
-using RepoPtr = std::unique_ptr<git_repository, RepoDeleter>;
-using IndexPtr = std::unique_ptr<git_index, IndexDeleter>;
-using StatusPtr = std::unique_ptr<git_status_list, StatusDeleter>;
-
-std::optional<std::string> RealPath(const std::string& path) {
-  char* resolved = realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return std::nullopt;
-  std::string out(resolved);
-  free(resolved);
-  return out;
-}
 
 // The real path of the work tree of the repository containing `dir`.
 std::optional<std::string> GitTopLevel(const std::string& dir) {
@@ -73,136 +37,13 @@ std::optional<std::string> GitTopLevel(const std::string& dir) {
   return RealPath(workdir);
 }
 
-std::string OidHex(const git_oid& oid) {
-  char buffer[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buffer, sizeof buffer, &oid);
-  return buffer;
-}
-
-char IndexColumn(unsigned status) {
-  if (status & GIT_STATUS_INDEX_NEW) return 'A';
-  if (status & GIT_STATUS_INDEX_MODIFIED) return 'M';
-  if (status & GIT_STATUS_INDEX_DELETED) return 'D';
-  if (status & GIT_STATUS_INDEX_RENAMED) return 'R';
-  if (status & GIT_STATUS_INDEX_TYPECHANGE) return 'T';
-  return ' ';
-}
-
-char WorktreeColumn(unsigned status) {
-  if (status & (GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_UNREADABLE)) return 'M';
-  if (status & GIT_STATUS_WT_DELETED) return 'D';
-  if (status & GIT_STATUS_WT_TYPECHANGE) return 'T';
-  if (status & GIT_STATUS_WT_RENAMED) return 'R';
-  return ' ';
-}
-
-const char* DeltaPath(const git_diff_delta* delta) {
-  if (delta == nullptr) return nullptr;
-  return delta->new_file.path != nullptr ? delta->new_file.path : delta->old_file.path;
-}
-
-RepoPtr OpenWorkTree(const std::string& root) {
-  InitLibgit2();
-  git_repository* raw = nullptr;
-  if (git_repository_open_ext(&raw, root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return nullptr;
-  RepoPtr repo(raw);
-  const char* workdir = git_repository_workdir(repo.get());
-  if (workdir == nullptr || RealPath(workdir) != root) return nullptr;
-  return repo;
-}
-
-// Tracked paths: the index, one entry per path (conflict stages collapse).
-bool ReadIndexPaths(const std::string& root, std::vector<std::string>& paths) {
-  RepoPtr repo = OpenWorkTree(root);
-  if (!repo) return false;
-  git_index* raw_index = nullptr;
-  if (git_repository_index(&raw_index, repo.get()) != 0) return false;
-  IndexPtr index(raw_index);
-  size_t count = git_index_entrycount(index.get());
-  paths.reserve(paths.size() + count);
-  std::string_view last;
-  for (size_t i = 0; i < count; ++i) {
-    const git_index_entry* entry = git_index_get_byindex(index.get(), i);
-    if (entry == nullptr || entry->path == nullptr) continue;
-    std::string_view path(entry->path);
-    if (i > 0 && path == last) continue;
-    paths.emplace_back(path);
-    last = path;  // libgit2 keeps the entry alive while the index is
-  }
-  return true;
-}
-
-struct StatusResult {
-  bool ok = false;
-  std::vector<StatusRecord> status;
-  std::vector<std::string> untracked;
-  std::optional<std::string> head_commit;
-};
-
-// One `git status --porcelain=v1 --untracked-files=all` pass, on its own
-// repository handle (it runs on a second thread while the index is read).
-StatusResult ReadStatus(const std::string& root) {
-  StatusResult result;
-  RepoPtr repo = OpenWorkTree(root);
-  if (!repo) return result;
-  git_status_options options = GIT_STATUS_OPTIONS_INIT;
-  options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
-  options.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
-                  GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX | GIT_STATUS_OPT_SORT_CASE_SENSITIVELY;
-  git_status_list* raw_list = nullptr;
-  if (git_status_list_new(&raw_list, repo.get(), &options) != 0) return result;
-  StatusPtr list(raw_list);
-  size_t entries = git_status_list_entrycount(list.get());
-  for (size_t i = 0; i < entries; ++i) {
-    const git_status_entry* entry = git_status_byindex(list.get(), i);
-    if (entry == nullptr) continue;
-    unsigned status = entry->status;
-    if (status == GIT_STATUS_CURRENT || (status & GIT_STATUS_IGNORED)) continue;
-    const char* path = DeltaPath(entry->head_to_index);
-    if (path == nullptr) path = DeltaPath(entry->index_to_workdir);
-    if (path == nullptr) continue;
-    if (status & GIT_STATUS_CONFLICTED) {
-      result.status.push_back(StatusRecord{path, "", 'U', 'U', "", true});
-      continue;
-    }
-    unsigned tracked = status & ~static_cast<unsigned>(GIT_STATUS_WT_NEW);
-    if (tracked != 0) {
-      StatusRecord record;
-      record.path = path;
-      record.x = IndexColumn(status);
-      record.y = WorktreeColumn(status);
-      if ((status & GIT_STATUS_INDEX_RENAMED) && entry->head_to_index->old_file.path != nullptr) {
-        record.orig_path = entry->head_to_index->old_file.path;
-      }
-      if (entry->head_to_index != nullptr && !(status & GIT_STATUS_INDEX_DELETED) &&
-          (status & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_RENAMED |
-                     GIT_STATUS_INDEX_TYPECHANGE))) {
-        record.index_id = OidHex(entry->head_to_index->new_file.id);
-      }
-      record.worktree = (status & (GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_TYPECHANGE | GIT_STATUS_WT_RENAMED |
-                                   GIT_STATUS_WT_UNREADABLE)) != 0;
-      result.status.push_back(std::move(record));
-    }
-    if (status & GIT_STATUS_WT_NEW) {
-      const char* untracked = DeltaPath(entry->index_to_workdir);
-      if (untracked == nullptr) untracked = path;
-      result.status.push_back(StatusRecord{untracked, "", '?', '?', "", true});
-      result.untracked.emplace_back(untracked);
-    }
-  }
-  git_oid head;
-  if (git_reference_name_to_id(&head, repo.get(), "HEAD") == 0) result.head_commit = OidHex(head);
-  result.ok = true;
-  return result;
-}
-
 bool PathLess(const std::string& a, const std::string& b) { return Utf16Before(a, b); }
 
 // Normalises, filters and sorts `found` into `inventory`.
-void Collect(const InventoryRequest& request, std::vector<std::string>& found, Inventory& inventory) {
+void Collect(const InventoryRequest& request, const std::vector<std::string_view>& found, Inventory& inventory) {
   std::vector<std::string> kept;
   kept.reserve(found.size());
-  for (std::string& path : found) {
+  for (std::string_view path : found) {
     auto normalized = NormalizeRepositoryPath(path);
     if (!normalized) {
       ++inventory.invalid_path_count;
@@ -374,42 +215,33 @@ Result<std::string> ResolveRepositoryRoot(std::string_view requested) {
 
 Inventory DiscoverRepositoryFiles(const InventoryRequest& request) {
   Inventory inventory;
-  std::vector<std::string> found;
-  InitLibgit2();
-  // The status pass (the work-tree walk, the slow part) runs beside the
-  // index read and the sort of the tracked paths.
-  std::future<StatusResult> status = std::async(std::launch::async, ReadStatus, request.root);
-  if (ReadIndexPaths(request.root, found)) {
-    Collect(request, found, inventory);
-    StatusResult result = status.get();
-    if (result.ok) {
-      inventory.source = "git";
-      inventory.git = true;
-      inventory.status = std::move(result.status);
-      inventory.head_commit = std::move(result.head_commit);
-      if (!result.untracked.empty()) {
-        Inventory untracked;
-        Collect(request, result.untracked, untracked);
-        std::vector<std::string> merged;
-        merged.reserve(inventory.paths.size() + untracked.paths.size());
-        std::merge(std::make_move_iterator(inventory.paths.begin()), std::make_move_iterator(inventory.paths.end()),
-                   std::make_move_iterator(untracked.paths.begin()), std::make_move_iterator(untracked.paths.end()),
-                   std::back_inserter(merged), PathLess);
-        merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
-        inventory.paths = std::move(merged);
-        inventory.invalid_path_count += untracked.invalid_path_count;
-        inventory.excluded_path_count += untracked.excluded_path_count;
-        inventory.permission_skipped += untracked.permission_skipped;
-      }
-      if (request.progress) request.progress(static_cast<int64_t>(inventory.paths.size()));
-      return inventory;
+  WorktreeStatus status = ReadWorktreeStatus(request.root);
+  if (status.ok) {
+    Collect(request, status.tracked, inventory);
+    inventory.source = "git";
+    inventory.git = true;
+    inventory.status = std::move(status.records);
+    inventory.head_commit = std::move(status.head_commit);
+    if (!status.untracked.empty()) {
+      Inventory untracked;
+      Collect(request, std::vector<std::string_view>(status.untracked.begin(), status.untracked.end()), untracked);
+      std::vector<std::string> merged;
+      merged.reserve(inventory.paths.size() + untracked.paths.size());
+      std::merge(std::make_move_iterator(inventory.paths.begin()), std::make_move_iterator(inventory.paths.end()),
+                 std::make_move_iterator(untracked.paths.begin()), std::make_move_iterator(untracked.paths.end()),
+                 std::back_inserter(merged), PathLess);
+      merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+      inventory.paths = std::move(merged);
+      inventory.invalid_path_count += untracked.invalid_path_count;
+      inventory.excluded_path_count += untracked.excluded_path_count;
+      inventory.permission_skipped += untracked.permission_skipped;
     }
-  } else {
-    status.wait();
+    if (request.progress) request.progress(static_cast<int64_t>(inventory.paths.size()));
+    return inventory;
   }
 
   inventory = Inventory{};
-  found.clear();
+  std::vector<std::string> found;
   inventory.source = "filesystem";
   inventory.warnings.push_back(
       "Git inventory was unavailable; repository files were discovered with the bounded filesystem fallback.");

@@ -2,9 +2,10 @@
 //
 // Git repositories are read through libgit2: the work tree top is found
 // like `git rev-parse --show-toplevel`, tracked files come from the index
-// and untracked-not-ignored files from one git_status pass (which honours
-// .gitignore, .git/info/exclude and core.excludesFile of the repository's
-// own config). That same status pass feeds the dirty-worktree fingerprint.
+// and untracked-not-ignored files from one parallel work-tree scan
+// (worktree_status.h; it honours .gitignore, .git/info/exclude and
+// core.excludesFile of the repository's own config). That same scan feeds
+// the dirty-worktree fingerprint.
 // Global, XDG and system git configuration are not read (the reference runs
 // git with GIT_CONFIG_GLOBAL=/dev/null and GIT_CONFIG_SYSTEM=/dev/null), so
 // the result does not depend on who runs telic.
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "grounding/worktree_status.h"
 
 namespace telic::grounding {
 
@@ -32,16 +34,6 @@ using PathPredicate = std::function<bool(std::string_view repository_path)>;
 // contains `requested`. kInvalidArgument with the reference's messages when
 // `requested` is blank, missing or not a directory.
 Result<std::string> ResolveRepositoryRoot(std::string_view requested);
-
-// One `git status --porcelain=v1` record, as computed by libgit2.
-struct StatusRecord {
-  std::string path;       // the path now (the new path of a rename)
-  std::string orig_path;  // the old path of a staged rename, else ""
-  char x = ' ';           // porcelain index column (A M D R T, U for conflicts, ? for untracked)
-  char y = ' ';           // porcelain work-tree column
-  std::string index_id;   // the staged blob id (hex) when the index side changed, else ""
-  bool worktree = false;  // the work-tree side changed (modified, new, type change, untracked)
-};
 
 struct InventoryRequest {
   std::string root;              // from ResolveRepositoryRoot

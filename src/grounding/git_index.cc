@@ -1,0 +1,223 @@
+#include "grounding/git_index.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <openssl/evp.h>
+
+namespace telic::grounding {
+namespace {
+
+constexpr size_t kHeaderBytes = 12;
+constexpr size_t kChecksumBytes = 20;
+constexpr size_t kStatBytes = 40;       // ctime mtime dev ino mode uid gid size
+constexpr size_t kEntryHeaderBytes = 62;  // stat data, object id, flags
+constexpr uint16_t kExtendedFlag = 0x4000;
+constexpr uint16_t kSkipWorktreeFlag = 0x4000;  // in the v3 extended flags
+constexpr uint16_t kIntentToAddFlag = 0x2000;
+
+uint32_t Be32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | uint32_t{u[3]};
+}
+
+uint16_t Be16(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return static_cast<uint16_t>((u[0] << 8) | u[1]);
+}
+
+std::unexpected<Error> Corrupt(const std::string& what) {
+  return Fail(ErrorCode::kDataLoss, "The Git index is damaged: " + what + ".");
+}
+
+std::unexpected<Error> Unsupported(const std::string& what) {
+  return Fail(ErrorCode::kFailedPrecondition, "The Git index uses " + what + ", which this reader does not handle.");
+}
+
+// Git's offset varint (v4 path prefixes): 7 bits per byte, each
+// continuation adding one before the shift. False when it runs past `end`.
+bool DecodeVarint(const char*& p, const char* end, size_t& value) {
+  if (p >= end) return false;
+  auto c = static_cast<unsigned char>(*p++);
+  value = c & 0x7f;
+  while (c & 0x80) {
+    if (p >= end || value > (SIZE_MAX >> 8)) return false;
+    c = static_cast<unsigned char>(*p++);
+    value = ((value + 1) << 7) | (c & 0x7f);
+  }
+  return true;
+}
+
+// A non-negative decimal up to `stop`, or -1 for "-1" (an invalidated
+// cache-tree node). nullopt when malformed.
+std::optional<long> ParseCount(std::string_view& data, char stop) {
+  size_t at = data.find(stop);
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::string_view digits = data.substr(0, at);
+  data.remove_prefix(at + 1);
+  if (digits == "-1") return -1;
+  long value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9' || value > 1'000'000'000) return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+}  // namespace
+
+Result<IndexFile> IndexFile::Read(const std::string& path) {
+  IndexFile index;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return index;
+    return Fail(ErrorCode::kUnavailable, "The Git index could not be opened: " + std::string(std::strerror(errno)));
+  }
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    close(fd);
+    return Fail(ErrorCode::kUnavailable, "The Git index could not be read.");
+  }
+  if (info.st_size > 0) {
+    auto size = static_cast<size_t>(info.st_size);
+    void* address = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (address == MAP_FAILED) {
+      close(fd);
+      return Fail(ErrorCode::kUnavailable, "The Git index could not be mapped.");
+    }
+    index.map_ = std::unique_ptr<const char, IndexUnmap>(static_cast<const char*>(address), IndexUnmap{size});
+    index.bytes_ = std::string_view(index.map_.get(), size);
+  }
+  close(fd);
+  index.mtime_ = {static_cast<uint32_t>(info.st_mtim.tv_sec), static_cast<uint32_t>(info.st_mtim.tv_nsec)};
+  if (auto parsed = index.Parse(); !parsed) return std::unexpected(parsed.error());
+  return index;
+}
+
+void IndexUnmap::operator()(const char* address) const { munmap(const_cast<char*>(address), size); }
+
+Status IndexFile::Parse() {
+  if (bytes_.size() < kHeaderBytes + kChecksumBytes) return Corrupt("it is shorter than its header");
+  if (std::memcmp(bytes_.data(), "DIRC", 4) != 0) return Corrupt("its signature is not DIRC");
+  version_ = Be32(bytes_.data() + 4);
+  if (version_ < 2 || version_ > 4) return Unsupported("version " + std::to_string(version_));
+  size_t end = bytes_.size() - kChecksumBytes;
+  // index.skipHash writes a zero checksum; anything else must match.
+  static const char kZero[kChecksumBytes] = {};
+  if (std::memcmp(bytes_.data() + end, kZero, kChecksumBytes) != 0) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_Digest(bytes_.data(), end, digest, &length, EVP_sha1(), nullptr) != 1 || length != kChecksumBytes ||
+        std::memcmp(digest, bytes_.data() + end, kChecksumBytes) != 0) {
+      return Corrupt("its checksum does not match");
+    }
+  }
+  size_t offset = kHeaderBytes;
+  if (auto parsed = ParseEntries(offset, end); !parsed) return parsed;
+  return ParseExtensions(offset, end);
+}
+
+Status IndexFile::ParseEntries(size_t& offset, size_t end) {
+  uint32_t count = Be32(bytes_.data() + 8);
+  if (count > (end - offset) / kEntryHeaderBytes) return Corrupt("it claims more entries than it holds");
+  entries_.reserve(count);
+  std::vector<std::pair<size_t, size_t>> v4_paths;  // arena offset and length
+  std::string previous;                              // v4: the path before
+  for (uint32_t i = 0; i < count; ++i) {
+    if (end - offset < kEntryHeaderBytes) return Corrupt("entry " + std::to_string(i) + " is cut short");
+    const char* p = bytes_.data() + offset;
+    IndexEntry entry;
+    entry.ctime = {Be32(p), Be32(p + 4)};
+    entry.mtime = {Be32(p + 8), Be32(p + 12)};
+    entry.dev = Be32(p + 16);
+    entry.ino = Be32(p + 20);
+    entry.mode = Be32(p + 24);
+    entry.uid = Be32(p + 28);
+    entry.gid = Be32(p + 32);
+    entry.size = Be32(p + 36);
+    std::memcpy(entry.id.data(), p + kStatBytes, entry.id.size());
+    uint16_t flags = Be16(p + 60);
+    entry.stage = static_cast<uint8_t>((flags >> 12) & 3);
+    size_t header = kEntryHeaderBytes;
+    if (flags & kExtendedFlag) {
+      if (version_ < 3) return Corrupt("entry " + std::to_string(i) + " has extended flags in a version 2 index");
+      if (end - offset < header + 2) return Corrupt("entry " + std::to_string(i) + " is cut short");
+      uint16_t extended = Be16(p + header);
+      entry.skip_worktree = (extended & kSkipWorktreeFlag) != 0;
+      entry.intent_to_add = (extended & kIntentToAddFlag) != 0;
+      header += 2;
+    }
+    const char* name = p + header;
+    const char* limit = bytes_.data() + end;
+    if (version_ == 4) {
+      size_t strip = 0;
+      if (!DecodeVarint(name, limit, strip) || strip > previous.size()) {
+        return Corrupt("entry " + std::to_string(i) + " has a bad path prefix");
+      }
+      const char* nul = static_cast<const char*>(std::memchr(name, '\0', static_cast<size_t>(limit - name)));
+      if (nul == nullptr) return Corrupt("entry " + std::to_string(i) + " has an unterminated path");
+      previous.resize(previous.size() - strip);
+      previous.append(name, nul);
+      v4_paths.emplace_back(arena_.size(), previous.size());
+      arena_.insert(arena_.end(), previous.begin(), previous.end());
+      offset = static_cast<size_t>(nul + 1 - bytes_.data());
+    } else {
+      const char* nul = static_cast<const char*>(std::memchr(name, '\0', static_cast<size_t>(limit - name)));
+      if (nul == nullptr) return Corrupt("entry " + std::to_string(i) + " has an unterminated path");
+      entry.path = std::string_view(name, static_cast<size_t>(nul - name));
+      // Entries are padded with 1-8 NULs to a multiple of 8 bytes.
+      size_t padded = (header + entry.path.size() + 8) & ~size_t{7};
+      if (end - offset < padded) return Corrupt("entry " + std::to_string(i) + " is cut short");
+      offset += padded;
+    }
+    if (entry.path.empty() && version_ != 4) return Corrupt("entry " + std::to_string(i) + " has an empty path");
+    entries_.push_back(entry);
+  }
+  if (version_ == 4) {
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (v4_paths[i].second == 0) return Corrupt("entry " + std::to_string(i) + " has an empty path");
+      entries_[i].path = std::string_view(arena_.data() + v4_paths[i].first, v4_paths[i].second);
+    }
+  }
+  return Ok();
+}
+
+Status IndexFile::ParseExtensions(size_t offset, size_t end) {
+  while (offset < end) {
+    if (end - offset < 8) return Corrupt("an extension header is cut short");
+    std::string_view signature(bytes_.data() + offset, 4);
+    uint32_t size = Be32(bytes_.data() + offset + 4);
+    if (size > end - offset - 8) return Corrupt("extension " + std::string(signature) + " is cut short");
+    std::string_view data(bytes_.data() + offset + 8, size);
+    if (signature == "TREE") {
+      ParseCacheTree(data);
+    } else if (signature[0] < 'A' || signature[0] > 'Z') {
+      // Lower case: required for a correct reading (split or sparse index).
+      return Unsupported("the required extension '" + std::string(signature) + "'");
+    }
+    offset += 8 + size;
+  }
+  return Ok();
+}
+
+// The root node only: "" NUL, entry count, ' ', subtree count, '\n', and
+// the tree id when the count is not -1. A malformed node counts as absent.
+void IndexFile::ParseCacheTree(std::string_view data) {
+  if (data.empty() || data[0] != '\0') return;
+  data.remove_prefix(1);
+  auto entries = ParseCount(data, ' ');
+  auto subtrees = ParseCount(data, '\n');
+  if (!entries || !subtrees || *entries < 0 || data.size() < ObjectId{}.size()) return;
+  if (static_cast<size_t>(*entries) != entries_.size()) return;
+  ObjectId id;
+  std::memcpy(id.data(), data.data(), id.size());
+  cache_tree_root_ = id;
+}
+
+}  // namespace telic::grounding

@@ -1,0 +1,542 @@
+#include "grounding/worktree_status.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <condition_variable>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <thread>
+
+#include "grounding/git_index.h"
+#include "grounding/git_repo.h"
+
+namespace telic::grounding {
+namespace {
+
+constexpr uint32_t kTypeMask = 0170000;
+constexpr uint32_t kRegular = 0100000;
+constexpr uint32_t kSymlink = 0120000;
+constexpr uint32_t kGitlink = 0160000;
+constexpr size_t kNone = SIZE_MAX;
+
+struct IndexDeleter {
+  void operator()(git_index* index) const { git_index_free(index); }
+};
+struct DiffDeleter {
+  void operator()(git_diff* diff) const { git_diff_free(diff); }
+};
+struct TreeDeleter {
+  void operator()(git_tree* tree) const { git_tree_free(tree); }
+};
+struct ConfigDeleter {
+  void operator()(git_config* config) const { git_config_free(config); }
+};
+using IndexPtr = std::unique_ptr<git_index, IndexDeleter>;
+using DiffPtr = std::unique_ptr<git_diff, DiffDeleter>;
+using TreePtr = std::unique_ptr<git_tree, TreeDeleter>;
+using ConfigPtr = std::unique_ptr<git_config, ConfigDeleter>;
+
+// Scanner entries are IndexEntry values with conflict stages folded into
+// one entry per path (stage != 0 then marks the conflict).
+using Entry = IndexEntry;
+
+struct Settings {
+  bool filemode = true;          // core.filemode: the executable bit counts
+  bool trustctime = true;        // core.trustctime
+  IndexTime index_mtime;         // when the index file was written
+};
+
+bool TimeEqual(const IndexTime& cached, const struct timespec& now) {
+  if (cached.seconds != static_cast<uint32_t>(now.tv_sec)) return false;
+  // An index written without nanoseconds compares seconds only.
+  return cached.nanoseconds == 0 || cached.nanoseconds == static_cast<uint32_t>(now.tv_nsec);
+}
+
+// Git's racy-entry rule, erring towards "racy": the file may have changed in
+// the same instant the index recorded it, so its stat data proves nothing.
+bool Racy(const Entry& entry, const Settings& settings) {
+  const IndexTime& index = settings.index_mtime;
+  if (index.seconds == 0) return false;
+  if (entry.mtime.seconds != index.seconds) return entry.mtime.seconds > index.seconds;
+  return entry.mtime.nanoseconds == 0 || index.nanoseconds == 0 || entry.mtime.nanoseconds >= index.nanoseconds;
+}
+
+bool StatMatches(const Entry& entry, const struct stat& info, const Settings& settings) {
+  if (!TimeEqual(entry.mtime, info.st_mtim)) return false;
+  if (settings.trustctime && !TimeEqual(entry.ctime, info.st_ctim)) return false;
+  return entry.ino == static_cast<uint32_t>(info.st_ino) && entry.uid == info.st_uid && entry.gid == info.st_gid &&
+         entry.size == static_cast<uint32_t>(info.st_size);
+}
+
+struct DirTask {
+  std::string rel;        // "" for the root, else "a/b/" (with the slash)
+  size_t lo = 0, hi = 0;  // the index entries under `rel` (empty: an untracked folder)
+};
+
+// Where a directory entry's path sits in the index.
+struct Match {
+  size_t exact = kNone;   // the entry with exactly this path
+  size_t sub_lo = 0;      // entries under path + "/"
+  size_t sub_hi = 0;
+};
+
+// Lists the work tree with a pool of directory workers (see the header).
+class Scanner {
+ public:
+  Scanner(const std::string& root, const std::vector<Entry>& entries, const Settings& settings)
+      : root_(root), entries_(entries), settings_(settings), seen_(entries.size(), 0) {}
+
+  ~Scanner() { Join(); }
+
+  void Start(unsigned threads) {
+    Push(DirTask{"", 0, entries_.size()});
+    workers_.resize(threads);
+    for (Worker& worker : workers_) threads_.emplace_back([this, &worker] { Loop(worker); });
+  }
+
+  void Join() {
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+  }
+
+  // After Join: work-tree records of tracked paths (unsorted).
+  std::vector<StatusRecord> TakeRecords() {
+    std::vector<StatusRecord> out;
+    for (Worker& worker : workers_) std::move(worker.records.begin(), worker.records.end(), std::back_inserter(out));
+    return out;
+  }
+  std::vector<std::string> TakeUntracked() {
+    std::vector<std::string> out;
+    for (Worker& worker : workers_) std::move(worker.untracked.begin(), worker.untracked.end(), std::back_inserter(out));
+    return out;
+  }
+  // After Join: whether the work tree has a file (or submodule folder) for entry i.
+  bool Seen(size_t i) const { return seen_[i] != 0; }
+
+ private:
+  struct Worker {
+    std::vector<StatusRecord> records;
+    std::vector<std::string> untracked;
+    RepoPtr repo;  // this thread's own handle, opened on first use
+    std::string key;  // scratch for index look-ups
+    bool repo_failed = false;
+  };
+
+  void Push(DirTask task) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+
+  void Loop(Worker& worker) {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return !queue_.empty() || active_ == 0; });
+      if (queue_.empty()) return;  // nothing queued and nobody left to queue more
+      DirTask task = std::move(queue_.back());
+      queue_.pop_back();
+      ++active_;
+      lock.unlock();
+      ScanDirectory(task, worker);
+      lock.lock();
+      if (--active_ == 0 && queue_.empty()) cv_.notify_all();
+    }
+  }
+
+  git_repository* Repo(Worker& worker) {
+    if (!worker.repo && !worker.repo_failed) {
+      worker.repo = OpenWorkTree(root_);
+      worker.repo_failed = !worker.repo;
+    }
+    return worker.repo.get();
+  }
+
+  // Unknown is "not ignored": a file is listed rather than silently dropped.
+  bool Ignored(Worker& worker, const std::string& rel) {
+    git_repository* repo = Repo(worker);
+    int ignored = 0;
+    return repo != nullptr && git_ignore_path_is_ignored(&ignored, repo, rel.c_str()) == 0 && ignored == 1;
+  }
+
+  Match Find(const DirTask& task, const std::string& rel, std::string& key) const {
+    auto less = [](const Entry& entry, std::string_view key) { return std::string_view(entry.path) < key; };
+    auto first = entries_.begin();
+    Match match;
+    size_t i = std::lower_bound(first + task.lo, first + task.hi, rel, less) - first;
+    if (i < task.hi && entries_[i].path == std::string_view(rel)) match.exact = i;
+    key.assign(rel);
+    key.push_back('/');
+    match.sub_lo = std::lower_bound(first + i, first + task.hi, key, less) - first;
+    key.back() = '0';  // the byte after '/'
+    match.sub_hi = std::lower_bound(first + match.sub_lo, first + task.hi, key, less) - first;
+    return match;
+  }
+
+  // Stats go through the open folder (fstatat on its descriptor), so the
+  // kernel does not walk the whole path again for every file.
+  void ScanDirectory(const DirTask& task, Worker& worker) {
+    std::string dir_path = root_ + "/" + task.rel;
+    DIR* dir = opendir(dir_path.c_str());
+    if (dir == nullptr) return;  // its entries stay unseen: deleted
+    int fd = dirfd(dir);
+    std::string rel = task.rel;
+    while (dirent* item = readdir(dir)) {
+      std::string_view name(item->d_name);
+      if (name == "." || name == ".." || name == ".git") continue;
+      rel.resize(task.rel.size());
+      rel.append(name);
+      unsigned char type = item->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat info;
+        if (fstatat(fd, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = S_ISDIR(info.st_mode) ? DT_DIR : S_ISREG(info.st_mode) ? DT_REG : S_ISLNK(info.st_mode) ? DT_LNK : DT_UNKNOWN;
+      }
+      Match match = Find(task, rel, worker.key);
+      if (type == DT_DIR) {
+        ScanSubdirectory(worker, rel, dir_path + std::string(name), match);
+      } else if (type == DT_REG || type == DT_LNK) {
+        if (match.exact != kNone) {
+          CheckTracked(worker, entries_[match.exact], match.exact, rel, fd, item->d_name);
+        } else if (!Ignored(worker, rel)) {
+          worker.untracked.push_back(rel);
+        }
+      }
+      // Sockets, FIFOs and devices are never listed; a tracked path that is
+      // one now stays unseen (deleted).
+    }
+    closedir(dir);
+  }
+
+  void ScanSubdirectory(Worker& worker, const std::string& rel, const std::string& absolute, const Match& match) {
+    if (match.exact != kNone && (entries_[match.exact].mode & kTypeMask) == kGitlink) {
+      seen_[match.exact] = 1;
+      CheckSubmodule(worker, entries_[match.exact], absolute);
+      return;
+    }
+    if (match.sub_lo < match.sub_hi) {
+      Push(DirTask{rel + '/', match.sub_lo, match.sub_hi});
+      return;
+    }
+    // Untracked: a nested repository is one record; other folders are
+    // walked unless ignored as a whole.
+    std::string dir_rel = rel + '/';
+    struct stat info;
+    if (lstat((absolute + "/.git").c_str(), &info) == 0) {
+      if (!Ignored(worker, dir_rel)) worker.untracked.push_back(std::move(dir_rel));
+      return;
+    }
+    if (Ignored(worker, dir_rel)) return;
+    Push(DirTask{std::move(dir_rel), match.sub_hi, match.sub_hi});
+  }
+
+  void CheckTracked(Worker& worker, const Entry& entry, size_t index, const std::string& rel, int dir_fd,
+                    const char* name) {
+    seen_[index] = 1;
+    if (entry.stage != 0 || entry.skip_worktree) return;
+    char y = WorktreeColumn(worker, entry, rel, dir_fd, name);
+    if (y == ' ') return;
+    StatusRecord record;
+    record.path = rel;
+    record.y = y;
+    record.worktree = true;
+    worker.records.push_back(std::move(record));
+  }
+
+  // ' ' unchanged, 'M' modified (content or executable bit), 'T' type
+  // change (file <-> symlink), 'D' gone.
+  char WorktreeColumn(Worker& worker, const Entry& entry, const std::string& rel, int dir_fd, const char* name) {
+    struct stat info;
+    if (fstatat(dir_fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0) return 'D';
+    uint32_t type = S_ISLNK(info.st_mode) ? kSymlink : S_ISREG(info.st_mode) ? kRegular : 0;
+    if (type == 0) return 'D';
+    if ((entry.mode & kTypeMask) != type) return 'T';
+    if (type == kRegular && settings_.filemode && ((entry.mode & 0100) != 0) != ((info.st_mode & S_IXUSR) != 0)) {
+      return 'M';
+    }
+    // Git leaves the size 0 in entries it could not vouch for: only a
+    // known size that differs proves a change without reading the file.
+    if (entry.size != static_cast<uint32_t>(info.st_size) && entry.size != 0) return 'M';
+    if (StatMatches(entry, info, settings_) && !Racy(entry, settings_)) return ' ';
+    return ContentMatches(worker, entry, rel, dir_fd, name, type) ? ' ' : 'M';
+  }
+
+  bool ContentMatches(Worker& worker, const Entry& entry, const std::string& rel, int dir_fd, const char* name,
+                      uint32_t type) {
+    git_oid id;
+    if (type == kSymlink) {
+      char target[PATH_MAX];
+      ssize_t length = readlinkat(dir_fd, name, target, sizeof target);
+      if (length < 0 || git_odb_hash(&id, target, static_cast<size_t>(length), GIT_OBJECT_BLOB) != 0) return false;
+    } else {
+      git_repository* repo = Repo(worker);
+      // The repository's filters (.gitattributes eol, ident...) apply, as in git.
+      std::string absolute = root_ + "/" + rel;
+      if (repo == nullptr || git_repository_hashfile(&id, repo, absolute.c_str(), GIT_OBJECT_BLOB, rel.c_str()) != 0) {
+        return false;
+      }
+    }
+    return std::equal(entry.id.begin(), entry.id.end(), id.id);
+  }
+
+  // A submodule is modified when its checked-out commit is not the one the
+  // index records. An uninitialised (empty) submodule folder is unchanged.
+  void CheckSubmodule(Worker& worker, const Entry& entry, const std::string& absolute) {
+    git_repository* raw = nullptr;
+    if (git_repository_open_ext(&raw, absolute.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return;
+    RepoPtr submodule(raw);
+    git_oid head;
+    if (git_reference_name_to_id(&head, submodule.get(), "HEAD") != 0 ||
+        std::equal(entry.id.begin(), entry.id.end(), head.id)) {
+      return;
+    }
+    StatusRecord record;
+    record.path = std::string(entry.path);
+    record.y = 'M';
+    record.worktree = true;
+    worker.records.push_back(std::move(record));
+  }
+
+  const std::string& root_;
+  const std::vector<Entry>& entries_;
+  const Settings& settings_;
+  std::vector<uint8_t> seen_;  // one writer per element: the task listing its folder
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<DirTask> queue_;
+  int active_ = 0;
+  std::vector<Worker> workers_;
+  std::vector<std::thread> threads_;
+};
+
+// Folds the stages of each conflict into one entry and sorts by path (byte
+// order: libgit2 sorts case-insensitively under core.ignorecase). Returns
+// false, leaving `out` empty, when `entries` needs neither.
+bool Normalise(const std::vector<Entry>& entries, std::vector<Entry>& out) {
+  auto by_path = [](const Entry& a, const Entry& b) { return a.path < b.path; };
+  bool conflicts = std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.stage != 0; });
+  if (!conflicts && std::is_sorted(entries.begin(), entries.end(), by_path)) return false;
+  out.reserve(entries.size());
+  for (const Entry& entry : entries) {
+    if (!out.empty() && out.back().path == entry.path) {
+      out.back().stage = std::max(out.back().stage, entry.stage);
+      continue;
+    }
+    out.push_back(entry);
+  }
+  if (!std::is_sorted(out.begin(), out.end(), by_path)) std::stable_sort(out.begin(), out.end(), by_path);
+  return true;
+}
+
+std::vector<Entry> EntriesOf(git_index* index) {
+  std::vector<Entry> entries;
+  size_t count = git_index_entrycount(index);
+  entries.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const git_index_entry* raw = git_index_get_byindex(index, i);
+    if (raw == nullptr || raw->path == nullptr) continue;
+    Entry entry;
+    entry.path = raw->path;
+    entry.mode = raw->mode;
+    std::copy(std::begin(raw->id.id), std::begin(raw->id.id) + entry.id.size(), entry.id.begin());
+    entry.ctime = {static_cast<uint32_t>(raw->ctime.seconds), raw->ctime.nanoseconds};
+    entry.mtime = {static_cast<uint32_t>(raw->mtime.seconds), raw->mtime.nanoseconds};
+    entry.ino = raw->ino;
+    entry.uid = raw->uid;
+    entry.gid = raw->gid;
+    entry.size = raw->file_size;
+    entry.stage = static_cast<uint8_t>(GIT_INDEX_ENTRY_STAGE(raw));
+    entry.skip_worktree = (raw->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) != 0;
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+Settings ReadSettings(git_repository* repo) {
+  Settings settings;
+  git_config* raw = nullptr;
+  if (git_repository_config_snapshot(&raw, repo) == 0) {
+    ConfigPtr config(raw);
+    int value = 0;
+    if (git_config_get_bool(&value, config.get(), "core.filemode") == 0) settings.filemode = value != 0;
+    if (git_config_get_bool(&value, config.get(), "core.trustctime") == 0) settings.trustctime = value != 0;
+  }
+  return settings;
+}
+
+// The index, read directly when the file allows (git_index.h), else through
+// libgit2. Owns what the entries' paths point into.
+struct IndexStorage {
+  std::optional<IndexFile> file;
+  IndexPtr libgit2;
+  std::vector<Entry> read;    // from libgit2
+  std::vector<Entry> folded;  // conflicts folded, sorted (when needed)
+  const std::vector<Entry>* entries = nullptr;  // what the scan uses
+};
+
+// Fills `storage`; false when no reader can read the index.
+bool LoadIndex(git_repository* repo, IndexStorage& storage, Settings& settings) {
+  auto file = IndexFile::Read(std::string(git_repository_path(repo)) + "index");
+  const std::vector<Entry>* entries = nullptr;
+  if (file) {
+    storage.file = std::move(*file);
+    settings.index_mtime = storage.file->mtime();
+    entries = &storage.file->entries();
+  } else {
+    git_index* raw = nullptr;
+    if (git_repository_index(&raw, repo) != 0) return false;
+    storage.libgit2.reset(raw);
+    struct stat info;
+    const char* path = git_index_path(raw);
+    if (path != nullptr && stat(path, &info) == 0) {
+      settings.index_mtime = {static_cast<uint32_t>(info.st_mtim.tv_sec), static_cast<uint32_t>(info.st_mtim.tv_nsec)};
+    }
+    storage.read = EntriesOf(raw);
+    entries = &storage.read;
+  }
+  storage.entries = Normalise(*entries, storage.folded) ? &storage.folded : entries;
+  return true;
+}
+
+struct Head {
+  std::optional<git_oid> commit;  // nullopt: unborn
+  git_oid tree{};
+};
+
+// False when HEAD exists but its commit cannot be read.
+bool ReadHead(git_repository* repo, Head& head) {
+  git_oid id;
+  int error = git_reference_name_to_id(&id, repo, "HEAD");
+  if (error == GIT_ENOTFOUND || error == GIT_EUNBORNBRANCH) return true;
+  if (error != 0) return false;
+  git_commit* commit = nullptr;
+  if (git_commit_lookup(&commit, repo, &id) != 0) return false;
+  head.commit = id;
+  head.tree = *git_commit_tree_id(commit);
+  git_commit_free(commit);
+  return true;
+}
+
+// Whether the index may differ from HEAD. When git's cache tree says the
+// whole index is HEAD's tree, it cannot, and the diff is skipped.
+bool MayHaveStagedChanges(const Head& head, const IndexStorage& storage, const std::vector<Entry>& entries) {
+  if (!head.commit) return !entries.empty();
+  if (!storage.file || !storage.file->cache_tree_root()) return true;
+  const ObjectId& root = *storage.file->cache_tree_root();
+  return !std::equal(root.begin(), root.end(), head.tree.id);
+}
+
+// The index column: HEAD tree against the index, renames detected as
+// `git status` does. Conflicts are left to the caller.
+bool ReadStaged(git_repository* repo, IndexStorage& storage, const Head& head,
+                std::map<std::string, StatusRecord>& records) {
+  if (!storage.libgit2) {
+    git_index* raw = nullptr;
+    if (git_repository_index(&raw, repo) != 0) return false;
+    storage.libgit2.reset(raw);
+  }
+  git_index* index = storage.libgit2.get();
+  TreePtr tree;
+  if (head.commit) {
+    git_tree* raw = nullptr;
+    if (git_tree_lookup(&raw, repo, &head.tree) != 0) return false;
+    tree.reset(raw);
+  }
+  git_diff_options options = GIT_DIFF_OPTIONS_INIT;
+  options.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
+  git_diff* raw = nullptr;
+  if (git_diff_tree_to_index(&raw, repo, tree.get(), index, &options) != 0) return false;
+  DiffPtr diff(raw);
+  git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+  find.flags = GIT_DIFF_FIND_RENAMES | GIT_DIFF_FIND_AND_BREAK_REWRITES | GIT_DIFF_FIND_RENAMES_FROM_REWRITES |
+               GIT_DIFF_BREAK_REWRITES_FOR_RENAMES_ONLY;
+  if (git_diff_find_similar(diff.get(), &find) != 0) return false;
+  size_t count = git_diff_num_deltas(diff.get());
+  for (size_t i = 0; i < count; ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(diff.get(), i);
+    char x = ' ';
+    switch (delta->status) {
+      case GIT_DELTA_ADDED: x = 'A'; break;
+      case GIT_DELTA_MODIFIED: x = 'M'; break;
+      case GIT_DELTA_DELETED: x = 'D'; break;
+      case GIT_DELTA_RENAMED: x = 'R'; break;
+      case GIT_DELTA_TYPECHANGE: x = 'T'; break;
+      default: continue;  // conflicts, unmodified
+    }
+    const char* path = x == 'D' ? delta->old_file.path : delta->new_file.path;
+    StatusRecord& record = records[path];
+    record.path = path;
+    record.x = x;
+    if (x == 'R') record.orig_path = delta->old_file.path;
+    if (x != 'D') record.index_id = OidHex(delta->new_file.id);
+  }
+  return true;
+}
+
+unsigned WorkerCount(unsigned requested) {
+  if (requested != 0) return requested;
+  return std::clamp(std::thread::hardware_concurrency(), 2u, 8u);
+}
+
+}  // namespace
+
+WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads) {
+  WorktreeStatus status;
+  RepoPtr repo = OpenWorkTree(root);
+  if (!repo) return status;
+  auto storage = std::make_shared<IndexStorage>();
+  Settings settings = ReadSettings(repo.get());
+  if (!LoadIndex(repo.get(), *storage, settings)) return status;
+  const std::vector<Entry>& entries = *storage->entries;
+
+  Scanner scanner(root, entries, settings);
+  scanner.Start(WorkerCount(threads));
+  // While the workers list the work tree: the tracked paths and the index column.
+  status.tracked.reserve(entries.size());
+  for (const Entry& entry : entries) status.tracked.push_back(entry.path);
+  std::map<std::string, StatusRecord> records;
+  Head head;
+  bool staged = ReadHead(repo.get(), head);
+  if (staged && MayHaveStagedChanges(head, *storage, entries)) staged = ReadStaged(repo.get(), *storage, head, records);
+  scanner.Join();
+  if (!staged) return status;
+  if (head.commit) status.head_commit = OidHex(*head.commit);
+
+  for (StatusRecord& found : scanner.TakeRecords()) {
+    StatusRecord& record = records[found.path];
+    record.path = found.path;
+    record.y = found.y;
+    record.worktree = found.worktree;
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& entry = entries[i];
+    std::string path(entry.path);
+    if (entry.stage != 0) {
+      records[path] = StatusRecord{path, "", 'U', 'U', "", true};
+    } else if (!scanner.Seen(i) && !entry.skip_worktree) {
+      StatusRecord& record = records[path];
+      record.path = path;
+      record.y = 'D';
+    }
+  }
+  status.untracked = scanner.TakeUntracked();
+  std::sort(status.untracked.begin(), status.untracked.end());
+  status.records.reserve(records.size() + status.untracked.size());
+  for (auto& [path, record] : records) status.records.push_back(std::move(record));
+  for (const std::string& path : status.untracked) status.records.push_back(StatusRecord{path, "", '?', '?', "", true});
+  status.storage = std::move(storage);
+  status.ok = true;
+  return status;
+}
+
+}  // namespace telic::grounding
