@@ -100,6 +100,14 @@ Result<IndexFile> IndexFile::Read(const std::string& path) {
   return index;
 }
 
+Result<IndexFile> IndexFile::FromBytes(std::string_view bytes) {
+  IndexFile index;
+  index.owned_.assign(bytes.begin(), bytes.end());
+  index.bytes_ = std::string_view(index.owned_.data(), index.owned_.size());
+  if (auto parsed = index.Parse(); !parsed) return std::unexpected(parsed.error());
+  return index;
+}
+
 void IndexUnmap::operator()(const char* address) const { munmap(const_cast<char*>(address), size); }
 
 Status IndexFile::Parse() {
@@ -120,7 +128,9 @@ Status IndexFile::Parse() {
   }
   size_t offset = kHeaderBytes;
   if (auto parsed = ParseEntries(offset, end); !parsed) return parsed;
-  return ParseExtensions(offset, end);
+  if (auto parsed = ParseExtensions(offset, end); !parsed) return parsed;
+  if (empty_path_) return Corrupt("entry " + std::to_string(*empty_path_) + " has an empty path");
+  return Ok();
 }
 
 Status IndexFile::ParseEntries(size_t& offset, size_t end) {
@@ -176,12 +186,14 @@ Status IndexFile::ParseEntries(size_t& offset, size_t end) {
       if (end - offset < padded) return Corrupt("entry " + std::to_string(i) + " is cut short");
       offset += padded;
     }
-    if (entry.path.empty() && version_ != 4) return Corrupt("entry " + std::to_string(i) + " has an empty path");
+    // Split indexes hold nameless entries; the `link` extension, read
+    // next, decides whether that is unsupported or damage.
+    if (entry.path.empty() && version_ != 4 && !empty_path_) empty_path_ = i;
     entries_.push_back(entry);
   }
   if (version_ == 4) {
     for (size_t i = 0; i < entries_.size(); ++i) {
-      if (v4_paths[i].second == 0) return Corrupt("entry " + std::to_string(i) + " has an empty path");
+      if (v4_paths[i].second == 0 && !empty_path_) empty_path_ = i;
       entries_[i].path = std::string_view(arena_.data() + v4_paths[i].first, v4_paths[i].second);
     }
   }

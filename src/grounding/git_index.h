@@ -60,6 +60,8 @@ class IndexFile {
   // Reads and checks `path`. A missing file is an empty index (a new
   // repository has none until the first `git add`).
   static Result<IndexFile> Read(const std::string& path);
+  // Parses index bytes held in memory (tests, fuzzing); same checks as Read.
+  static Result<IndexFile> FromBytes(std::string_view bytes);
 
   uint32_t version() const { return version_; }
   // In file order: by path (byte order), then stage.
@@ -77,12 +79,14 @@ class IndexFile {
   void ParseCacheTree(std::string_view data);
 
   std::unique_ptr<const char, IndexUnmap> map_;  // the file, mapped read-only (moves keep views valid)
+  std::vector<char> owned_;                      // or a copy (FromBytes)
   std::string_view bytes_;
   std::vector<char> arena_;  // v4 paths
   uint32_t version_ = 0;
   std::vector<IndexEntry> entries_;
   std::optional<ObjectId> cache_tree_root_;
   IndexTime mtime_;
+  std::optional<uint32_t> empty_path_;  // the first entry without a path
 };
 
 }  // namespace telic::grounding

@@ -276,38 +276,43 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
     extras.push_back(path);
   }
 
-  // Instruction and active paths first, then code-unit order. The inventory
-  // is sorted already, so this is a partition and a merge.
+  // Instruction and active paths first, then code-unit order, cut to the
+  // candidate budget. The inventory is sorted already and the extras are
+  // not in it, so this is a partition and a merge that stops at the budget.
   const std::unordered_set<std::string> active_set(active_paths.begin(), active_paths.end());
   auto required = [&active_set](const std::string& path) { return IsInstructionPath(path) || active_set.contains(path); };
   auto less = [](const std::string& a, const std::string& b) { return Utf16Before(a, b); };
   std::sort(extras.begin(), extras.end(), less);
   extras.erase(std::unique(extras.begin(), extras.end()), extras.end());
-  std::vector<std::string> first, rest;
+  const auto candidate_files = static_cast<int64_t>(inventory_paths.size() + extras.size());
+  const auto budget_files = static_cast<size_t>(std::max<int64_t>(budget.max_inventory_files, 0));
+  std::vector<std::string> sorted;
   for (std::vector<std::string>* source : {&inventory_paths, &extras}) {
-    std::vector<std::string> plain;
-    for (std::string& path : *source) (required(path) ? first : plain).push_back(std::move(path));
-    if (source == &inventory_paths) {
-      rest = std::move(plain);
-    } else {
-      std::vector<std::string> merged;
-      merged.reserve(rest.size() + plain.size());
-      std::merge(std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()),
-                 std::make_move_iterator(plain.begin()), std::make_move_iterator(plain.end()),
-                 std::back_inserter(merged), less);
-      rest = std::move(merged);
+    for (std::string& path : *source) {
+      if (required(path)) sorted.push_back(std::move(path));
     }
   }
+  std::sort(sorted.begin(), sorted.end(), less);
+  if (sorted.size() > budget_files) sorted.resize(budget_files);
+  // Moved-from (required) paths are empty; every real path is non-empty.
+  auto inventory_it = inventory_paths.begin();
+  auto extras_it = extras.begin();
+  auto skip_taken = [](auto& it, const auto& end) {
+    while (it != end && it->empty()) ++it;
+  };
+  while (sorted.size() < budget_files) {
+    skip_taken(inventory_it, inventory_paths.end());
+    skip_taken(extras_it, extras.end());
+    bool inventory_left = inventory_it != inventory_paths.end();
+    bool extras_left = extras_it != extras.end();
+    if (!inventory_left && !extras_left) break;
+    bool take_extra = extras_left && (!inventory_left || less(*extras_it, *inventory_it));
+    sorted.push_back(std::move(take_extra ? *extras_it++ : *inventory_it++));
+  }
   inventory_paths.clear();
-  std::sort(first.begin(), first.end(), less);
-  std::vector<std::string> sorted = std::move(first);
-  sorted.reserve(sorted.size() + rest.size());
-  std::move(rest.begin(), rest.end(), std::back_inserter(sorted));
-  rest.clear();
-  const auto candidate_files = static_cast<int64_t>(sorted.size());
+  extras.clear();
   if (candidate_files > budget.max_inventory_files) {
     exclusions["inventory_budget"] += candidate_files - budget.max_inventory_files;
-    sorted.resize(static_cast<size_t>(budget.max_inventory_files));
     warnings.push_back(
         "Repository inventory exceeded the configured candidate limit and was deterministically truncated.");
   }

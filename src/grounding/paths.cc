@@ -132,7 +132,27 @@ bool Utf16Before(std::string_view a, std::string_view b) {
   return ca < cb;
 }
 
+// True when `candidate` is ASCII, at most 1024 bytes, and every segment is a
+// plain name: NormalizeRepositoryPath would return it unchanged. This is
+// nearly every path an index holds, checked in one pass.
+static bool IsPlainAsciiPath(std::string_view candidate) {
+  if (candidate.empty() || candidate.size() > 1024) return false;
+  size_t segment_start = 0;
+  for (size_t i = 0; i <= candidate.size(); ++i) {
+    if (i == candidate.size() || candidate[i] == '/') {
+      std::string_view segment = candidate.substr(segment_start, i - segment_start);
+      if (segment.empty() || segment == "." || segment == "..") return false;
+      segment_start = i + 1;
+      continue;
+    }
+    auto c = static_cast<unsigned char>(candidate[i]);
+    if (c == 0 || c == '\\' || c >= 0x80) return false;
+  }
+  return true;
+}
+
 std::optional<std::string> NormalizeRepositoryPath(std::string_view candidate) {
+  if (IsPlainAsciiPath(candidate)) return std::string(candidate);
   if (candidate.empty() || candidate.find('\0') != std::string_view::npos ||
       candidate.find('\\') != std::string_view::npos || !IsValidUtf8(candidate) ||
       Utf16Length(candidate) > 1024) {
