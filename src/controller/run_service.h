@@ -131,10 +131,11 @@ class RunService {
   // not report_only fails with kFailedPrecondition).
   void set_grounder(Grounder grounder) { grounder_ = std::move(grounder); }
 
-  // Called with the run id after every committed submission or cancellation
-  // (e.g. to mirror accepted WorkPlans and WorkResults into the task graph).
-  // The run's artifacts stay the source of truth: a listener must be
-  // idempotent and may be re-run later to repair what a crash interrupted.
+  // Called with the run id after each committed change that can concern the
+  // task graph: an accepted WorkPlan or WorkResult, a submission that ended
+  // the run, a cancellation. The run's artifacts stay the source of truth: a
+  // listener must be idempotent and may be re-run later to repair what a
+  // crash interrupted.
   void set_change_listener(std::function<void(const std::string&)> listener) { change_listener_ = std::move(listener); }
 
   // Cancels a non-terminal run (status cancelled, version + 1, run_cancelled

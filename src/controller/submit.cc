@@ -110,7 +110,11 @@ bool ContainsSecretInValue(const Json& value) {
 
 Result<SubmitResult> RunService::SubmitArtifact(const SubmitRequest& r) {
   auto result = SubmitArtifactUnnotified(r);
-  if (result) NotifyChanged(r.run_id);
+  // Only plans, results and the end of a run concern the listener (see
+  // set_change_listener); other submissions would make it re-read the run's
+  // history for nothing.
+  bool concerns_listener = r.artifact_type == "WorkPlan" || r.artifact_type == "WorkResult";
+  if (result && (concerns_listener || result->run.IsTerminal())) NotifyChanged(r.run_id);
   return result;
 }
 

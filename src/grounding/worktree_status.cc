@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <system_error>
 #include <thread>
 
 #include "grounding/git_index.h"
@@ -98,13 +99,21 @@ class Scanner {
 
   void Start(unsigned threads) {
     Push(DirTask{"", 0, entries_.size()});
-    workers_.resize(threads);
-    for (Worker& worker : workers_) threads_.emplace_back([this, &worker] { Loop(worker); });
+    workers_.resize(std::max(threads, 1u));
+    for (Worker& worker : workers_) {
+      try {
+        threads_.emplace_back([this, &worker] { Loop(worker); });
+      } catch (const std::system_error&) {
+        break;  // fewer workers; with none, Join scans on the calling thread
+      }
+    }
   }
 
   void Join() {
+    if (threads_.empty() && !workers_.empty() && !joined_) Loop(workers_.front());
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
+    joined_ = true;
   }
 
   // After Join: work-tree records of tracked paths (unsorted).
@@ -317,6 +326,7 @@ class Scanner {
   int active_ = 0;
   std::vector<Worker> workers_;
   std::vector<std::thread> threads_;
+  bool joined_ = false;
 };
 
 // Folds the stages of each conflict into one entry and sorts by path (byte
