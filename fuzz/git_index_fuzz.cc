@@ -21,8 +21,9 @@ void Check(const std::string& bytes) {
     return;
   }
   if (index->version() < 2 || index->version() > 4) std::abort();
-  for (const telic::grounding::IndexEntry& entry : index->entries()) {
-    if (entry.path.empty() || entry.stage > 3) std::abort();
+  for (size_t i = 0; i < index->size(); ++i) {
+    const telic::grounding::IndexEntry entry = index->entry(i);
+    if (entry.path.empty() || entry.path != index->path(i) || entry.stage > 3) std::abort();
     volatile char first = entry.path.front();  // touches the bytes (ASan checks them)
     volatile char last = entry.path.back();
     (void)first;

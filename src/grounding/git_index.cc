@@ -112,6 +112,7 @@ void IndexUnmap::operator()(const char* address) const { munmap(const_cast<char*
 
 Status IndexFile::Parse() {
   if (bytes_.size() < kHeaderBytes + kChecksumBytes) return Corrupt("it is shorter than its header");
+  if (bytes_.size() > UINT32_MAX) return Unsupported("a size over 4 GiB");
   if (std::memcmp(bytes_.data(), "DIRC", 4) != 0) return Corrupt("its signature is not DIRC");
   version_ = Be32(bytes_.data() + 4);
   if (version_ < 2 || version_ > 4) return Unsupported("version " + std::to_string(version_));
@@ -136,35 +137,23 @@ Status IndexFile::Parse() {
 Status IndexFile::ParseEntries(size_t& offset, size_t end) {
   uint32_t count = Be32(bytes_.data() + 8);
   if (count > (end - offset) / kEntryHeaderBytes) return Corrupt("it claims more entries than it holds");
-  entries_.reserve(count);
-  std::vector<std::pair<size_t, size_t>> v4_paths;  // arena offset and length
-  std::string previous;                              // v4: the path before
+  slots_.reserve(count);
+  std::string previous;  // v4: the path before
+  const char* limit = bytes_.data() + end;
   for (uint32_t i = 0; i < count; ++i) {
     if (end - offset < kEntryHeaderBytes) return Corrupt("entry " + std::to_string(i) + " is cut short");
     const char* p = bytes_.data() + offset;
-    IndexEntry entry;
-    entry.ctime = {Be32(p), Be32(p + 4)};
-    entry.mtime = {Be32(p + 8), Be32(p + 12)};
-    entry.dev = Be32(p + 16);
-    entry.ino = Be32(p + 20);
-    entry.mode = Be32(p + 24);
-    entry.uid = Be32(p + 28);
-    entry.gid = Be32(p + 32);
-    entry.size = Be32(p + 36);
-    std::memcpy(entry.id.data(), p + kStatBytes, entry.id.size());
     uint16_t flags = Be16(p + 60);
-    entry.stage = static_cast<uint8_t>((flags >> 12) & 3);
+    conflicts_ = conflicts_ || ((flags >> 12) & 3) != 0;
     size_t header = kEntryHeaderBytes;
     if (flags & kExtendedFlag) {
       if (version_ < 3) return Corrupt("entry " + std::to_string(i) + " has extended flags in a version 2 index");
       if (end - offset < header + 2) return Corrupt("entry " + std::to_string(i) + " is cut short");
-      uint16_t extended = Be16(p + header);
-      entry.skip_worktree = (extended & kSkipWorktreeFlag) != 0;
-      entry.intent_to_add = (extended & kIntentToAddFlag) != 0;
       header += 2;
     }
+    Slot slot;
+    slot.record = static_cast<uint32_t>(offset);
     const char* name = p + header;
-    const char* limit = bytes_.data() + end;
     if (version_ == 4) {
       size_t strip = 0;
       if (!DecodeVarint(name, limit, strip) || strip > previous.size()) {
@@ -174,30 +163,73 @@ Status IndexFile::ParseEntries(size_t& offset, size_t end) {
       if (nul == nullptr) return Corrupt("entry " + std::to_string(i) + " has an unterminated path");
       previous.resize(previous.size() - strip);
       previous.append(name, nul);
-      v4_paths.emplace_back(arena_.size(), previous.size());
+      slot.path = static_cast<uint32_t>(arena_.size());
+      slot.length = static_cast<uint32_t>(previous.size());
       arena_.insert(arena_.end(), previous.begin(), previous.end());
       offset = static_cast<size_t>(nul + 1 - bytes_.data());
     } else {
       const char* nul = static_cast<const char*>(std::memchr(name, '\0', static_cast<size_t>(limit - name)));
       if (nul == nullptr) return Corrupt("entry " + std::to_string(i) + " has an unterminated path");
-      entry.path = std::string_view(name, static_cast<size_t>(nul - name));
+      slot.path = static_cast<uint32_t>(name - bytes_.data());
+      slot.length = static_cast<uint32_t>(nul - name);
       // Entries are padded with 1-8 NULs to a multiple of 8 bytes.
-      size_t padded = (header + entry.path.size() + 8) & ~size_t{7};
+      size_t padded = (header + slot.length + 8) & ~size_t{7};
       if (end - offset < padded) return Corrupt("entry " + std::to_string(i) + " is cut short");
       offset += padded;
     }
     // Split indexes hold nameless entries; the `link` extension, read
     // next, decides whether that is unsupported or damage.
-    if (entry.path.empty() && version_ != 4 && !empty_path_) empty_path_ = i;
-    entries_.push_back(entry);
+    if (slot.length == 0 && !empty_path_) empty_path_ = i;
+    slots_.push_back(slot);
   }
-  if (version_ == 4) {
-    for (size_t i = 0; i < entries_.size(); ++i) {
-      if (v4_paths[i].second == 0 && !empty_path_) empty_path_ = i;
-      entries_[i].path = std::string_view(arena_.data() + v4_paths[i].first, v4_paths[i].second);
-    }
-  }
+  path_base_ = version_ == 4 ? arena_.data() : bytes_.data();
+  for (size_t i = 1; i < slots_.size() && sorted_; ++i) sorted_ = path(i - 1) <= path(i);
   return Ok();
+}
+
+IndexEntry IndexFile::entry(size_t i) const {
+  if (!decoded_.empty()) return decoded_[i];
+  const char* p = bytes_.data() + slots_[i].record;
+  IndexEntry entry;
+  entry.path = path(i);
+  entry.ctime = {Be32(p), Be32(p + 4)};
+  entry.mtime = {Be32(p + 8), Be32(p + 12)};
+  entry.dev = Be32(p + 16);
+  entry.ino = Be32(p + 20);
+  entry.mode = Be32(p + 24);
+  entry.uid = Be32(p + 28);
+  entry.gid = Be32(p + 32);
+  entry.size = Be32(p + 36);
+  std::memcpy(entry.id.data(), p + kStatBytes, entry.id.size());
+  uint16_t flags = Be16(p + 60);
+  entry.stage = static_cast<uint8_t>((flags >> 12) & 3);
+  if (flags & kExtendedFlag) {
+    uint16_t extended = Be16(p + kEntryHeaderBytes);
+    entry.skip_worktree = (extended & kSkipWorktreeFlag) != 0;
+    entry.intent_to_add = (extended & kIntentToAddFlag) != 0;
+  }
+  return entry;
+}
+
+IndexFile IndexFile::FromEntries(const std::vector<IndexEntry>& entries, IndexTime mtime) {
+  IndexFile index;
+  index.mtime_ = mtime;
+  size_t total = 0;
+  for (const IndexEntry& entry : entries) total += entry.path.size();
+  index.arena_.reserve(total);
+  index.slots_.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const IndexEntry& entry = entries[i];
+    index.slots_.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(index.arena_.size()),
+                            static_cast<uint32_t>(entry.path.size())});
+    index.arena_.insert(index.arena_.end(), entry.path.begin(), entry.path.end());
+    index.conflicts_ = index.conflicts_ || entry.stage != 0;
+  }
+  index.path_base_ = index.arena_.data();
+  index.decoded_ = entries;
+  for (size_t i = 0; i < entries.size(); ++i) index.decoded_[i].path = index.path(i);
+  for (size_t i = 1; i < index.slots_.size() && index.sorted_; ++i) index.sorted_ = index.path(i - 1) <= index.path(i);
+  return index;
 }
 
 Status IndexFile::ParseExtensions(size_t offset, size_t end) {
@@ -226,7 +258,7 @@ void IndexFile::ParseCacheTree(std::string_view data) {
   auto entries = ParseCount(data, ' ');
   auto subtrees = ParseCount(data, '\n');
   if (!entries || !subtrees || *entries < 0 || data.size() < ObjectId{}.size()) return;
-  if (static_cast<size_t>(*entries) != entries_.size()) return;
+  if (static_cast<size_t>(*entries) != slots_.size()) return;
   ObjectId id;
   std::memcpy(id.data(), data.data(), id.size());
   cache_tree_root_ = id;

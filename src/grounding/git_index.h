@@ -62,10 +62,20 @@ class IndexFile {
   static Result<IndexFile> Read(const std::string& path);
   // Parses index bytes held in memory (tests, fuzzing); same checks as Read.
   static Result<IndexFile> FromBytes(std::string_view bytes);
+  // An index of entries read elsewhere (libgit2) or rewritten (folded
+  // conflicts); the paths are copied. Version 0, no cache tree.
+  static IndexFile FromEntries(const std::vector<IndexEntry>& entries, IndexTime mtime);
 
   uint32_t version() const { return version_; }
-  // In file order: by path (byte order), then stage.
-  const std::vector<IndexEntry>& entries() const { return entries_; }
+  // Entries in file order: by path (byte order), then stage. Each entry is
+  // decoded from the file when asked for; only its place is kept (a 100,000
+  // entry index would otherwise cost 8 MB of fresh memory per read).
+  size_t size() const { return slots_.size(); }
+  std::string_view path(size_t i) const { return {path_base_ + slots_[i].path, slots_[i].length}; }
+  IndexEntry entry(size_t i) const;
+  // Whether some entry has a conflict stage, or paths are out of byte order.
+  bool has_conflicts() const { return conflicts_; }
+  bool sorted() const { return sorted_; }
   // The tree id of the whole index from the TREE extension, when it is
   // present and valid (git keeps it in step with the entries).
   const std::optional<ObjectId>& cache_tree_root() const { return cache_tree_root_; }
@@ -73,6 +83,14 @@ class IndexFile {
   IndexTime mtime() const { return mtime_; }
 
  private:
+  // Where entry i is: its record in the file (or in `decoded_`), its path
+  // in `path_base_` (the file for v2/v3, `arena_` for v4 and FromEntries).
+  struct Slot {
+    uint32_t record = 0;
+    uint32_t path = 0;
+    uint32_t length = 0;
+  };
+
   Status Parse();
   Status ParseEntries(size_t& offset, size_t end);
   Status ParseExtensions(size_t offset, size_t end);
@@ -81,9 +99,13 @@ class IndexFile {
   std::unique_ptr<const char, IndexUnmap> map_;  // the file, mapped read-only (moves keep views valid)
   std::vector<char> owned_;                      // or a copy (FromBytes)
   std::string_view bytes_;
-  std::vector<char> arena_;  // v4 paths
+  std::vector<char> arena_;  // v4 and FromEntries paths
+  const char* path_base_ = nullptr;
   uint32_t version_ = 0;
-  std::vector<IndexEntry> entries_;
+  std::vector<Slot> slots_;
+  std::vector<IndexEntry> decoded_;  // FromEntries only
+  bool conflicts_ = false;
+  bool sorted_ = true;
   std::optional<ObjectId> cache_tree_root_;
   IndexTime mtime_;
   std::optional<uint32_t> empty_path_;  // the first entry without a path

@@ -259,10 +259,10 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   // paths, join the inventory. Instruction files and active paths the run
   // may not read are left out (a denied file in the inventory was counted
   // there already).
-  std::vector<std::string> inventory_paths = std::move(inventory.paths);
+  const std::vector<std::string_view>& inventory_paths = inventory.paths;
   auto in_inventory = [&inventory_paths](const std::string& path) {
-    return std::binary_search(inventory_paths.begin(), inventory_paths.end(), path,
-                              [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });
+    return std::binary_search(inventory_paths.begin(), inventory_paths.end(), std::string_view(path),
+                              [](std::string_view a, std::string_view b) { return Utf16Before(a, b); });
   };
   auto readable = [&](const std::string& path) { return !may_read || may_read(path); };
   std::vector<std::string> extras;
@@ -279,37 +279,36 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   // Instruction and active paths first, then code-unit order, cut to the
   // candidate budget. The inventory is sorted already and the extras are
   // not in it, so this is a partition and a merge that stops at the budget.
-  const std::unordered_set<std::string> active_set(active_paths.begin(), active_paths.end());
-  auto required = [&active_set](const std::string& path) { return IsInstructionPath(path) || active_set.contains(path); };
-  auto less = [](const std::string& a, const std::string& b) { return Utf16Before(a, b); };
+  const std::unordered_set<std::string_view> active_set(active_paths.begin(), active_paths.end());
+  auto required = [&active_set](std::string_view path) { return IsInstructionPath(path) || active_set.contains(path); };
+  auto less = [](std::string_view a, std::string_view b) { return Utf16Before(a, b); };
   std::sort(extras.begin(), extras.end(), less);
   extras.erase(std::unique(extras.begin(), extras.end()), extras.end());
   const auto candidate_files = static_cast<int64_t>(inventory_paths.size() + extras.size());
   const auto budget_files = static_cast<size_t>(std::max<int64_t>(budget.max_inventory_files, 0));
   std::vector<std::string> sorted;
-  for (std::vector<std::string>* source : {&inventory_paths, &extras}) {
-    for (std::string& path : *source) {
-      if (required(path)) sorted.push_back(std::move(path));
-    }
+  for (std::string_view path : inventory_paths) {
+    if (required(path)) sorted.emplace_back(path);
+  }
+  for (const std::string& path : extras) {
+    if (required(path)) sorted.push_back(path);
   }
   std::sort(sorted.begin(), sorted.end(), less);
   if (sorted.size() > budget_files) sorted.resize(budget_files);
-  // Moved-from (required) paths are empty; every real path is non-empty.
   auto inventory_it = inventory_paths.begin();
   auto extras_it = extras.begin();
-  auto skip_taken = [](auto& it, const auto& end) {
-    while (it != end && it->empty()) ++it;
-  };
   while (sorted.size() < budget_files) {
-    skip_taken(inventory_it, inventory_paths.end());
-    skip_taken(extras_it, extras.end());
+    while (inventory_it != inventory_paths.end() && required(*inventory_it)) ++inventory_it;
+    while (extras_it != extras.end() && required(*extras_it)) ++extras_it;
     bool inventory_left = inventory_it != inventory_paths.end();
     bool extras_left = extras_it != extras.end();
     if (!inventory_left && !extras_left) break;
-    bool take_extra = extras_left && (!inventory_left || less(*extras_it, *inventory_it));
-    sorted.push_back(std::move(take_extra ? *extras_it++ : *inventory_it++));
+    if (extras_left && (!inventory_left || less(*extras_it, *inventory_it))) {
+      sorted.push_back(*extras_it++);
+    } else {
+      sorted.emplace_back(*inventory_it++);
+    }
   }
-  inventory_paths.clear();
   extras.clear();
   if (candidate_files > budget.max_inventory_files) {
     exclusions["inventory_budget"] += candidate_files - budget.max_inventory_files;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
+#include <span>
 
 #include "base/sha256.h"
 #include "base/text.h"
@@ -37,33 +38,37 @@ std::optional<std::string> GitTopLevel(const std::string& dir) {
   return RealPath(workdir);
 }
 
-bool PathLess(const std::string& a, const std::string& b) { return Utf16Before(a, b); }
+bool ViewLess(std::string_view a, std::string_view b) { return Utf16Before(a, b); }
 
-// Normalises, filters and sorts `found` into `inventory`.
-void Collect(const InventoryRequest& request, const std::vector<std::string_view>& found, Inventory& inventory) {
-  std::vector<std::string> kept;
-  kept.reserve(found.size());
+// Normalises, filters, sorts and de-duplicates `found` into `paths`, with
+// rewritten paths kept in `inventory.owned` (paths already in normal form
+// are kept as the views they are).
+void Collect(const InventoryRequest& request, std::span<const std::string_view> found, Inventory& inventory,
+             std::vector<std::string_view>& paths) {
+  paths.reserve(found.size());
   for (std::string_view path : found) {
-    auto normalized = NormalizeRepositoryPath(path);
-    if (!normalized) {
-      ++inventory.invalid_path_count;
-      continue;
+    if (!IsPlainRepositoryPath(path)) {
+      auto normalized = NormalizeRepositoryPath(path);
+      if (!normalized) {
+        ++inventory.invalid_path_count;
+        continue;
+      }
+      path = inventory.owned.emplace_back(std::move(*normalized));
     }
-    if (request.is_excluded && request.is_excluded(*normalized)) {
+    if (request.is_excluded && request.is_excluded(path)) {
       ++inventory.excluded_path_count;
       continue;
     }
-    if (request.may_read && !request.may_read(*normalized)) {
+    if (request.may_read && !request.may_read(path)) {
       ++inventory.permission_skipped;
       continue;
     }
-    kept.push_back(std::move(*normalized));
+    paths.push_back(path);
   }
   // The index is already in this order almost always (byte order agrees with
   // UTF-16 order outside U+E000-U+FFFF): check in one pass before sorting.
-  if (!std::is_sorted(kept.begin(), kept.end(), PathLess)) std::sort(kept.begin(), kept.end(), PathLess);
-  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-  inventory.paths = std::move(kept);
+  if (!std::is_sorted(paths.begin(), paths.end(), ViewLess)) std::sort(paths.begin(), paths.end(), ViewLess);
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
 }
 
 struct WalkState {
@@ -217,24 +222,26 @@ Inventory DiscoverRepositoryFiles(const InventoryRequest& request) {
   Inventory inventory;
   WorktreeStatus status = ReadWorktreeStatus(request.root);
   if (status.ok) {
-    Collect(request, status.tracked, inventory);
     inventory.source = "git";
     inventory.git = true;
+    inventory.index = status.index;
+    std::vector<std::string_view> tracked;
+    tracked.reserve(status.index->size());
+    for (size_t i = 0; i < status.index->size(); ++i) tracked.push_back(status.index->path(i));
+    Collect(request, tracked, inventory, inventory.paths);
     inventory.status = std::move(status.records);
     inventory.head_commit = std::move(status.head_commit);
     if (!status.untracked.empty()) {
-      Inventory untracked;
-      Collect(request, std::vector<std::string_view>(status.untracked.begin(), status.untracked.end()), untracked);
-      std::vector<std::string> merged;
-      merged.reserve(inventory.paths.size() + untracked.paths.size());
-      std::merge(std::make_move_iterator(inventory.paths.begin()), std::make_move_iterator(inventory.paths.end()),
-                 std::make_move_iterator(untracked.paths.begin()), std::make_move_iterator(untracked.paths.end()),
-                 std::back_inserter(merged), PathLess);
+      std::vector<std::string_view> found;
+      for (std::string& path : status.untracked) found.push_back(inventory.owned.emplace_back(std::move(path)));
+      std::vector<std::string_view> untracked;
+      Collect(request, found, inventory, untracked);
+      std::vector<std::string_view> merged;
+      merged.reserve(inventory.paths.size() + untracked.size());
+      std::merge(inventory.paths.begin(), inventory.paths.end(), untracked.begin(), untracked.end(),
+                 std::back_inserter(merged), ViewLess);
       merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
       inventory.paths = std::move(merged);
-      inventory.invalid_path_count += untracked.invalid_path_count;
-      inventory.excluded_path_count += untracked.excluded_path_count;
-      inventory.permission_skipped += untracked.permission_skipped;
     }
     if (request.progress) request.progress(static_cast<int64_t>(inventory.paths.size()));
     return inventory;
@@ -251,12 +258,12 @@ Inventory DiscoverRepositoryFiles(const InventoryRequest& request) {
   for (std::string& path : found) {
     auto normalized = NormalizeRepositoryPath(path);
     if (normalized) {
-      inventory.paths.push_back(std::move(*normalized));
+      inventory.paths.push_back(inventory.owned.emplace_back(std::move(*normalized)));
     } else {
       ++inventory.invalid_path_count;
     }
   }
-  std::sort(inventory.paths.begin(), inventory.paths.end(), PathLess);
+  std::sort(inventory.paths.begin(), inventory.paths.end(), ViewLess);
   inventory.paths.erase(std::unique(inventory.paths.begin(), inventory.paths.end()), inventory.paths.end());
   if (request.progress) request.progress(static_cast<int64_t>(inventory.paths.size()));
   return inventory;

@@ -15,8 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,8 +49,12 @@ struct Inventory {
   std::string source;  // "git" or "filesystem"
   // Normalised repository-relative paths, unique, sorted by UTF-16 code
   // units. Paths that do not normalise, lie under an excluded root or that
-  // the run may not read are only counted.
-  std::vector<std::string> paths;
+  // the run may not read are only counted. They point into `index` (tracked
+  // paths, as the index holds them) or `owned` (the rest), which moving the
+  // Inventory keeps in place: 100,000 paths are not copied.
+  std::vector<std::string_view> paths;
+  std::shared_ptr<const void> index;
+  std::deque<std::string> owned;
   std::vector<std::string> warnings;
   int64_t invalid_path_count = 0;    // did not normalise (§16.2 invalid_path)
   int64_t excluded_path_count = 0;   // dropped as under an excluded root

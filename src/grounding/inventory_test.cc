@@ -38,6 +38,8 @@ class GroundingInventoryTest : public ::testing::Test {
     return DiscoverRepositoryFiles(request);
   }
 
+  static Strings Paths(const Inventory& inventory) { return Strings(inventory.paths.begin(), inventory.paths.end()); }
+
   static Strings Sorted(Strings paths) {
     std::sort(paths.begin(), paths.end());
     return paths;
@@ -46,7 +48,7 @@ class GroundingInventoryTest : public ::testing::Test {
   std::string DirtyHash() {
     Inventory inventory = Discover();
     EXPECT_TRUE(inventory.git);
-    return FingerprintRepository(root_, inventory, inventory.paths, {}, {}, {}).dirty_worktree_hash;
+    return FingerprintRepository(root_, inventory, Paths(inventory), {}, {}, {}).dirty_worktree_hash;
   }
 
   telic::testing::TempDir tmp_;
@@ -68,7 +70,7 @@ TEST_F(GroundingInventoryTest, GitListsTrackedAndUntrackedButNotIgnored) {
   Inventory inventory = Discover();
   EXPECT_EQ(inventory.source, "git");
   EXPECT_TRUE(inventory.warnings.empty());
-  EXPECT_EQ(Sorted(inventory.paths), (Strings{".gitignore", "a.ts", "new/deep/file.ts", "sub/b.ts", "untracked.ts"}));
+  EXPECT_EQ(Sorted(Paths(inventory)), (Strings{".gitignore", "a.ts", "new/deep/file.ts", "sub/b.ts", "untracked.ts"}));
   ASSERT_TRUE(inventory.head_commit);
   EXPECT_EQ(inventory.head_commit->size(), 40u);
   // Untracked files are status records too.
@@ -82,7 +84,7 @@ TEST_F(GroundingInventoryTest, StagedFilesCountBeforeTheFirstCommit) {
   WriteFile(root_, "a.ts", "a");
   GitInit(root_);
   Inventory inventory = Discover();
-  EXPECT_EQ(inventory.paths, (Strings{"a.ts"}));
+  EXPECT_EQ(Paths(inventory), (Strings{"a.ts"}));
   EXPECT_FALSE(inventory.head_commit);  // unborn HEAD
   ASSERT_EQ(inventory.status.size(), 1u);
   EXPECT_EQ(inventory.status[0].x, 'A');
@@ -126,9 +128,9 @@ TEST_F(GroundingInventoryTest, FilesystemWalkIsSortedSkipsBuildFoldersAndStops) 
   EXPECT_EQ(inventory.source, "filesystem");
   EXPECT_FALSE(inventory.git);
   ASSERT_EQ(inventory.warnings.size(), 1u);
-  EXPECT_EQ(inventory.paths, (Strings{"B.ts", "a/b.ts", "a/z.ts", "b.ts", "docs/build", "link.ts"}));
+  EXPECT_EQ(Paths(inventory), (Strings{"B.ts", "a/b.ts", "a/z.ts", "b.ts", "docs/build", "link.ts"}));
   // Bounded: stops after max_walk_paths paths, depth first.
-  EXPECT_EQ(Discover(2).paths, (Strings{"B.ts", "a/b.ts"}));
+  EXPECT_EQ(Paths(Discover(2)), (Strings{"B.ts", "a/b.ts"}));
 }
 
 TEST_F(GroundingInventoryTest, PermissionsAndExcludedRootsFilterTheInventory) {
@@ -140,7 +142,7 @@ TEST_F(GroundingInventoryTest, PermissionsAndExcludedRootsFilterTheInventory) {
   for (bool git : {false, true}) {
     if (git) GitInit(root_);
     Inventory inventory = Discover(1000, may_read, excluded);
-    EXPECT_EQ(inventory.paths, (Strings{"src/a.ts"})) << git;
+    EXPECT_EQ(Paths(inventory), (Strings{"src/a.ts"})) << git;
     EXPECT_EQ(inventory.permission_skipped, 1) << git;
     // The walk counts the excluded folder once; git lists the file.
     EXPECT_EQ(inventory.excluded_path_count, 1) << git;
@@ -154,7 +156,7 @@ TEST_F(GroundingInventoryTest, CleanRepositoryHashesLikeTheReference) {
   Inventory inventory = Discover();
   // Clean: `git status --porcelain` is empty, so only the read-file projection is hashed.
   std::map<std::string, std::string> hashes = {{"b.ts", "sha256:bb"}, {"a.ts", "sha256:aa"}};
-  auto fingerprint = FingerprintRepository(root_, inventory, inventory.paths, hashes, {}, {});
+  auto fingerprint = FingerprintRepository(root_, inventory, Paths(inventory), hashes, {}, {});
   EXPECT_EQ(fingerprint.dirty_worktree_hash, Sha256Ref(std::string("a.ts\0sha256:aa\0b.ts\0sha256:bb", 29)));
   EXPECT_EQ(fingerprint.head_commit, inventory.head_commit);
   EXPECT_TRUE(fingerprint.warnings.empty());

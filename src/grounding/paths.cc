@@ -132,10 +132,8 @@ bool Utf16Before(std::string_view a, std::string_view b) {
   return ca < cb;
 }
 
-// True when `candidate` is ASCII, at most 1024 bytes, and every segment is a
-// plain name: NormalizeRepositoryPath would return it unchanged. This is
-// nearly every path an index holds, checked in one pass.
-static bool IsPlainAsciiPath(std::string_view candidate) {
+// Nearly every path an index holds, checked in one pass.
+bool IsPlainRepositoryPath(std::string_view candidate) {
   if (candidate.empty() || candidate.size() > 1024) return false;
   size_t segment_start = 0;
   for (size_t i = 0; i <= candidate.size(); ++i) {
@@ -152,7 +150,7 @@ static bool IsPlainAsciiPath(std::string_view candidate) {
 }
 
 std::optional<std::string> NormalizeRepositoryPath(std::string_view candidate) {
-  if (IsPlainAsciiPath(candidate)) return std::string(candidate);
+  if (IsPlainRepositoryPath(candidate)) return std::string(candidate);
   if (candidate.empty() || candidate.find('\0') != std::string_view::npos ||
       candidate.find('\\') != std::string_view::npos || !IsValidUtf8(candidate) ||
       Utf16Length(candidate) > 1024) {

@@ -37,6 +37,11 @@ bool IsValidUtf8(std::string_view bytes);
 // "", "." or ".." segment.
 std::optional<std::string> NormalizeRepositoryPath(std::string_view candidate);
 
+// A quick sufficient test: true means NormalizeRepositoryPath(candidate)
+// returns `candidate` unchanged (ASCII, at most 1024 bytes, plain segments).
+// False says nothing; ask NormalizeRepositoryPath.
+bool IsPlainRepositoryPath(std::string_view candidate);
+
 // `a` sorts before `b` in UTF-16 code-unit order (JavaScript's `<` on
 // strings), for valid UTF-8. Byte order except where a supplementary code
 // point meets one in U+E000..U+FFFF; no allocation.

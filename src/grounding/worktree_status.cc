@@ -92,13 +92,13 @@ struct Match {
 // Lists the work tree with a pool of directory workers (see the header).
 class Scanner {
  public:
-  Scanner(const std::string& root, const std::vector<Entry>& entries, const Settings& settings)
-      : root_(root), entries_(entries), settings_(settings), seen_(entries.size(), 0) {}
+  Scanner(const std::string& root, const IndexFile& index, const Settings& settings)
+      : root_(root), index_(index), settings_(settings), seen_(index.size(), 0) {}
 
   ~Scanner() { Join(); }
 
   void Start(unsigned threads) {
-    Push(DirTask{"", 0, entries_.size()});
+    Push(DirTask{"", 0, index_.size()});
     workers_.resize(std::max(threads, 1u));
     for (Worker& worker : workers_) {
       try {
@@ -177,17 +177,28 @@ class Scanner {
     return repo != nullptr && git_ignore_path_is_ignored(&ignored, repo, rel.c_str()) == 0 && ignored == 1;
   }
 
+  // The first entry in [lo, hi) whose path is not before `key`.
+  size_t LowerBound(size_t lo, size_t hi, std::string_view key) const {
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (index_.path(mid) < key) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
   Match Find(const DirTask& task, const std::string& rel, std::string& key) const {
-    auto less = [](const Entry& entry, std::string_view key) { return std::string_view(entry.path) < key; };
-    auto first = entries_.begin();
     Match match;
-    size_t i = std::lower_bound(first + task.lo, first + task.hi, rel, less) - first;
-    if (i < task.hi && entries_[i].path == std::string_view(rel)) match.exact = i;
+    size_t i = LowerBound(task.lo, task.hi, rel);
+    if (i < task.hi && index_.path(i) == std::string_view(rel)) match.exact = i;
     key.assign(rel);
     key.push_back('/');
-    match.sub_lo = std::lower_bound(first + i, first + task.hi, key, less) - first;
+    match.sub_lo = LowerBound(i, task.hi, key);
     key.back() = '0';  // the byte after '/'
-    match.sub_hi = std::lower_bound(first + match.sub_lo, first + task.hi, key, less) - first;
+    match.sub_hi = LowerBound(match.sub_lo, task.hi, key);
     return match;
   }
 
@@ -215,7 +226,7 @@ class Scanner {
         ScanSubdirectory(worker, rel, dir_path + std::string(name), match);
       } else if (type == DT_REG || type == DT_LNK) {
         if (match.exact != kNone) {
-          CheckTracked(worker, entries_[match.exact], match.exact, rel, fd, item->d_name);
+          CheckTracked(worker, index_.entry(match.exact), match.exact, rel, fd, item->d_name);
         } else if (!Ignored(worker, rel)) {
           worker.untracked.push_back(rel);
         }
@@ -227,9 +238,9 @@ class Scanner {
   }
 
   void ScanSubdirectory(Worker& worker, const std::string& rel, const std::string& absolute, const Match& match) {
-    if (match.exact != kNone && (entries_[match.exact].mode & kTypeMask) == kGitlink) {
+    if (match.exact != kNone && (index_.entry(match.exact).mode & kTypeMask) == kGitlink) {
       seen_[match.exact] = 1;
-      CheckSubmodule(worker, entries_[match.exact], absolute);
+      CheckSubmodule(worker, index_.entry(match.exact), absolute);
       return;
     }
     if (match.sub_lo < match.sub_hi) {
@@ -316,7 +327,7 @@ class Scanner {
   }
 
   const std::string& root_;
-  const std::vector<Entry>& entries_;
+  const IndexFile& index_;
   const Settings& settings_;
   std::vector<uint8_t> seen_;  // one writer per element: the task listing its folder
 
@@ -329,23 +340,22 @@ class Scanner {
   bool joined_ = false;
 };
 
-// Folds the stages of each conflict into one entry and sorts by path (byte
-// order: libgit2 sorts case-insensitively under core.ignorecase). Returns
-// false, leaving `out` empty, when `entries` needs neither.
-bool Normalise(const std::vector<Entry>& entries, std::vector<Entry>& out) {
-  auto by_path = [](const Entry& a, const Entry& b) { return a.path < b.path; };
-  bool conflicts = std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return e.stage != 0; });
-  if (!conflicts && std::is_sorted(entries.begin(), entries.end(), by_path)) return false;
-  out.reserve(entries.size());
-  for (const Entry& entry : entries) {
-    if (!out.empty() && out.back().path == entry.path) {
-      out.back().stage = std::max(out.back().stage, entry.stage);
+// The index with the stages of each conflict folded into one entry (stage
+// 1-3 then marks the conflict), sorted by path in byte order (libgit2 sorts
+// case-insensitively under core.ignorecase).
+IndexFile Fold(const IndexFile& index) {
+  std::vector<Entry> folded;
+  folded.reserve(index.size());
+  for (size_t i = 0; i < index.size(); ++i) {
+    Entry entry = index.entry(i);
+    if (!folded.empty() && folded.back().path == entry.path) {
+      folded.back().stage = std::max(folded.back().stage, entry.stage);
       continue;
     }
-    out.push_back(entry);
+    folded.push_back(entry);
   }
-  if (!std::is_sorted(out.begin(), out.end(), by_path)) std::stable_sort(out.begin(), out.end(), by_path);
-  return true;
+  std::stable_sort(folded.begin(), folded.end(), [](const Entry& a, const Entry& b) { return a.path < b.path; });
+  return IndexFile::FromEntries(folded, index.mtime());
 }
 
 std::vector<Entry> EntriesOf(git_index* index) {
@@ -384,37 +394,31 @@ Settings ReadSettings(git_repository* repo) {
   return settings;
 }
 
-// The index, read directly when the file allows (git_index.h), else through
-// libgit2. Owns what the entries' paths point into.
+// The index as the scan reads it: from the file directly when the reader
+// allows (git_index.h), else through libgit2; one entry per path.
 struct IndexStorage {
   std::optional<IndexFile> file;
-  IndexPtr libgit2;
-  std::vector<Entry> read;    // from libgit2
-  std::vector<Entry> folded;  // conflicts folded, sorted (when needed)
-  const std::vector<Entry>* entries = nullptr;  // what the scan uses
+  IndexPtr libgit2;  // loaded for the fallback or the staged diff
 };
 
 // Fills `storage`; false when no reader can read the index.
-bool LoadIndex(git_repository* repo, IndexStorage& storage, Settings& settings) {
+bool LoadIndex(git_repository* repo, IndexStorage& storage) {
   auto file = IndexFile::Read(std::string(git_repository_path(repo)) + "index");
-  const std::vector<Entry>* entries = nullptr;
   if (file) {
     storage.file = std::move(*file);
-    settings.index_mtime = storage.file->mtime();
-    entries = &storage.file->entries();
   } else {
     git_index* raw = nullptr;
     if (git_repository_index(&raw, repo) != 0) return false;
     storage.libgit2.reset(raw);
+    IndexTime mtime;
     struct stat info;
     const char* path = git_index_path(raw);
     if (path != nullptr && stat(path, &info) == 0) {
-      settings.index_mtime = {static_cast<uint32_t>(info.st_mtim.tv_sec), static_cast<uint32_t>(info.st_mtim.tv_nsec)};
+      mtime = {static_cast<uint32_t>(info.st_mtim.tv_sec), static_cast<uint32_t>(info.st_mtim.tv_nsec)};
     }
-    storage.read = EntriesOf(raw);
-    entries = &storage.read;
+    storage.file = IndexFile::FromEntries(EntriesOf(raw), mtime);
   }
-  storage.entries = Normalise(*entries, storage.folded) ? &storage.folded : entries;
+  if (storage.file->has_conflicts() || !storage.file->sorted()) storage.file = Fold(*storage.file);
   return true;
 }
 
@@ -439,9 +443,9 @@ bool ReadHead(git_repository* repo, Head& head) {
 
 // Whether the index may differ from HEAD. When git's cache tree says the
 // whole index is HEAD's tree, it cannot, and the diff is skipped.
-bool MayHaveStagedChanges(const Head& head, const IndexStorage& storage, const std::vector<Entry>& entries) {
-  if (!head.commit) return !entries.empty();
-  if (!storage.file || !storage.file->cache_tree_root()) return true;
+bool MayHaveStagedChanges(const Head& head, const IndexStorage& storage) {
+  if (!head.commit) return storage.file->size() != 0;
+  if (!storage.file->cache_tree_root()) return true;
   const ObjectId& root = *storage.file->cache_tree_root();
   return !std::equal(root.begin(), root.end(), head.tree.id);
 }
@@ -505,19 +509,18 @@ WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads) {
   RepoPtr repo = OpenWorkTree(root);
   if (!repo) return status;
   auto storage = std::make_shared<IndexStorage>();
+  if (!LoadIndex(repo.get(), *storage)) return status;
+  const IndexFile& index = *storage->file;
   Settings settings = ReadSettings(repo.get());
-  if (!LoadIndex(repo.get(), *storage, settings)) return status;
-  const std::vector<Entry>& entries = *storage->entries;
+  settings.index_mtime = index.mtime();
 
-  Scanner scanner(root, entries, settings);
+  Scanner scanner(root, index, settings);
   scanner.Start(WorkerCount(threads));
-  // While the workers list the work tree: the tracked paths and the index column.
-  status.tracked.reserve(entries.size());
-  for (const Entry& entry : entries) status.tracked.push_back(entry.path);
+  // While the workers list the work tree: the index column.
   std::map<std::string, StatusRecord> records;
   Head head;
   bool staged = ReadHead(repo.get(), head);
-  if (staged && MayHaveStagedChanges(head, *storage, entries)) staged = ReadStaged(repo.get(), *storage, head, records);
+  if (staged && MayHaveStagedChanges(head, *storage)) staged = ReadStaged(repo.get(), *storage, head, records);
   scanner.Join();
   if (!staged) return status;
   if (head.commit) status.head_commit = OidHex(*head.commit);
@@ -528,8 +531,9 @@ WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads) {
     record.y = found.y;
     record.worktree = found.worktree;
   }
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const Entry& entry = entries[i];
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (scanner.Seen(i) && !index.has_conflicts()) continue;
+    const Entry entry = index.entry(i);
     std::string path(entry.path);
     if (entry.stage != 0) {
       records[path] = StatusRecord{path, "", 'U', 'U', "", true};
@@ -544,7 +548,7 @@ WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads) {
   status.records.reserve(records.size() + status.untracked.size());
   for (auto& [path, record] : records) status.records.push_back(std::move(record));
   for (const std::string& path : status.untracked) status.records.push_back(StatusRecord{path, "", '?', '?', "", true});
-  status.storage = std::move(storage);
+  status.index = std::shared_ptr<const IndexFile>(storage, &index);
   status.ok = true;
   return status;
 }

@@ -28,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "grounding/git_index.h"
+
 namespace telic::grounding {
 
 // One `git status --porcelain=v1` record.
@@ -44,11 +46,12 @@ struct WorktreeStatus {
   // False when `root` is not the top of a Git work tree, or its index or
   // HEAD could not be read; nothing else is then meaningful.
   bool ok = false;
-  std::vector<std::string_view> tracked;  // index paths in byte order, conflict stages collapsed (see storage)
   std::vector<std::string> untracked;  // untracked, not ignored, in byte order
   std::vector<StatusRecord> records;   // as git prints them: changed paths by path (byte order), then untracked
   std::optional<std::string> head_commit;  // hex id; nullopt for an unborn HEAD
-  std::shared_ptr<const void> storage;     // the index bytes `tracked` points into
+  // The index, one entry per path (conflict stages folded), by path in byte
+  // order: the tracked paths are index->path(i) for i < index->size().
+  std::shared_ptr<const IndexFile> index;
 };
 
 // Reads the work tree whose real top-level path is `root`. `threads` is the

@@ -29,6 +29,12 @@ using testing::WriteFile;
 using Strings = std::vector<std::string>;
 using Views = std::vector<std::string_view>;
 
+Views Tracked(const WorktreeStatus& status) {
+  Views paths;
+  for (size_t i = 0; i < status.index->size(); ++i) paths.push_back(status.index->path(i));
+  return paths;
+}
+
 class WorktreeStatusTest : public ::testing::Test {
  protected:
   void SetUp() override { root_ = fs::canonical(tmp_.path()).string(); }
@@ -104,7 +110,7 @@ TEST_F(WorktreeStatusTest, CleanRepositoryHasNoRecordsAndListsTheIndex) {
   ASSERT_TRUE(status.ok);
   EXPECT_TRUE(status.records.empty());
   EXPECT_TRUE(status.untracked.empty());
-  EXPECT_EQ(status.tracked, (Views{"a-b.ts", "a/x.ts", "b.ts"}));  // index (byte) order
+  EXPECT_EQ(Tracked(status), (Views{"a-b.ts", "a/x.ts", "b.ts"}));  // index (byte) order
   ASSERT_TRUE(status.head_commit);
   EXPECT_EQ(status.head_commit->size(), 40u);
   EXPECT_EQ(GitStatus(), Strings{});
@@ -254,7 +260,7 @@ TEST_F(WorktreeStatusTest, ConflictsAreOneRecordPerPath) {
   ASSERT_NE(std::system(merge.c_str()), 0);  // the merge stops on the conflict
   EXPECT_EQ(Matching(), (Strings{"UU c.ts"}));
   WorktreeStatus status = ReadWorktreeStatus(root_);
-  EXPECT_EQ(status.tracked, (Views{"c.ts"}));  // stages collapse
+  EXPECT_EQ(Tracked(status), (Views{"c.ts"}));  // stages collapse
 }
 
 TEST_F(WorktreeStatusTest, UnbornHeadStagesEverything) {
