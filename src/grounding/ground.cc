@@ -87,12 +87,16 @@ struct ExcludedRoots {
 
   bool Excludes(std::string_view repository_path) const {
     if (prefixes.empty()) return false;
-    auto normalized = NormalizeRepositoryPath(repository_path);
-    if (!normalized) return false;
+    std::optional<std::string> rewritten;
+    std::string_view path = repository_path;
+    if (!IsPlainRepositoryPath(path)) {  // plain paths (nearly all) need no copy
+      rewritten = NormalizeRepositoryPath(repository_path);
+      if (!rewritten) return false;
+      path = *rewritten;
+    }
     for (const std::string& prefix : prefixes) {
-      if (prefix.empty() || *normalized == prefix ||
-          (normalized->size() > prefix.size() && normalized->compare(0, prefix.size(), prefix) == 0 &&
-           (*normalized)[prefix.size()] == '/')) {
+      if (prefix.empty() || path == prefix ||
+          (path.size() > prefix.size() && path.starts_with(prefix) && path[prefix.size()] == '/')) {
         return true;
       }
     }

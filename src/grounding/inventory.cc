@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
-#include <span>
 
 #include "base/sha256.h"
 #include "base/text.h"
@@ -43,10 +42,19 @@ bool ViewLess(std::string_view a, std::string_view b) { return Utf16Before(a, b)
 // Normalises, filters, sorts and de-duplicates `found` into `paths`, with
 // rewritten paths kept in `inventory.owned` (paths already in normal form
 // are kept as the views they are).
-void Collect(const InventoryRequest& request, std::span<const std::string_view> found, Inventory& inventory,
+// The tracked paths of an index, as Collect reads them.
+struct IndexPaths {
+  const IndexFile& index;
+  size_t size() const { return index.size(); }
+  std::string_view operator[](size_t i) const { return index.path(i); }
+};
+
+template <typename Paths>
+void Collect(const InventoryRequest& request, const Paths& found, Inventory& inventory,
              std::vector<std::string_view>& paths) {
   paths.reserve(found.size());
-  for (std::string_view path : found) {
+  for (size_t i = 0; i < found.size(); ++i) {
+    std::string_view path = found[i];
     if (!IsPlainRepositoryPath(path)) {
       auto normalized = NormalizeRepositoryPath(path);
       if (!normalized) {
@@ -225,10 +233,7 @@ Inventory DiscoverRepositoryFiles(const InventoryRequest& request) {
     inventory.source = "git";
     inventory.git = true;
     inventory.index = status.index;
-    std::vector<std::string_view> tracked;
-    tracked.reserve(status.index->size());
-    for (size_t i = 0; i < status.index->size(); ++i) tracked.push_back(status.index->path(i));
-    Collect(request, tracked, inventory, inventory.paths);
+    Collect(request, IndexPaths{*status.index}, inventory, inventory.paths);
     inventory.status = std::move(status.records);
     inventory.head_commit = std::move(status.head_commit);
     if (!status.untracked.empty()) {

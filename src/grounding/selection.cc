@@ -8,8 +8,11 @@
 #include <array>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "base/canonical_json.h"
 #include "base/sha256.h"
@@ -157,78 +160,115 @@ bool IsRootProjectMetadata(std::string_view path) {
          (StartsWith(path, "tsconfig.") && EndsWith(path, ".json"));
 }
 
+namespace {
+
+// What every candidate is scored against (§16.4).
+struct RankingContext {
+  std::vector<std::string> terms;
+  std::vector<std::string> hints;
+  std::vector<std::string> active;  // lower-cased, sorted
+};
+
+RankedCandidate RankOne(const std::string& path, const RankingContext& context) {
+  const std::vector<std::string>& terms = context.terms;
+  const std::vector<std::string>& hints = context.hints;
+  const std::vector<std::string>& active = context.active;
+  const std::string lower = JsLowerCase(path);
+  size_t slash = path.rfind('/');
+  std::string_view basename = slash == std::string::npos ? std::string_view(path) : std::string_view(path).substr(slash + 1);
+  const std::vector<std::string> path_tokens = Tokens(path);
+  const std::vector<std::string> basename_tokens = Tokens(basename);
+  const bool instruction = IsInstructionPath(path);
+  const bool active_exact = std::binary_search(active.begin(), active.end(), lower,
+                                               [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });
+  bool active_adjacent = false;
+  for (const std::string& a : active) {
+    if ((a.size() > lower.size() && StartsWith(a, lower) && a[lower.size()] == '/') ||
+        (lower.size() > a.size() && StartsWith(lower, a) && lower[a.size()] == '/')) {
+      active_adjacent = true;
+      break;
+    }
+  }
+  std::vector<std::string> matching_hints;
+  for (const std::string& hint : hints) {
+    if (lower == hint || (lower.size() > hint.size() && EndsWith(lower, hint) && lower[lower.size() - hint.size() - 1] == '/')) {
+      matching_hints.push_back(hint);
+    }
+  }
+  std::vector<std::string> matching_terms;
+  int64_t basename_matches = 0;
+  for (const std::string& term : terms) {
+    if (!Contains(path_tokens, term)) continue;
+    matching_terms.push_back(term);
+    if (Contains(basename_tokens, term)) ++basename_matches;
+  }
+  const bool metadata = IsRootProjectMetadata(lower);
+
+  RankedCandidate candidate;
+  candidate.path = path;
+  candidate.pinned = instruction || active_exact;
+  int64_t score = candidate.pinned ? 1'000'000 : 0;
+  score += active_exact ? 50'000 : active_adjacent ? 10'000 : 0;
+  score += static_cast<int64_t>(matching_hints.size()) * 5'000;
+  score += basename_matches * 250;
+  score += (static_cast<int64_t>(matching_terms.size()) - basename_matches) * 75;
+  score += metadata ? 20 : 0;
+  candidate.score = score;
+  if (instruction) {
+    candidate.reason = "Applicable repository instruction source pinned by policy.";
+  } else if (active_exact) {
+    candidate.reason = "Exact active-path source pinned by the host context.";
+  } else if (!matching_hints.empty()) {
+    candidate.reason = "Path matches an explicit request hint: " + Join(matching_hints, 3) + ".";
+  } else if (!matching_terms.empty()) {
+    candidate.reason = "Path matches request terms: " + Join(matching_terms, 5) + ".";
+  } else if (active_adjacent) {
+    candidate.reason = "Path is adjacent to an active host path.";
+  } else if (metadata) {
+    candidate.reason = "Root project metadata selected for bounded baseline context.";
+  } else {
+    candidate.reason = "Repository source selected by the deterministic budget fallback.";
+  }
+  // A Summary is at most 4096 UTF-16 units; only absurdly long hints or
+  // terms could exceed it.
+  if (candidate.reason.size() > 4096) candidate.reason = TruncateUtf16(candidate.reason, 4096);
+  return candidate;
+}
+
+// Scores paths[begin, end) into ranked[begin, end).
+void RankRange(const std::vector<std::string>& paths, const RankingContext& context, size_t begin, size_t end,
+               std::vector<RankedCandidate>& ranked) {
+  for (size_t i = begin; i < end; ++i) ranked[i] = RankOne(paths[i], context);
+}
+
+}  // namespace
+
 std::vector<RankedCandidate> RankCandidates(const std::vector<std::string>& paths, std::string_view request,
                                             const std::vector<std::string>& active_paths) {
-  const std::vector<std::string> terms = RequestTerms(request);
-  const std::vector<std::string> hints = RequestPathHints(request);
-  std::vector<std::string> active;
-  for (const std::string& path : active_paths) active.push_back(JsLowerCase(path));
-  SortUnique(active);
+  RankingContext context;
+  context.terms = RequestTerms(request);
+  context.hints = RequestPathHints(request);
+  for (const std::string& path : active_paths) context.active.push_back(JsLowerCase(path));
+  SortUnique(context.active);
 
-  std::vector<RankedCandidate> ranked;
-  ranked.reserve(paths.size());
-  for (const std::string& path : paths) {
-    const std::string lower = JsLowerCase(path);
-    size_t slash = path.rfind('/');
-    std::string_view basename = slash == std::string::npos ? std::string_view(path) : std::string_view(path).substr(slash + 1);
-    const std::vector<std::string> path_tokens = Tokens(path);
-    const std::vector<std::string> basename_tokens = Tokens(basename);
-    const bool instruction = IsInstructionPath(path);
-    const bool active_exact = std::binary_search(active.begin(), active.end(), lower,
-                                                 [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });
-    bool active_adjacent = false;
-    for (const std::string& a : active) {
-      if ((a.size() > lower.size() && StartsWith(a, lower) && a[lower.size()] == '/') ||
-          (lower.size() > a.size() && StartsWith(lower, a) && lower[a.size()] == '/')) {
-        active_adjacent = true;
-        break;
-      }
+  // Each candidate is scored on its own, so large inventories are split
+  // across threads; the order comes from the sort below, not from them.
+  std::vector<RankedCandidate> ranked(paths.size());
+  constexpr size_t kPathsPerThread = 2048;
+  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 8);
+  threads = std::max<size_t>(1, std::min(threads, paths.size() / kPathsPerThread));
+  size_t chunk = (paths.size() + threads - 1) / std::max<size_t>(threads, 1);
+  std::vector<std::thread> workers;
+  size_t begin = 0;
+  for (size_t t = 1; t < threads; ++t, begin += chunk) {
+    try {
+      workers.emplace_back(RankRange, std::cref(paths), std::cref(context), begin, begin + chunk, std::ref(ranked));
+    } catch (const std::system_error&) {
+      break;  // the rest is scored on this thread
     }
-    std::vector<std::string> matching_hints;
-    for (const std::string& hint : hints) {
-      if (lower == hint || (lower.size() > hint.size() && EndsWith(lower, hint) && lower[lower.size() - hint.size() - 1] == '/')) {
-        matching_hints.push_back(hint);
-      }
-    }
-    std::vector<std::string> matching_terms;
-    int64_t basename_matches = 0;
-    for (const std::string& term : terms) {
-      if (!Contains(path_tokens, term)) continue;
-      matching_terms.push_back(term);
-      if (Contains(basename_tokens, term)) ++basename_matches;
-    }
-    const bool metadata = IsRootProjectMetadata(lower);
-
-    RankedCandidate candidate;
-    candidate.path = path;
-    candidate.pinned = instruction || active_exact;
-    int64_t score = candidate.pinned ? 1'000'000 : 0;
-    score += active_exact ? 50'000 : active_adjacent ? 10'000 : 0;
-    score += static_cast<int64_t>(matching_hints.size()) * 5'000;
-    score += basename_matches * 250;
-    score += (static_cast<int64_t>(matching_terms.size()) - basename_matches) * 75;
-    score += metadata ? 20 : 0;
-    candidate.score = score;
-    if (instruction) {
-      candidate.reason = "Applicable repository instruction source pinned by policy.";
-    } else if (active_exact) {
-      candidate.reason = "Exact active-path source pinned by the host context.";
-    } else if (!matching_hints.empty()) {
-      candidate.reason = "Path matches an explicit request hint: " + Join(matching_hints, 3) + ".";
-    } else if (!matching_terms.empty()) {
-      candidate.reason = "Path matches request terms: " + Join(matching_terms, 5) + ".";
-    } else if (active_adjacent) {
-      candidate.reason = "Path is adjacent to an active host path.";
-    } else if (metadata) {
-      candidate.reason = "Root project metadata selected for bounded baseline context.";
-    } else {
-      candidate.reason = "Repository source selected by the deterministic budget fallback.";
-    }
-    // A Summary is at most 4096 UTF-16 units; only absurdly long hints or
-    // terms could exceed it.
-    if (candidate.reason.size() > 4096) candidate.reason = TruncateUtf16(candidate.reason, 4096);
-    ranked.push_back(std::move(candidate));
   }
+  RankRange(paths, context, begin, paths.size(), ranked);
+  for (std::thread& worker : workers) worker.join();
   std::sort(ranked.begin(), ranked.end(), [](const RankedCandidate& a, const RankedCandidate& b) {
     if (a.score != b.score) return a.score > b.score;
     return Utf16Before(a.path, b.path);

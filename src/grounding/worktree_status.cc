@@ -177,11 +177,13 @@ class Scanner {
     return repo != nullptr && git_ignore_path_is_ignored(&ignored, repo, rel.c_str()) == 0 && ignored == 1;
   }
 
-  // The first entry in [lo, hi) whose path is not before `key`.
-  size_t LowerBound(size_t lo, size_t hi, std::string_view key) const {
+  // The first entry in [lo, hi) whose path is not before `key`. Every path
+  // in the range and `key` share their first `common` bytes (the folder).
+  size_t LowerBound(size_t lo, size_t hi, std::string_view key, size_t common) const {
+    key.remove_prefix(common);
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
-      if (index_.path(mid) < key) {
+      if (index_.path(mid).substr(common) < key) {
         lo = mid + 1;
       } else {
         hi = mid;
@@ -192,13 +194,14 @@ class Scanner {
 
   Match Find(const DirTask& task, const std::string& rel, std::string& key) const {
     Match match;
-    size_t i = LowerBound(task.lo, task.hi, rel);
+    const size_t common = task.rel.size();
+    size_t i = LowerBound(task.lo, task.hi, rel, common);
     if (i < task.hi && index_.path(i) == std::string_view(rel)) match.exact = i;
     key.assign(rel);
     key.push_back('/');
-    match.sub_lo = LowerBound(i, task.hi, key);
+    match.sub_lo = LowerBound(i, task.hi, key, common);
     key.back() = '0';  // the byte after '/'
-    match.sub_hi = LowerBound(match.sub_lo, task.hi, key);
+    match.sub_hi = LowerBound(match.sub_lo, task.hi, key, common);
     return match;
   }
 
