@@ -15,6 +15,7 @@
 #include "base/sha256.h"
 #include "base/text.h"
 #include "grounding/inventory.h"
+#include "grounding/parallel.h"
 #include "grounding/paths.h"
 #include "grounding/secrets.h"
 #include "grounding/selection.h"
@@ -321,15 +322,25 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   }
   Report(request, "inventory", candidate_files, candidate_files);
 
+  // Classified in parallel (each check allocates), counted in order.
+  enum class Kind : uint8_t { kEligible, kExcludedDirectory, kSecretLike };
+  std::vector<Kind> kinds(sorted.size());
+  ParallelFor(sorted.size(), 2048, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      kinds[i] = IsExcludedDirectoryPath(sorted[i]) ? Kind::kExcludedDirectory
+                 : IsSecretLikePath(sorted[i])      ? Kind::kSecretLike
+                                                    : Kind::kEligible;
+    }
+  });
   std::vector<std::string> eligible;
   eligible.reserve(sorted.size());
-  for (const std::string& path : sorted) {
-    if (IsExcludedDirectoryPath(path)) {
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (kinds[i] == Kind::kExcludedDirectory) {
       ++exclusions["excluded_directory"];
-    } else if (IsSecretLikePath(path)) {
+    } else if (kinds[i] == Kind::kSecretLike) {
       ++exclusions["secret_like_file"];
     } else {
-      eligible.push_back(path);
+      eligible.push_back(sorted[i]);
     }
   }
 

@@ -228,12 +228,14 @@ Result<std::string> ResolveRepositoryRoot(std::string_view requested) {
 
 Inventory DiscoverRepositoryFiles(const InventoryRequest& request) {
   Inventory inventory;
-  WorktreeStatus status = ReadWorktreeStatus(request.root);
+  // The tracked paths are collected while the work tree is scanned.
+  WorktreeStatus status = ReadWorktreeStatus(request.root, 0, [&](const IndexFile& index) {
+    Collect(request, IndexPaths{index}, inventory, inventory.paths);
+  });
   if (status.ok) {
     inventory.source = "git";
     inventory.git = true;
     inventory.index = status.index;
-    Collect(request, IndexPaths{*status.index}, inventory, inventory.paths);
     inventory.status = std::move(status.records);
     inventory.head_commit = std::move(status.head_commit);
     if (!status.untracked.empty()) {

@@ -8,15 +8,13 @@
 #include <array>
 #include <cerrno>
 #include <cstdlib>
-#include <functional>
 #include <optional>
 #include <set>
-#include <system_error>
-#include <thread>
 
 #include "base/canonical_json.h"
 #include "base/sha256.h"
 #include "base/text.h"
+#include "grounding/parallel.h"
 #include "grounding/paths.h"
 #include "grounding/secrets.h"
 
@@ -235,12 +233,6 @@ RankedCandidate RankOne(const std::string& path, const RankingContext& context) 
   return candidate;
 }
 
-// Scores paths[begin, end) into ranked[begin, end).
-void RankRange(const std::vector<std::string>& paths, const RankingContext& context, size_t begin, size_t end,
-               std::vector<RankedCandidate>& ranked) {
-  for (size_t i = begin; i < end; ++i) ranked[i] = RankOne(paths[i], context);
-}
-
 }  // namespace
 
 std::vector<RankedCandidate> RankCandidates(const std::vector<std::string>& paths, std::string_view request,
@@ -254,21 +246,9 @@ std::vector<RankedCandidate> RankCandidates(const std::vector<std::string>& path
   // Each candidate is scored on its own, so large inventories are split
   // across threads; the order comes from the sort below, not from them.
   std::vector<RankedCandidate> ranked(paths.size());
-  constexpr size_t kPathsPerThread = 2048;
-  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), 8);
-  threads = std::max<size_t>(1, std::min(threads, paths.size() / kPathsPerThread));
-  size_t chunk = (paths.size() + threads - 1) / std::max<size_t>(threads, 1);
-  std::vector<std::thread> workers;
-  size_t begin = 0;
-  for (size_t t = 1; t < threads; ++t, begin += chunk) {
-    try {
-      workers.emplace_back(RankRange, std::cref(paths), std::cref(context), begin, begin + chunk, std::ref(ranked));
-    } catch (const std::system_error&) {
-      break;  // the rest is scored on this thread
-    }
-  }
-  RankRange(paths, context, begin, paths.size(), ranked);
-  for (std::thread& worker : workers) worker.join();
+  ParallelFor(paths.size(), 2048, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) ranked[i] = RankOne(paths[i], context);
+  });
   std::sort(ranked.begin(), ranked.end(), [](const RankedCandidate& a, const RankedCandidate& b) {
     if (a.score != b.score) return a.score > b.score;
     return Utf16Before(a.path, b.path);

@@ -507,7 +507,8 @@ unsigned WorkerCount(unsigned requested) {
 
 }  // namespace
 
-WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads) {
+WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads,
+                                  const std::function<void(const IndexFile&)>& while_scanning) {
   WorktreeStatus status;
   RepoPtr repo = OpenWorkTree(root);
   if (!repo) return status;
@@ -519,7 +520,8 @@ WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads) {
 
   Scanner scanner(root, index, settings);
   scanner.Start(WorkerCount(threads));
-  // While the workers list the work tree: the index column.
+  // While the workers list the work tree: the caller's work, the index column.
+  if (while_scanning) while_scanning(index);
   std::map<std::string, StatusRecord> records;
   Head head;
   bool staged = ReadHead(repo.get(), head);

@@ -22,6 +22,7 @@
 //   - files with skip-worktree set (sparse checkouts) are never reported.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,7 +57,11 @@ struct WorktreeStatus {
 
 // Reads the work tree whose real top-level path is `root`. `threads` is the
 // number of directory workers; 0 picks one per core, between 2 and 8.
+// `while_scanning`, when given, is called on the calling thread with the
+// index (one entry per path, sorted) while the workers list the work tree,
+// so a caller can work on the tracked paths instead of waiting.
 // Read-only: never writes the index or any object.
-WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads = 0);
+WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads = 0,
+                                  const std::function<void(const IndexFile&)>& while_scanning = {});
 
 }  // namespace telic::grounding
