@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
+#include <system_error>
 
 #include <openssl/evp.h>
 
@@ -116,17 +118,32 @@ Status IndexFile::Parse() {
   if (std::memcmp(bytes_.data(), "DIRC", 4) != 0) return Corrupt("its signature is not DIRC");
   version_ = Be32(bytes_.data() + 4);
   if (version_ < 2 || version_ > 4) return Unsupported("version " + std::to_string(version_));
-  size_t end = bytes_.size() - kChecksumBytes;
-  // index.skipHash writes a zero checksum; anything else must match.
+  const size_t end = bytes_.size() - kChecksumBytes;
+  // index.skipHash writes a zero checksum; anything else must match. The
+  // SHA-1 runs beside the parse (both only read the bytes); a mismatch is
+  // reported before any structural error.
   static const char kZero[kChecksumBytes] = {};
-  if (std::memcmp(bytes_.data() + end, kZero, kChecksumBytes) != 0) {
+  const bool verify = std::memcmp(bytes_.data() + end, kZero, kChecksumBytes) != 0;
+  auto checksum_matches = [this, end] {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
-    if (EVP_Digest(bytes_.data(), end, digest, &length, EVP_sha1(), nullptr) != 1 || length != kChecksumBytes ||
-        std::memcmp(digest, bytes_.data() + end, kChecksumBytes) != 0) {
-      return Corrupt("its checksum does not match");
+    return EVP_Digest(bytes_.data(), end, digest, &length, EVP_sha1(), nullptr) == 1 && length == kChecksumBytes &&
+           std::memcmp(digest, bytes_.data() + end, kChecksumBytes) == 0;
+  };
+  std::future<bool> checksum;
+  if (verify) {
+    try {
+      checksum = std::async(std::launch::async, checksum_matches);
+    } catch (const std::system_error&) {
+      // no thread: checked below on this one
     }
   }
+  Status parsed = ParseStructure(end);
+  if (verify && !(checksum.valid() ? checksum.get() : checksum_matches())) return Corrupt("its checksum does not match");
+  return parsed;
+}
+
+Status IndexFile::ParseStructure(size_t end) {
   size_t offset = kHeaderBytes;
   if (auto parsed = ParseEntries(offset, end); !parsed) return parsed;
   if (auto parsed = ParseExtensions(offset, end); !parsed) return parsed;

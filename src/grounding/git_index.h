@@ -92,6 +92,7 @@ class IndexFile {
   };
 
   Status Parse();
+  Status ParseStructure(size_t end);
   Status ParseEntries(size_t& offset, size_t end);
   Status ParseExtensions(size_t offset, size_t end);
   void ParseCacheTree(std::string_view data);
