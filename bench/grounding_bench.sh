@@ -81,10 +81,14 @@ telic_cmd="'$telic' ground --repo '$repo' '$request' --json"
 # For context: the two git commands the reference implementation runs for
 # the same work (inventory, then the dirty-worktree fingerprint).
 ref_cmd="cd '$repo' && git -c core.fsmonitor=false ls-files -z --cached --others --exclude-standard >/dev/null && git -c core.fsmonitor=false status --porcelain=v1 -z --untracked-files=all"
+# And git's own pass over the same work tree (stat every tracked file, list
+# every folder): the work the dirty-worktree fingerprint cannot skip.
+status_cmd="cd '$repo' && git -c core.fsmonitor=false status --porcelain=v1 -z --untracked-files=all"
 
 if command -v hyperfine >/dev/null 2>&1; then
-  hyperfine --warmup 1 --runs "$runs" --export-json "$dir/hyperfine.json" "$git_cmd" "$telic_cmd" "$ref_cmd" >&2
-  read -r git_ms telic_ms ref_ms < <(python3 -c '
+  hyperfine --warmup 1 --runs "$runs" --export-json "$dir/hyperfine.json" "$git_cmd" "$telic_cmd" "$ref_cmd" \
+    "$status_cmd" >&2
+  read -r git_ms telic_ms ref_ms status_ms < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 print(" ".join("%.1f" % (x["median"] * 1000) for x in r))' "$dir/hyperfine.json")
@@ -92,6 +96,7 @@ else
   git_ms=$(time_ms "$git_cmd")
   telic_ms=$(time_ms "$telic_cmd")
   ref_ms=$(time_ms "$ref_cmd")
+  status_ms=$(time_ms "$status_cmd")
 fi
 
 manifest=$(bash -c "$telic_cmd")
@@ -103,4 +108,5 @@ echo "git ls-files | wc -l:  ${git_ms} ms (median of $runs)"
 echo "telic ground --json:   ${telic_ms} ms (median of $runs; selected/candidates: $selected)"
 echo "ratio telic/git:       ${ratio}x (target <= 2x)"
 echo "reference's git calls: ${ref_ms} ms (ls-files --cached --others + status --porcelain, for context)"
+echo "git status -uall:      ${status_ms} ms (git's own stat pass over the work tree, for context)"
 echo "load average:          $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
