@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "grounding/paths.h"
+
 namespace telic::grounding {
 
 void InitLibgit2() {
@@ -15,14 +17,6 @@ void InitLibgit2() {
       git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
     }
   });
-}
-
-std::optional<std::string> RealPath(const std::string& path) {
-  char* resolved = realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return std::nullopt;
-  std::string out(resolved);
-  free(resolved);
-  return out;
 }
 
 RepoPtr OpenWorkTree(const std::string& root) {

@@ -19,9 +19,6 @@ struct RepoDeleter {
 };
 using RepoPtr = std::unique_ptr<git_repository, RepoDeleter>;
 
-// realpath(3), or nullopt.
-std::optional<std::string> RealPath(const std::string& path);
-
 // The repository whose work tree top is exactly `root` (a real path), or
 // null. Each thread that calls into libgit2 needs its own handle.
 RepoPtr OpenWorkTree(const std::string& root);

@@ -42,14 +42,6 @@ std::string JsonString(std::string_view text) {
   return out;
 }
 
-std::optional<std::string> RealPath(const std::string& path) {
-  char* resolved = realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return std::nullopt;
-  std::string out(resolved);
-  free(resolved);
-  return out;
-}
-
 std::unexpected<Error> OutsideRoot(const std::string& root, std::string_view value) {
   return Fail(ErrorCode::kPermissionDenied,
               fmt::format("Active path {} is outside Telic's repository root {}. Remove it from active_paths or start a "

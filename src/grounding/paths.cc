@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <vector>
 
@@ -275,6 +276,14 @@ bool IsProbablyBinary(std::string_view prefix) {
   }
   // suspicious / length > 0.1, in integers.
   return suspicious * 10 > prefix.size();
+}
+
+std::optional<std::string> RealPath(const std::string& path) {
+  char* resolved = realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return std::nullopt;
+  std::string out(resolved);
+  free(resolved);
+  return out;
 }
 
 }  // namespace telic::grounding

@@ -82,4 +82,7 @@ std::string MakeRepoRef(std::string_view repository_path);
 // are control bytes (< 9 or 14-31). Empty input is text.
 bool IsProbablyBinary(std::string_view prefix);
 
+// realpath(3) of `path`, or nullopt when it cannot be resolved.
+std::optional<std::string> RealPath(const std::string& path);
+
 }  // namespace telic::grounding

@@ -72,14 +72,6 @@ std::string Join(const std::vector<std::string>& values, size_t limit) {
   return out;
 }
 
-std::optional<std::string> RealPath(const std::string& path) {
-  char* resolved = realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return std::nullopt;
-  std::string out(resolved);
-  free(resolved);
-  return out;
-}
-
 std::string Parent(const std::string& path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos || slash == 0) return "/";
