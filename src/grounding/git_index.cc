@@ -20,7 +20,12 @@ constexpr size_t kHeaderBytes = 12;
 constexpr size_t kChecksumBytes = 20;
 constexpr size_t kStatBytes = 40;       // ctime mtime dev ino mode uid gid size
 constexpr size_t kEntryHeaderBytes = 62;  // stat data, object id, flags
+constexpr uint16_t kAssumeValidFlag = 0x8000;
 constexpr uint16_t kExtendedFlag = 0x4000;
+// v4 paths are rebuilt in memory; a hostile file could make them grow with
+// the square of its entry count. Real indexes stay far below this.
+constexpr size_t kMaxPathBytes = 64 * 1024;
+constexpr size_t kMaxArenaFactor = 64;
 constexpr uint16_t kSkipWorktreeFlag = 0x4000;  // in the v3 extended flags
 constexpr uint16_t kIntentToAddFlag = 0x2000;
 
@@ -76,15 +81,16 @@ std::optional<long> ParseCount(std::string_view& data, char stop) {
 
 Result<IndexFile> IndexFile::Read(const std::string& path) {
   IndexFile index;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: a FIFO planted at the index path must not hang grounding.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return index;
     return Fail(ErrorCode::kUnavailable, "The Git index could not be opened: " + std::string(std::strerror(errno)));
   }
   struct stat info;
-  if (fstat(fd, &info) != 0) {
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     close(fd);
-    return Fail(ErrorCode::kUnavailable, "The Git index could not be read.");
+    return Fail(ErrorCode::kUnavailable, "The Git index could not be read (not a regular file).");
   }
   if (info.st_size > 0) {
     auto size = static_cast<size_t>(info.st_size);
@@ -180,6 +186,9 @@ Status IndexFile::ParseEntries(size_t& offset, size_t end) {
       if (nul == nullptr) return Corrupt("entry " + std::to_string(i) + " has an unterminated path");
       previous.resize(previous.size() - strip);
       previous.append(name, nul);
+      if (previous.size() > kMaxPathBytes || arena_.size() + previous.size() > kMaxArenaFactor * bytes_.size()) {
+        return Corrupt("entry " + std::to_string(i) + " expands to paths far longer than the file");
+      }
       slot.path = static_cast<uint32_t>(arena_.size());
       slot.length = static_cast<uint32_t>(previous.size());
       arena_.insert(arena_.end(), previous.begin(), previous.end());
@@ -220,6 +229,7 @@ IndexEntry IndexFile::entry(size_t i) const {
   std::memcpy(entry.id.data(), p + kStatBytes, entry.id.size());
   uint16_t flags = Be16(p + 60);
   entry.stage = static_cast<uint8_t>((flags >> 12) & 3);
+  entry.assume_unchanged = (flags & kAssumeValidFlag) != 0;
   if (flags & kExtendedFlag) {
     uint16_t extended = Be16(p + kEntryHeaderBytes);
     entry.skip_worktree = (extended & kSkipWorktreeFlag) != 0;

@@ -47,6 +47,7 @@ struct IndexEntry {
   uint8_t stage = 0;  // 0, or 1-3 for the sides of a conflict
   bool skip_worktree = false;
   bool intent_to_add = false;
+  bool assume_unchanged = false;  // `git update-index --assume-unchanged`
 };
 
 // Unmaps an IndexFile's mapping.

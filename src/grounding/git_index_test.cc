@@ -3,6 +3,8 @@
 // and unsupported files. covers TEL-057 (inventory from git)
 #include "grounding/git_index.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -207,6 +209,15 @@ TEST_F(GitIndexTest, DamagedIndexesAreRefusedWithTheReason) {
   auto overcount = IndexFile::FromBytes(unchecked);
   ASSERT_FALSE(overcount);
   EXPECT_EQ(overcount.error().code(), ErrorCode::kDataLoss);
+}
+
+// Found by review: a FIFO at the index path hung the reader in open().
+TEST_F(GitIndexTest, AnIndexThatIsNotARegularFileIsRefusedWithoutBlocking) {
+  fs::path fifo = root_ / ".git" / "fifo-index";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto file = IndexFile::Read(fifo.string());
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.error().code(), ErrorCode::kUnavailable);
 }
 
 TEST_F(GitIndexTest, SplitIndexesAreLeftToLibgit2) {

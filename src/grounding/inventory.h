@@ -46,6 +46,12 @@ struct InventoryRequest {
 };
 
 struct Inventory {
+  Inventory() = default;
+  Inventory(Inventory&&) = default;
+  Inventory& operator=(Inventory&&) = default;
+  Inventory(const Inventory&) = delete;  // a copy's paths would point into this one's `owned`
+  Inventory& operator=(const Inventory&) = delete;
+
   std::string source;  // "git" or "filesystem"
   // Normalised repository-relative paths, unique, sorted by UTF-16 code
   // units. Paths that do not normalise, lie under an excluded root or that

@@ -22,11 +22,11 @@ void ParallelFor(size_t n, size_t min_per_thread, const Body& body) {
   size_t begin = 0;
   for (size_t t = 1; t < threads; ++t) {
     try {
-      workers.emplace_back([&body, begin, chunk] { body(begin, begin + chunk); });
+      workers.emplace_back([&body, begin, end = std::min(n, begin + chunk)] { body(begin, end); });
     } catch (const std::system_error&) {
       break;
     }
-    begin += chunk;
+    begin = std::min(n, begin + chunk);
   }
   body(begin, n);
   for (std::thread& worker : workers) worker.join();

@@ -27,6 +27,9 @@ constexpr uint32_t kRegular = 0100000;
 constexpr uint32_t kSymlink = 0120000;
 constexpr uint32_t kGitlink = 0160000;
 constexpr size_t kNone = SIZE_MAX;
+// e69de29bb2d1d6434b8b29ae775ad8c2e48c5391, the blob of no bytes.
+constexpr ObjectId kEmptyBlob = {0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b,
+                                 0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91};
 
 struct IndexDeleter {
   void operator()(git_index* index) const { git_index_free(index); }
@@ -265,7 +268,8 @@ class Scanner {
   void CheckTracked(Worker& worker, const Entry& entry, size_t index, const std::string& rel, int dir_fd,
                     const char* name) {
     seen_[index] = 1;
-    if (entry.stage != 0 || entry.skip_worktree) return;
+    // Like git: skip-worktree and assume-unchanged entries are not looked at.
+    if (entry.stage != 0 || entry.skip_worktree || entry.assume_unchanged) return;
     char y = WorktreeColumn(worker, entry, rel, dir_fd, name);
     if (y == ' ') return;
     StatusRecord record;
@@ -289,7 +293,10 @@ class Scanner {
     // Git leaves the size 0 in entries it could not vouch for: only a
     // known size that differs proves a change without reading the file.
     if (entry.size != static_cast<uint32_t>(info.st_size) && entry.size != 0) return 'M';
-    if (StatMatches(entry, info, settings_) && !Racy(entry, settings_)) return ' ';
+    // A cached size of 0 proves nothing either (a smudged racy entry): the
+    // content decides unless the entry is the empty blob.
+    bool unvouched = entry.size == 0 && entry.id != kEmptyBlob;
+    if (!unvouched && StatMatches(entry, info, settings_) && !Racy(entry, settings_)) return ' ';
     return ContentMatches(worker, entry, rel, dir_fd, name, type) ? ' ' : 'M';
   }
 
@@ -380,6 +387,8 @@ std::vector<Entry> EntriesOf(git_index* index) {
     entry.size = raw->file_size;
     entry.stage = static_cast<uint8_t>(GIT_INDEX_ENTRY_STAGE(raw));
     entry.skip_worktree = (raw->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) != 0;
+    entry.intent_to_add = (raw->flags_extended & GIT_INDEX_ENTRY_INTENT_TO_ADD) != 0;
+    entry.assume_unchanged = (raw->flags & GIT_INDEX_ENTRY_VALID) != 0;
     entries.push_back(entry);
   }
   return entries;
@@ -542,7 +551,7 @@ WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads,
     std::string path(entry.path);
     if (entry.stage != 0) {
       records[path] = StatusRecord{path, "", 'U', 'U', "", true};
-    } else if (!scanner.Seen(i) && !entry.skip_worktree) {
+    } else if (!scanner.Seen(i) && !entry.skip_worktree && !entry.assume_unchanged) {
       StatusRecord& record = records[path];
       record.path = path;
       record.y = 'D';

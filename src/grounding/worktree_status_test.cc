@@ -290,6 +290,39 @@ TEST_F(WorktreeStatusTest, TheResultDoesNotDependOnTheNumberOfWorkers) {
   EXPECT_EQ(Ours(8), one);
 }
 
+// Found by review: git smudges the size of an entry it cannot vouch for to
+// 0; an empty file then matches the cached size and stat data, and only the
+// content shows the change.
+TEST_F(WorktreeStatusTest, SmudgedEntriesAreCheckedByContent) {
+  Git(root_, "init -q .");
+  Git(root_, "config core.trustctime false");
+  WriteFile(root_, "f", "abcde");
+  std::string old_time = "touch -d @1000000000 ";
+  ASSERT_EQ(std::system((old_time + "'" + root_ + "/f'").c_str()), 0);
+  Git(root_, "add f");
+  Git(root_, "commit -q -m one");
+  WriteFile(root_, "f", "xyzzy");
+  ASSERT_EQ(std::system((old_time + "'" + root_ + "/f' '" + root_ + "/.git/index'").c_str()), 0);
+  WriteFile(root_, "g", "g");
+  Git(root_, "add g");  // rewrites the index: f is racy, so git smudges its size to 0
+  WriteFile(root_, "f", "");
+  ASSERT_EQ(std::system((old_time + "'" + root_ + "/f'").c_str()), 0);
+  EXPECT_EQ(Matching(), (Strings{" M f", "A  g"}));
+}
+
+TEST_F(WorktreeStatusTest, AssumeUnchangedEntriesAreNotLookedAt) {
+  WriteFile(root_, "a.ts", "a");
+  WriteFile(root_, "c.ts", "c");
+  WriteFile(root_, "d.ts", "d");
+  GitInit(root_);
+  GitCommitAll(root_);
+  Git(root_, "update-index --assume-unchanged a.ts c.ts");
+  WriteFile(root_, "a.ts", "changed");
+  fs::remove(fs::path(root_) / "c.ts");
+  WriteFile(root_, "d.ts", "changed");
+  EXPECT_EQ(Matching(), (Strings{" M d.ts"}));
+}
+
 TEST_F(WorktreeStatusTest, NotAWorkTreeTop) {
   WriteFile(root_, "sub/a.ts", "a");
   EXPECT_FALSE(ReadWorktreeStatus(root_).ok);  // no repository
