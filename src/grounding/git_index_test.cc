@@ -1,6 +1,6 @@
 // The direct index reader against libgit2's reading of the same index files,
 // written by real git in every version it can write, and against damaged
-// and unsupported files. covers TEL-057 (inventory from git)
+// and unsupported files.
 #include "grounding/git_index.h"
 
 #include <sys/stat.h>
