@@ -292,6 +292,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   }
   std::sort(sorted.begin(), sorted.end(), less);
   if (sorted.size() > budget_files) sorted.resize(budget_files);
+  const size_t required_count = sorted.size();  // sorted[0, required_count) and the rest are each in order
   auto inventory_it = inventory_paths.begin();
   auto extras_it = extras.begin();
   while (sorted.size() < budget_files) {
@@ -326,7 +327,9 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   });
   std::vector<std::string> eligible;
   eligible.reserve(sorted.size());
+  size_t eligible_required = 0;
   for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i == required_count) eligible_required = eligible.size();
     if (kinds[i] == Kind::kExcludedDirectory) {
       ++exclusions["excluded_directory"];
     } else if (kinds[i] == Kind::kSecretLike) {
@@ -335,6 +338,11 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
       eligible.push_back(sorted[i]);
     }
   }
+
+  if (required_count == sorted.size()) eligible_required = eligible.size();
+  // One run in code-unit order lets the ranking keep ties in input order.
+  std::inplace_merge(eligible.begin(), eligible.begin() + static_cast<std::ptrdiff_t>(eligible_required),
+                     eligible.end(), less);
 
   // §16.4 ranking and selection.
   const auto eligible_count = static_cast<int64_t>(eligible.size());

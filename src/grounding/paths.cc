@@ -46,7 +46,23 @@ std::string CurrentDirectory() {
 
 std::string JsLowerCase(std::string_view text) {
   std::string out;
-  out.reserve(text.size());
+  AppendJsLowerCase(text, out);
+  return out;
+}
+
+void AppendJsLowerCase(std::string_view text, std::string& out) {
+  // Only lead bytes C4 (U+0130) and E2 (U+212A) need more than ASCII folding.
+  if (text.find('\xC4') == std::string_view::npos && text.find('\xE2') == std::string_view::npos) {
+    const size_t base = out.size();
+    out.resize(base + text.size());
+    char* dest = out.data() + base;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      dest[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return;
+  }
+  out.reserve(out.size() + text.size() + 8);
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 'A' && c <= 'Z') {
@@ -62,7 +78,6 @@ std::string JsLowerCase(std::string_view text) {
       out.push_back(static_cast<char>(c));
     }
   }
-  return out;
 }
 
 bool IsValidUtf8(std::string_view bytes) {
@@ -172,14 +187,20 @@ std::optional<std::string> NormalizeRepositoryPath(std::string_view candidate) {
 }
 
 bool IsExcludedDirectoryPath(std::string_view repository_path) {
-  std::string lower = JsLowerCase(repository_path);
-  for (std::string_view segment : SplitSegments(lower)) {
+  thread_local std::string lower;  // reused: this runs once per candidate
+  lower.clear();
+  AppendJsLowerCase(repository_path, lower);
+  std::string_view rest(lower);
+  while (true) {
+    size_t slash = rest.find('/');
+    std::string_view segment = rest.substr(0, slash);
     if (std::find(kExcludedDirectoryNames.begin(), kExcludedDirectoryNames.end(), segment) !=
         kExcludedDirectoryNames.end()) {
       return true;
     }
+    if (slash == std::string_view::npos) return false;
+    rest.remove_prefix(slash + 1);
   }
-  return false;
 }
 
 bool IsInstructionPath(std::string_view repository_path) {

@@ -27,6 +27,8 @@ inline constexpr std::array<std::string_view, 7> kDefaultPinnedPaths = {
 // JavaScript toLowerCase restricted to what matters for ASCII matching:
 // A-Z, U+0130 (→ "i" U+0307) and U+212A (→ "k"); all other bytes unchanged.
 std::string JsLowerCase(std::string_view text);
+// The same, appended to `out` (callers reuse one buffer).
+void AppendJsLowerCase(std::string_view text, std::string& out);
 
 // Strict UTF-8 (the WHATWG decoder with fatal: true): no overlong forms,
 // surrogates, values above U+10FFFF, stray or missing continuation bytes.

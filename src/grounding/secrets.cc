@@ -240,17 +240,6 @@ bool HasCredentialAssignment(std::string_view text) {
   return false;
 }
 
-std::vector<std::string_view> Segments(std::string_view path) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    size_t slash = path.find('/', start);
-    out.push_back(path.substr(start, slash == kNpos ? kNpos : slash - start));
-    if (slash == kNpos) return out;
-    start = slash + 1;
-  }
-}
-
 bool StartsWith(std::string_view text, std::string_view prefix) { return StartsAt(text, 0, prefix); }
 bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -266,13 +255,20 @@ bool PrefixThen(std::string_view name, std::string_view prefix, std::string_view
 }  // namespace
 
 bool IsSecretLikePath(std::string_view repository_path) {
-  std::string lower = JsLowerCase(repository_path);
-  std::vector<std::string_view> segments = Segments(lower);
-  std::string_view base = segments.back();
+  thread_local std::string lower;  // reused: this runs once per candidate
+  lower.clear();
+  AppendJsLowerCase(repository_path, lower);
+  const std::string_view path(lower);
+  const size_t last_slash = path.rfind('/');
+  const std::string_view base = last_slash == kNpos ? path : path.substr(last_slash + 1);
   if (StartsWith(base, ".env")) return true;
   if (base == ".git-credentials" || base == ".netrc" || base == ".npmrc" || base == ".pypirc") return true;
-  for (std::string_view segment : segments) {
+  for (std::string_view rest = path;;) {
+    size_t slash = rest.find('/');
+    std::string_view segment = rest.substr(0, slash);
     if (segment == "credential" || segment == "credentials" || segment == "secret" || segment == "secrets") return true;
+    if (slash == kNpos) break;
+    rest.remove_prefix(slash + 1);
   }
   for (std::string_view prefix : {"credentials", "credential", "secrets", "secret"}) {
     if (PrefixThen(base, prefix, ".", true)) return true;

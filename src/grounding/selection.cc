@@ -41,12 +41,56 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() && text.substr(0, prefix.size()) == prefix;
 }
 
-std::string NormalizeToken(std::string token) {
+// A trailing 's' dropped from tokens longer than 4 not ending in ss, is, us.
+std::string_view NormalizeToken(std::string_view token) {
   if (token.size() > 4 && token.back() == 's' && !EndsWith(token, "ss") && !EndsWith(token, "is") &&
       !EndsWith(token, "us")) {
-    token.pop_back();
+    token.remove_suffix(1);
   }
   return token;
+}
+
+// `text` with a space at each camelCase boundary ([a-z0-9] then [A-Z]),
+// then lower-cased, into `out` (cleared first; `split` is scratch).
+void SplitLower(std::string_view text, std::string& split, std::string& out) {
+  out.clear();
+  if (text.find('\xC4') == std::string_view::npos && text.find('\xE2') == std::string_view::npos) {
+    // No character lower-cases to more than one byte: split and fold in one pass.
+    out.reserve(text.size() + 8);
+    char previous = 0;
+    for (char c : text) {
+      const bool upper = IsUpper(static_cast<unsigned char>(c));
+      if (upper && IsLowerOrDigit(static_cast<unsigned char>(previous))) out.push_back(' ');
+      out.push_back(upper ? static_cast<char>(c - 'A' + 'a') : c);
+      previous = c;
+    }
+    return;
+  }
+  split.clear();
+  split.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i > 0 && IsLowerOrDigit(static_cast<unsigned char>(text[i - 1])) && IsUpper(static_cast<unsigned char>(text[i]))) {
+      split.push_back(' ');
+    }
+    split.push_back(text[i]);
+  }
+  AppendJsLowerCase(split, out);
+}
+
+// Calls visit(token, offset) for each normalised token of SplitLower's
+// output: runs of [a-z0-9], offset where the run starts.
+template <typename Visit>
+void ForEachToken(std::string_view lowered, Visit&& visit) {
+  size_t i = 0;
+  while (i < lowered.size()) {
+    if (!IsLowerOrDigit(static_cast<unsigned char>(lowered[i]))) {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < lowered.size() && IsLowerOrDigit(static_cast<unsigned char>(lowered[i]))) ++i;
+    visit(NormalizeToken(lowered.substr(start, i - start)), start);
+  }
 }
 
 bool IsHintChar(unsigned char c) {
@@ -54,16 +98,13 @@ bool IsHintChar(unsigned char c) {
          c == '-';
 }
 
-bool Contains(const std::vector<std::string>& list, std::string_view value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
-
 void SortUnique(std::vector<std::string>& values) {
   std::sort(values.begin(), values.end(), [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });
   values.erase(std::unique(values.begin(), values.end()), values.end());
 }
 
-std::string Join(const std::vector<std::string>& values, size_t limit) {
+template <typename Strings>
+std::string Join(const Strings& values, size_t limit) {
   std::string out;
   for (size_t i = 0; i < values.size() && i < limit; ++i) {
     if (i > 0) out += ", ";
@@ -82,25 +123,10 @@ std::string Parent(const std::string& path) {
 
 std::vector<std::string> Tokens(std::string_view text) {
   std::string split;
-  split.reserve(text.size() + 8);
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (i > 0 && IsLowerOrDigit(static_cast<unsigned char>(text[i - 1])) && IsUpper(static_cast<unsigned char>(text[i]))) {
-      split.push_back(' ');
-    }
-    split.push_back(text[i]);
-  }
-  std::string lower = JsLowerCase(split);
+  std::string lowered;
+  SplitLower(text, split, lowered);
   std::vector<std::string> tokens;
-  size_t i = 0;
-  while (i < lower.size()) {
-    if (!IsLowerOrDigit(static_cast<unsigned char>(lower[i]))) {
-      ++i;
-      continue;
-    }
-    size_t start = i;
-    while (i < lower.size() && IsLowerOrDigit(static_cast<unsigned char>(lower[i]))) ++i;
-    tokens.push_back(NormalizeToken(lower.substr(start, i - start)));
-  }
+  ForEachToken(lowered, [&tokens](std::string_view token, size_t) { tokens.emplace_back(token); });
   return tokens;
 }
 
@@ -159,18 +185,24 @@ struct RankingContext {
   std::vector<std::string> active;  // lower-cased, sorted
 };
 
-RankedCandidate RankOne(const std::string& path, const RankingContext& context) {
+// Per-thread buffers of RankOne, reused from one candidate to the next.
+struct RankingScratch {
+  std::string lower;
+  std::string split;
+  std::string tokens;            // SplitLower(path)
+  std::vector<uint8_t> matched;  // per term: 1 in the path, 2 in the basename
+};
+
+RankedCandidate RankOne(const std::string& path, const RankingContext& context, RankingScratch& scratch) {
   const std::vector<std::string>& terms = context.terms;
   const std::vector<std::string>& hints = context.hints;
   const std::vector<std::string>& active = context.active;
-  const std::string lower = JsLowerCase(path);
-  size_t slash = path.rfind('/');
-  std::string_view basename = slash == std::string::npos ? std::string_view(path) : std::string_view(path).substr(slash + 1);
-  const std::vector<std::string> path_tokens = Tokens(path);
-  const std::vector<std::string> basename_tokens = Tokens(basename);
+  scratch.lower.clear();
+  AppendJsLowerCase(path, scratch.lower);
+  const std::string_view lower(scratch.lower);
   const bool instruction = IsInstructionPath(path);
   const bool active_exact = std::binary_search(active.begin(), active.end(), lower,
-                                               [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });
+                                               [](std::string_view a, std::string_view b) { return Utf16Before(a, b); });
   bool active_adjacent = false;
   for (const std::string& a : active) {
     if ((a.size() > lower.size() && StartsWith(a, lower) && a[lower.size()] == '/') ||
@@ -179,18 +211,31 @@ RankedCandidate RankOne(const std::string& path, const RankingContext& context) 
       break;
     }
   }
-  std::vector<std::string> matching_hints;
+  std::vector<std::string_view> matching_hints;
   for (const std::string& hint : hints) {
     if (lower == hint || (lower.size() > hint.size() && EndsWith(lower, hint) && lower[lower.size() - hint.size() - 1] == '/')) {
       matching_hints.push_back(hint);
     }
   }
-  std::vector<std::string> matching_terms;
+  // Terms are [a-z0-9] tokens, sorted (byte order is UTF-16 order there).
+  // The basename's tokens are the path's tokens after its last '/': no
+  // camelCase boundary or token spans a '/'.
+  scratch.matched.assign(terms.size(), 0);
+  SplitLower(path, scratch.split, scratch.tokens);
+  const size_t last_slash = scratch.tokens.rfind('/');
+  const size_t basename_start = last_slash == std::string::npos ? 0 : last_slash + 1;
+  ForEachToken(scratch.tokens, [&](std::string_view token, size_t offset) {
+    auto it = std::lower_bound(terms.begin(), terms.end(), token,
+                               [](const std::string& term, std::string_view value) { return term < value; });
+    if (it == terms.end() || *it != token) return;
+    scratch.matched[static_cast<size_t>(it - terms.begin())] |= offset >= basename_start ? 3 : 1;
+  });
+  std::vector<std::string_view> matching_terms;
   int64_t basename_matches = 0;
-  for (const std::string& term : terms) {
-    if (!Contains(path_tokens, term)) continue;
-    matching_terms.push_back(term);
-    if (Contains(basename_tokens, term)) ++basename_matches;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    if ((scratch.matched[t] & 1) == 0) continue;
+    matching_terms.push_back(terms[t]);
+    if ((scratch.matched[t] & 2) != 0) ++basename_matches;
   }
   const bool metadata = IsRootProjectMetadata(lower);
 
@@ -239,12 +284,21 @@ std::vector<RankedCandidate> RankCandidates(const std::vector<std::string>& path
   // across threads; the order comes from the sort below, not from them.
   std::vector<RankedCandidate> ranked(paths.size());
   ParallelFor(paths.size(), 2048, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) ranked[i] = RankOne(paths[i], context);
+    RankingScratch scratch;
+    for (size_t i = begin; i < end; ++i) ranked[i] = RankOne(paths[i], context, scratch);
   });
-  std::sort(ranked.begin(), ranked.end(), [](const RankedCandidate& a, const RankedCandidate& b) {
-    if (a.score != b.score) return a.score > b.score;
-    return Utf16Before(a.path, b.path);
-  });
+  // Paths that arrive in order (the usual case) need only a stable sort by
+  // score: ties keep their path order.
+  auto path_less = [](const std::string& a, const std::string& b) { return Utf16Before(a, b); };
+  if (std::is_sorted(paths.begin(), paths.end(), path_less)) {
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const RankedCandidate& a, const RankedCandidate& b) { return a.score > b.score; });
+  } else {
+    std::sort(ranked.begin(), ranked.end(), [](const RankedCandidate& a, const RankedCandidate& b) {
+      if (a.score != b.score) return a.score > b.score;
+      return Utf16Before(a.path, b.path);
+    });
+  }
   return ranked;
 }
 

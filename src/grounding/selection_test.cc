@@ -37,6 +37,37 @@ TEST(GroundingSelectionTest, TokensSplitSeparatorsAndCamelCase) {
   EXPECT_EQ(Tokens("caf\xC3\xA9s"), (Strings{"caf", "s"}));  // non-ASCII letters separate tokens
 }
 
+TEST(GroundingSelectionTest, TokensLowerCaseTheCharactersThatFoldIntoAscii) {
+  // KELVIN SIGN folds to k and joins its token; U+0130 folds to i + U+0307,
+  // which ends the token. CamelCase boundaries are found before folding.
+  EXPECT_EQ(Tokens("\xE2\x84\xAA" "eyStore"), (Strings{"key", "store"}));
+  EXPECT_EQ(Tokens("a\xC4\xB0" "bC"), (Strings{"ai", "b", "c"}));
+  EXPECT_EQ(Tokens("sessionToken/\xE2\x84\xAA" "elvinMode"), (Strings{"session", "token", "kelvin", "mode"}));
+}
+
+TEST(GroundingSelectionTest, BasenameTermsCountOnlyAfterTheLastSlash) {
+  auto ranked = RankCandidates({"session/token/x.ts", "x/sessionToken.ts", "x/y/session"}, "session token", {});
+  EXPECT_EQ(Find(ranked, "session/token/x.ts")->score, 75 + 75);
+  EXPECT_EQ(Find(ranked, "x/sessionToken.ts")->score, 250 + 250);
+  EXPECT_EQ(Find(ranked, "x/y/session")->score, 250);
+}
+
+TEST(GroundingSelectionTest, OrderDoesNotDependOnTheInputOrder) {
+  // Sorted input takes a stable sort by score; any other input a full sort.
+  const Strings sorted = {"AGENTS.md", "a/client.ts", "b/api/z.ts", "b/client.ts", "c.ts", "d/api.ts", "e.md"};
+  Strings shuffled = {"e.md", "b/client.ts", "AGENTS.md", "d/api.ts", "c.ts", "b/api/z.ts", "a/client.ts"};
+  auto from_sorted = RankCandidates(sorted, "api client", {});
+  auto from_shuffled = RankCandidates(shuffled, "api client", {});
+  ASSERT_EQ(from_sorted.size(), from_shuffled.size());
+  Strings order;
+  for (size_t i = 0; i < from_sorted.size(); ++i) {
+    EXPECT_EQ(from_sorted[i].path, from_shuffled[i].path);
+    EXPECT_EQ(from_sorted[i].score, from_shuffled[i].score);
+    order.push_back(from_sorted[i].path);
+  }
+  EXPECT_EQ(order, (Strings{"AGENTS.md", "a/client.ts", "b/client.ts", "d/api.ts", "b/api/z.ts", "c.ts", "e.md"}));
+}
+
 TEST(GroundingSelectionTest, RequestTermsDropStopWordsAndShortTokens) {
   EXPECT_EQ(RequestTerms("Please investigate the API failures in src/networkClient and fix it x"),
             (Strings{"api", "client", "failure", "network", "src"}));
