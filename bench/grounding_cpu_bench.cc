@@ -61,8 +61,9 @@ BENCHMARK(BM_ClassifyCandidates)->Arg(10'000)->Unit(benchmark::kMillisecond);
 
 void BM_RankCandidates(benchmark::State& state) {
   const std::vector<std::string> paths = BenchPaths(static_cast<int>(state.range(0)));
+  const std::vector<std::string_view> views(paths.begin(), paths.end());
   for (auto _ : state) {
-    auto ranked = RankCandidates(paths, "fix the session token refresh in the api client", {});
+    auto ranked = RankCandidates(views, "fix the session token refresh in the api client", {});
     benchmark::DoNotOptimize(ranked.data());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

@@ -283,9 +283,11 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   extras.erase(std::unique(extras.begin(), extras.end()), extras.end());
   const auto candidate_files = static_cast<int64_t>(inventory_paths.size() + extras.size());
   const auto budget_files = static_cast<size_t>(std::max<int64_t>(budget.max_inventory_files, 0));
-  std::vector<std::string> sorted;
+  // Views into the inventory and `extras`, which outlive the selection.
+  std::vector<std::string_view> sorted;
+  sorted.reserve(std::min(budget_files, static_cast<size_t>(candidate_files)));
   for (std::string_view path : inventory_paths) {
-    if (required(path)) sorted.emplace_back(path);
+    if (required(path)) sorted.push_back(path);
   }
   for (const std::string& path : extras) {
     if (required(path)) sorted.push_back(path);
@@ -304,10 +306,9 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
     if (extras_left && (!inventory_left || less(*extras_it, *inventory_it))) {
       sorted.push_back(*extras_it++);
     } else {
-      sorted.emplace_back(*inventory_it++);
+      sorted.push_back(*inventory_it++);
     }
   }
-  extras.clear();
   if (candidate_files > budget.max_inventory_files) {
     exclusions["inventory_budget"] += candidate_files - budget.max_inventory_files;
     warnings.push_back(
@@ -325,7 +326,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
                                                     : Kind::kEligible;
     }
   });
-  std::vector<std::string> eligible;
+  std::vector<std::string_view> eligible;
   eligible.reserve(sorted.size());
   size_t eligible_required = 0;
   for (size_t i = 0; i < sorted.size(); ++i) {

@@ -277,7 +277,7 @@ Inventory DiscoverRepositoryFiles(const InventoryRequest& request) {
 }
 
 Fingerprint FingerprintRepository(const std::string& root, const Inventory& inventory,
-                                  const std::vector<std::string>& inventory_paths,
+                                  const std::vector<std::string_view>& inventory_paths,
                                   const std::map<std::string, std::string>& read_hashes,
                                   const PathPredicate& may_read, const PathPredicate& is_excluded) {
   Fingerprint fingerprint;
@@ -311,7 +311,7 @@ Fingerprint FingerprintRepository(const std::string& root, const Inventory& inve
     fingerprint.head_commit = inventory.head_commit;
   } else {
     std::vector<std::string> sorted;
-    for (const std::string& path : inventory_paths) {
+    for (std::string_view path : inventory_paths) {
       if (auto normalized = NormalizeRepositoryPath(path)) sorted.push_back(*normalized);
     }
     std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) { return Utf16Before(a, b); });

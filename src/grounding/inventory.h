@@ -96,7 +96,7 @@ struct Fingerprint {
 // Not Git: SHA-256 of the sorted `inventory` as `path\0(hash|unread)` joined
 // by `\0`, head commit null, and a warning.
 Fingerprint FingerprintRepository(const std::string& root, const Inventory& inventory,
-                                  const std::vector<std::string>& inventory_paths,
+                                  const std::vector<std::string_view>& inventory_paths,
                                   const std::map<std::string, std::string>& read_hashes,
                                   const PathPredicate& may_read, const PathPredicate& is_excluded);
 

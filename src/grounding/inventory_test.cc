@@ -48,7 +48,7 @@ class GroundingInventoryTest : public ::testing::Test {
   std::string DirtyHash() {
     Inventory inventory = Discover();
     EXPECT_TRUE(inventory.git);
-    return FingerprintRepository(root_, inventory, Paths(inventory), {}, {}, {}).dirty_worktree_hash;
+    return FingerprintRepository(root_, inventory, inventory.paths, {}, {}, {}).dirty_worktree_hash;
   }
 
   telic::testing::TempDir tmp_;
@@ -156,7 +156,7 @@ TEST_F(GroundingInventoryTest, CleanRepositoryHashesLikeTheReference) {
   Inventory inventory = Discover();
   // Clean: `git status --porcelain` is empty, so only the read-file projection is hashed.
   std::map<std::string, std::string> hashes = {{"b.ts", "sha256:bb"}, {"a.ts", "sha256:aa"}};
-  auto fingerprint = FingerprintRepository(root_, inventory, Paths(inventory), hashes, {}, {});
+  auto fingerprint = FingerprintRepository(root_, inventory, inventory.paths, hashes, {}, {});
   EXPECT_EQ(fingerprint.dirty_worktree_hash, Sha256Ref(std::string("a.ts\0sha256:aa\0b.ts\0sha256:bb", 29)));
   EXPECT_EQ(fingerprint.head_commit, inventory.head_commit);
   EXPECT_TRUE(fingerprint.warnings.empty());

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <climits>
 #include <cstdlib>
 #include <cstdint>
@@ -126,6 +128,20 @@ bool IsValidUtf8(std::string_view bytes) {
 bool Utf16Before(std::string_view a, std::string_view b) {
   const size_t n = std::min(a.size(), b.size());
   size_t i = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    // Eight bytes at a time: paths in one folder share long prefixes.
+    while (i + 8 <= n) {
+      uint64_t x;
+      uint64_t y;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y) {
+        i += static_cast<size_t>(std::countr_zero(x ^ y)) / 8;
+        break;
+      }
+      i += 8;
+    }
+  }
   while (i < n && a[i] == b[i]) ++i;
   if (i == n) return a.size() < b.size();
   const auto ca = static_cast<unsigned char>(a[i]);

@@ -114,9 +114,10 @@ TEST(GroundingPathsTest, Utf16OrderMatchesTheCanonicalJsonComparator) {
   uint32_t seed = 12345;
   auto next = [&seed] { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7FFF; };
   for (int i = 0; i < 20000; ++i) {
-    // Valid UTF-8 only: b shares a prefix of whole atoms with a.
+    // Valid UTF-8 only: b shares a prefix of whole atoms with a (long enough
+    // to cross the eight-byte steps of the comparison).
     std::vector<std::string> parts;
-    for (int k = static_cast<int>(next() % 4); k >= 0; --k) parts.push_back(atoms[next() % atoms.size()]);
+    for (int k = static_cast<int>(next() % 12); k >= 0; --k) parts.push_back(atoms[next() % atoms.size()]);
     std::string a, b;
     const size_t shared = next() % (parts.size() + 1);
     for (size_t k = 0; k < parts.size(); ++k) {

@@ -193,7 +193,7 @@ struct RankingScratch {
   std::vector<uint8_t> matched;  // per term: 1 in the path, 2 in the basename
 };
 
-RankedCandidate RankOne(const std::string& path, const RankingContext& context, RankingScratch& scratch) {
+RankedCandidate RankOne(std::string_view path, const RankingContext& context, RankingScratch& scratch) {
   const std::vector<std::string>& terms = context.terms;
   const std::vector<std::string>& hints = context.hints;
   const std::vector<std::string>& active = context.active;
@@ -250,29 +250,43 @@ RankedCandidate RankOne(const std::string& path, const RankingContext& context, 
   score += metadata ? 20 : 0;
   candidate.score = score;
   if (instruction) {
-    candidate.reason = "Applicable repository instruction source pinned by policy.";
+    candidate.basis = RankBasis::kInstruction;
   } else if (active_exact) {
-    candidate.reason = "Exact active-path source pinned by the host context.";
+    candidate.basis = RankBasis::kActiveExact;
   } else if (!matching_hints.empty()) {
-    candidate.reason = "Path matches an explicit request hint: " + Join(matching_hints, 3) + ".";
+    candidate.basis = RankBasis::kHint;
+    candidate.matched = Join(matching_hints, 3);
   } else if (!matching_terms.empty()) {
-    candidate.reason = "Path matches request terms: " + Join(matching_terms, 5) + ".";
+    candidate.basis = RankBasis::kTerms;
+    candidate.matched = Join(matching_terms, 5);
   } else if (active_adjacent) {
-    candidate.reason = "Path is adjacent to an active host path.";
+    candidate.basis = RankBasis::kActiveAdjacent;
   } else if (metadata) {
-    candidate.reason = "Root project metadata selected for bounded baseline context.";
-  } else {
-    candidate.reason = "Repository source selected by the deterministic budget fallback.";
+    candidate.basis = RankBasis::kMetadata;
   }
-  // A Summary is at most 4096 UTF-16 units; only absurdly long hints or
-  // terms could exceed it.
-  if (candidate.reason.size() > 4096) candidate.reason = TruncateUtf16(candidate.reason, 4096);
   return candidate;
 }
 
 }  // namespace
 
-std::vector<RankedCandidate> RankCandidates(const std::vector<std::string>& paths, std::string_view request,
+std::string RankedCandidate::Reason() const {
+  std::string reason;
+  switch (basis) {
+    case RankBasis::kInstruction: return "Applicable repository instruction source pinned by policy.";
+    case RankBasis::kActiveExact: return "Exact active-path source pinned by the host context.";
+    case RankBasis::kHint: reason = "Path matches an explicit request hint: " + matched + "."; break;
+    case RankBasis::kTerms: reason = "Path matches request terms: " + matched + "."; break;
+    case RankBasis::kActiveAdjacent: return "Path is adjacent to an active host path.";
+    case RankBasis::kMetadata: return "Root project metadata selected for bounded baseline context.";
+    case RankBasis::kFallback: return "Repository source selected by the deterministic budget fallback.";
+  }
+  // A Summary is at most 4096 UTF-16 units; only absurdly long hints or
+  // terms could exceed it.
+  if (reason.size() > 4096) reason = TruncateUtf16(reason, 4096);
+  return reason;
+}
+
+std::vector<RankedCandidate> RankCandidates(const std::vector<std::string_view>& paths, std::string_view request,
                                             const std::vector<std::string>& active_paths) {
   RankingContext context;
   context.terms = RequestTerms(request);
@@ -289,7 +303,7 @@ std::vector<RankedCandidate> RankCandidates(const std::vector<std::string>& path
   });
   // Paths that arrive in order (the usual case) need only a stable sort by
   // score: ties keep their path order.
-  auto path_less = [](const std::string& a, const std::string& b) { return Utf16Before(a, b); };
+  auto path_less = [](std::string_view a, std::string_view b) { return Utf16Before(a, b); };
   if (std::is_sorted(paths.begin(), paths.end(), path_less)) {
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const RankedCandidate& a, const RankedCandidate& b) { return a.score > b.score; });
@@ -443,7 +457,7 @@ Selection SelectCandidates(const std::string& root, const std::vector<RankedCand
       continue;
     }
     std::string hash = Sha256Ref(read.bytes);
-    selection.read_hashes[candidate.path] = hash;
+    selection.read_hashes[std::string(candidate.path)] = hash;
     if (selected_hashes.contains(hash)) {
       ++exclusions["duplicate_content"];
       continue;
@@ -457,9 +471,9 @@ Selection SelectCandidates(const std::string& root, const std::vector<RankedCand
     selection.selected_bytes += size;
     if (!candidate.pinned && candidate.score == 0) ++zero_score_fallbacks;
     SelectedSource source;
-    source.path = candidate.path;
+    source.path = std::string(candidate.path);
     source.ref = MakeRepoRef(candidate.path);
-    source.reason = candidate.reason;
+    source.reason = candidate.Reason();
     source.content_hash = std::move(hash);
     source.size_bytes = size;
     source.score = candidate.score;

@@ -38,16 +38,23 @@ std::vector<std::string> RequestPathHints(std::string_view request);
 // go.mod, readme, readme.*, tsconfig*.json (`lower_path` lower-cased).
 bool IsRootProjectMetadata(std::string_view lower_path);
 
+// Why a candidate scored what it did, strongest first (§16.4).
+enum class RankBasis : uint8_t { kInstruction, kActiveExact, kHint, kTerms, kActiveAdjacent, kMetadata, kFallback };
+
 struct RankedCandidate {
-  std::string path;
+  std::string_view path;  // the caller's path: RankCandidates' input must outlive it
   int64_t score = 0;
   bool pinned = false;
-  std::string reason;
+  RankBasis basis = RankBasis::kFallback;
+  std::string matched;  // kHint: up to 3 hints, kTerms: up to 5 terms, ", "-joined
+
+  // The manifest's selectionReason sentence.
+  std::string Reason() const;
 };
 
 // Scores every path and orders them: score descending, then path ascending
 // (UTF-16 code units). `active_paths` are normalised repository paths.
-std::vector<RankedCandidate> RankCandidates(const std::vector<std::string>& paths, std::string_view request,
+std::vector<RankedCandidate> RankCandidates(const std::vector<std::string_view>& paths, std::string_view request,
                                             const std::vector<std::string>& active_paths);
 
 enum class ResolveOutcome { kFile, kNotRegular, kPathEscape, kSymlinkEscape, kUnreadable };

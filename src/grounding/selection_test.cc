@@ -19,6 +19,15 @@ namespace fs = std::filesystem;
 using testing::WriteFile;
 using Strings = std::vector<std::string>;
 
+std::vector<std::string_view> Views(const Strings& paths) { return {paths.begin(), paths.end()}; }
+
+RankedCandidate Candidate(std::string_view path, int64_t score) {
+  RankedCandidate candidate;
+  candidate.path = path;
+  candidate.score = score;
+  return candidate;
+}
+
 const RankedCandidate* Find(const std::vector<RankedCandidate>& ranked, const std::string& path) {
   for (const auto& candidate : ranked) {
     if (candidate.path == path) return &candidate;
@@ -56,14 +65,14 @@ TEST(GroundingSelectionTest, OrderDoesNotDependOnTheInputOrder) {
   // Sorted input takes a stable sort by score; any other input a full sort.
   const Strings sorted = {"AGENTS.md", "a/client.ts", "b/api/z.ts", "b/client.ts", "c.ts", "d/api.ts", "e.md"};
   Strings shuffled = {"e.md", "b/client.ts", "AGENTS.md", "d/api.ts", "c.ts", "b/api/z.ts", "a/client.ts"};
-  auto from_sorted = RankCandidates(sorted, "api client", {});
-  auto from_shuffled = RankCandidates(shuffled, "api client", {});
+  auto from_sorted = RankCandidates(Views(sorted), "api client", {});
+  auto from_shuffled = RankCandidates(Views(shuffled), "api client", {});
   ASSERT_EQ(from_sorted.size(), from_shuffled.size());
   Strings order;
   for (size_t i = 0; i < from_sorted.size(); ++i) {
     EXPECT_EQ(from_sorted[i].path, from_shuffled[i].path);
     EXPECT_EQ(from_sorted[i].score, from_shuffled[i].score);
-    order.push_back(from_sorted[i].path);
+    order.emplace_back(from_sorted[i].path);
   }
   EXPECT_EQ(order, (Strings{"AGENTS.md", "a/client.ts", "b/client.ts", "d/api.ts", "b/api/z.ts", "c.ts", "e.md"}));
 }
@@ -89,10 +98,10 @@ TEST(GroundingSelectionTest, TermsMatchOnTokenBoundariesOnly) {
   ASSERT_EQ(ranked.size(), 2u);
   EXPECT_EQ(ranked[0].path, "apps/web/src/lib/api.ts");
   EXPECT_EQ(ranked[0].score, 250);
-  EXPECT_EQ(ranked[0].reason, "Path matches request terms: api.");
+  EXPECT_EQ(ranked[0].Reason(), "Path matches request terms: api.");
   EXPECT_EQ(ranked[1].path, "apps/rapid/x.ts");
   EXPECT_EQ(ranked[1].score, 0);
-  EXPECT_EQ(ranked[1].reason, "Repository source selected by the deterministic budget fallback.");
+  EXPECT_EQ(ranked[1].Reason(), "Repository source selected by the deterministic budget fallback.");
 }
 
 TEST(GroundingSelectionTest, ScoreComponents) {
@@ -102,18 +111,18 @@ TEST(GroundingSelectionTest, ScoreComponents) {
       "look at src/net/client.ts and the client", {"src/active.ts"});
   EXPECT_EQ(Find(ranked, "AGENTS.md")->score, 1'000'000);
   EXPECT_TRUE(Find(ranked, "AGENTS.md")->pinned);
-  EXPECT_EQ(Find(ranked, "AGENTS.md")->reason, "Applicable repository instruction source pinned by policy.");
+  EXPECT_EQ(Find(ranked, "AGENTS.md")->Reason(), "Applicable repository instruction source pinned by policy.");
   // Terms: client, look, net, src, ts.
   EXPECT_EQ(Find(ranked, "src/active.ts")->score, 1'000'000 + 50'000 + 250 + 75);  // + ts (basename), src
-  EXPECT_EQ(Find(ranked, "src/active.ts")->reason, "Exact active-path source pinned by the host context.");
+  EXPECT_EQ(Find(ranked, "src/active.ts")->Reason(), "Exact active-path source pinned by the host context.");
   EXPECT_FALSE(Find(ranked, "src/active.ts.bak")->pinned);
   EXPECT_EQ(Find(ranked, "src/active.ts.bak")->score, 250 + 75);
   EXPECT_EQ(Find(ranked, "src")->score, 10'000 + 250);  // ancestor of an active path; "src" in its basename
   EXPECT_EQ(Find(ranked, "src/net/client.ts")->score, 5'000 + 250 + 250 + 75 + 75);  // hint, client + ts, src + net
-  EXPECT_EQ(Find(ranked, "src/net/client.ts")->reason, "Path matches an explicit request hint: src/net/client.ts.");
+  EXPECT_EQ(Find(ranked, "src/net/client.ts")->Reason(), "Path matches an explicit request hint: src/net/client.ts.");
   EXPECT_EQ(Find(ranked, "lib/client/util.ts")->score, 250 + 75);
   EXPECT_EQ(Find(ranked, "package.json")->score, 20);
-  EXPECT_EQ(Find(ranked, "package.json")->reason, "Root project metadata selected for bounded baseline context.");
+  EXPECT_EQ(Find(ranked, "package.json")->Reason(), "Root project metadata selected for bounded baseline context.");
   EXPECT_EQ(Find(ranked, "README.md")->score, 20);
   EXPECT_EQ(Find(ranked, "tsconfig.base.json")->score, 20);
   EXPECT_EQ(Find(ranked, "docs/package.json")->score, 0);
@@ -129,14 +138,14 @@ TEST(GroundingSelectionTest, ActivePathsMatchCaseInsensitivelyAndAdjacency) {
   auto ranked = RankCandidates({"Src/App.ts", "src/app/inner.ts", "srcx/app.ts"}, "", {"src/app"});
   EXPECT_EQ(Find(ranked, "Src/App.ts")->score, 0);  // neither equal nor adjacent to src/app
   EXPECT_EQ(Find(ranked, "src/app/inner.ts")->score, 10'000);
-  EXPECT_EQ(Find(ranked, "src/app/inner.ts")->reason, "Path is adjacent to an active host path.");
+  EXPECT_EQ(Find(ranked, "src/app/inner.ts")->Reason(), "Path is adjacent to an active host path.");
   auto exact = RankCandidates({"Src/App"}, "", {"src/app"});
   EXPECT_TRUE(exact[0].pinned);  // exact active match is case-insensitive, as in the reference
 }
 
 TEST(GroundingSelectionTest, ReasonsListAtMostThreeHintsAndFiveTerms) {
   auto ranked = RankCandidates({"alpha/beta/gamma/delta/epsilon/zeta.ts"}, "alpha beta gamma delta epsilon zeta", {});
-  EXPECT_EQ(ranked[0].reason, "Path matches request terms: alpha, beta, delta, epsilon, gamma.");
+  EXPECT_EQ(ranked[0].Reason(), "Path matches request terms: alpha, beta, delta, epsilon, gamma.");
 }
 
 class GroundingFileTest : public ::testing::Test {
@@ -204,8 +213,8 @@ TEST_F(GroundingFileTest, SelectionWalkAppliesEachCheckInOrder) {
   WriteFile(root_, "d.ts", "0123456789ab\n");
   WriteFile(root_, "e.ts", "\xEF\xBB\xBF" "bom text\n");
   std::vector<RankedCandidate> ranked = {
-      {"a.ts", 5, false, "r"}, {"b.ts", 4, false, "r"}, {"c.ts", 3, false, "r"},
-      {"d.ts", 2, false, "r"}, {"e.ts", 1, false, "r"}, {"missing.ts", 1, false, "r"}};
+      Candidate("a.ts", 5), Candidate("b.ts", 4), Candidate("c.ts", 3),
+      Candidate("d.ts", 2), Candidate("e.ts", 1), Candidate("missing.ts", 1)};
   ExclusionCounts exclusions;
   Selection selection = SelectCandidates(root_, ranked, {10, 100, 17, 0, "run"}, {}, exclusions);
   ASSERT_EQ(selection.selected.size(), 2u);
@@ -226,7 +235,7 @@ TEST_F(GroundingFileTest, SelectionWalkAppliesEachCheckInOrder) {
 TEST_F(GroundingFileTest, ExcludedRootsAreCheckedOnTheRealPath) {
   WriteFile(root_, "state/ledger.txt", "state");
   fs::create_symlink(fs::path(root_) / "state/ledger.txt", fs::path(root_) / "alias.txt");
-  std::vector<RankedCandidate> ranked = {{"alias.txt", 1, false, "r"}};
+  std::vector<RankedCandidate> ranked = {Candidate("alias.txt", 1)};
   ExclusionCounts exclusions;
   Selection selection = SelectCandidates(root_, ranked, {10, 100, 100, 0, "run"}, {root_ + "/state"}, exclusions);
   EXPECT_TRUE(selection.selected.empty());
