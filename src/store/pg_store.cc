@@ -1,7 +1,5 @@
 #include "store/pg_store.h"
 
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -10,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/sha256.h"
+#include "store/libpq.h"
 
 namespace telic::store {
 namespace {
@@ -168,7 +167,7 @@ constexpr const char* kMigrationLockKey = "7310455081224577024";
 // Serialization failures and deadlocks are retried this many times.
 constexpr int kMaxAttempts = 8;
 
-using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
+using ResultPtr = std::unique_ptr<PGresult, decltype(&pq::clear)>;
 
 // Why a statement failed, with the SQLSTATE when the server sent one.
 struct PgFailure {
@@ -230,40 +229,40 @@ class Params {
 std::expected<ResultPtr, PgFailure> Run(PGconn* conn, const std::string& sql, const Params& params = Params()) {
   auto values = params.Pointers();
   auto lengths = params.Lengths();
-  ResultPtr result(PQexecParams(conn, sql.c_str(), params.size(), nullptr, values.data(), lengths.data(), nullptr, 0),
-                   &PQclear);
-  ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  ResultPtr result(pq::execParams(conn, sql.c_str(), params.size(), nullptr, values.data(), lengths.data(), nullptr, 0),
+                   &pq::clear);
+  ExecStatusType status = result ? pq::resultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
   PgFailure failure;
   if (result) {
-    const char* state = PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
+    const char* state = pq::resultErrorField(result.get(), PG_DIAG_SQLSTATE);
     if (state) failure.sqlstate = state;
-    failure.message = PQresultErrorMessage(result.get());
+    failure.message = pq::resultErrorMessage(result.get());
   }
-  if (failure.message.empty()) failure.message = PQerrorMessage(conn);
+  if (failure.message.empty()) failure.message = pq::errorMessage(conn);
   return std::unexpected(failure);
 }
 
 // Runs a script of several statements (simple query protocol, no parameters).
 std::expected<void, PgFailure> RunScript(PGconn* conn, const char* sql) {
-  ResultPtr result(PQexec(conn, sql), &PQclear);
-  ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
+  ResultPtr result(pq::exec(conn, sql), &pq::clear);
+  ExecStatusType status = result ? pq::resultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return {};
   PgFailure failure;
   if (result) {
-    const char* state = PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
+    const char* state = pq::resultErrorField(result.get(), PG_DIAG_SQLSTATE);
     if (state) failure.sqlstate = state;
-    failure.message = PQresultErrorMessage(result.get());
+    failure.message = pq::resultErrorMessage(result.get());
   }
-  if (failure.message.empty()) failure.message = PQerrorMessage(conn);
+  if (failure.message.empty()) failure.message = pq::errorMessage(conn);
   return std::unexpected(failure);
 }
 
 std::string Text(const PGresult* r, int row, int col) {
-  return std::string(PQgetvalue(r, row, col), static_cast<size_t>(PQgetlength(r, row, col)));
+  return std::string(pq::getvalue(r, row, col), static_cast<size_t>(pq::getlength(r, row, col)));
 }
 std::optional<std::string> OptText(const PGresult* r, int row, int col) {
-  if (PQgetisnull(r, row, col)) return std::nullopt;
+  if (pq::getisnull(r, row, col)) return std::nullopt;
   return Text(r, row, col);
 }
 int64_t Int(const PGresult* r, int row, int col) { return std::stoll(Text(r, row, col)); }
@@ -375,7 +374,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
                            const Change& change) {
   std::string id(run_id);
   PG_TRY(row, Run(conn, "SELECT version FROM runs WHERE run_id = $1 FOR UPDATE", Params().Add(id)));
-  bool exists = PQntuples(row.get()) > 0;
+  bool exists = pq::ntuples(row.get()) > 0;
   if (!expected_version) {
     if (exists) return std::unexpected(Because(Error(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", id))));
     PG_TRY(inserted, Run(conn,
@@ -383,7 +382,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
                                      kRunPlaceholders),
                          RunParams(change.run)));
     // A racing creator committed the same id first (the insert waited for it).
-    if (std::string(PQcmdTuples(inserted.get())) != "1") {
+    if (std::string(pq::cmdTuples(inserted.get())) != "1") {
       return std::unexpected(Because(Error(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", id))));
     }
   } else {
@@ -398,7 +397,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
                         fmt::format("UPDATE runs SET ({}) = ROW({}) WHERE run_id = $18 AND version = $19", kRunColumns,
                                     kRunPlaceholders),
                         p));
-    if (std::string(PQcmdTuples(updated.get())) != "1") {
+    if (std::string(pq::cmdTuples(updated.get())) != "1") {
       return std::unexpected(Because(
           Error(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version")));
     }
@@ -444,7 +443,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
                                      "ON CONFLICT (run_id, artifact_id) DO NOTHING",
                                      kArtifactColumns),
                          p));
-    if (std::string(PQcmdTuples(inserted.get())) != "1") {
+    if (std::string(pq::cmdTuples(inserted.get())) != "1") {
       return std::unexpected(
           Because(Error(ErrorCode::kAlreadyExists, "Artifact already exists in this run: " + a.meta.id)));
     }
@@ -456,7 +455,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
     if (!created) {
       PG_TRY(last, Run(conn, "SELECT sequence, hash FROM trace_events WHERE run_id = $1 ORDER BY sequence DESC LIMIT 1",
                        Params().Add(id)));
-      if (PQntuples(last.get()) > 0) {
+      if (pq::ntuples(last.get()) > 0) {
         sequence = Int(last.get(), 0, 0);
         prev_hash = Text(last.get(), 0, 1);
       }
@@ -541,7 +540,7 @@ Result<ResultPtr> ReadWithReconnect(AcquireFn acquire, std::string_view what, co
     TELIC_ASSIGN_OR_RETURN(auto lease, acquire());
     auto rows = Run(lease.get(), sql, params);
     if (rows) return std::move(*rows);
-    if (attempt == 1 && PQstatus(lease.get()) == CONNECTION_BAD) continue;
+    if (attempt == 1 && pq::status(lease.get()) == CONNECTION_BAD) continue;
     return std::unexpected(ToError(rows.error(), what));
   }
 }
@@ -568,9 +567,9 @@ Status InTransaction(AcquireFn acquire, BodyFn body) {
     } else {
       return Ok();
     }
-    if (PQtransactionStatus(conn) != PQTRANS_IDLE) (void)RunScript(conn, "ROLLBACK");
+    if (pq::transactionStatus(conn) != PQTRANS_IDLE) (void)RunScript(conn, "ROLLBACK");
     if (error) return std::unexpected(*error);
-    if (PQstatus(conn) == CONNECTION_BAD && attempt == 1) continue;
+    if (pq::status(conn) == CONNECTION_BAD && attempt == 1) continue;
     if (!Retryable(failure) || attempt >= kMaxAttempts) return std::unexpected(ToError(failure, "write"));
     std::this_thread::sleep_for(std::chrono::milliseconds(attempt * 2));
   }
@@ -592,10 +591,10 @@ Result<PgStore::Lease> PgStore::Acquire() {
   // them; client_encoding last, so it is always UTF8.
   const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", "client_encoding", nullptr};
   const char* values[] = {"10", "telic", url_.c_str(), "UTF8", nullptr};
-  PGconn* conn = PQconnectdbParams(keys, values, 1);
+  PGconn* conn = pq::connectdbParams(keys, values, 1);
   std::string failure;
-  if (!conn || PQstatus(conn) != CONNECTION_OK) {
-    failure = conn ? PQerrorMessage(conn) : "out of memory";
+  if (!conn || pq::status(conn) != CONNECTION_OK) {
+    failure = conn ? pq::errorMessage(conn) : "out of memory";
   } else if (auto set = RunScript(conn,
                                   "SET client_min_messages = warning; SET statement_timeout = 30000; SET lock_timeout = 15000; "
                                   "SET idle_in_transaction_session_timeout = 60000; "
@@ -604,7 +603,7 @@ Result<PgStore::Lease> PgStore::Acquire() {
     failure = set.error().message;
   }
   if (!failure.empty()) {
-    PQfinish(conn);
+    pq::finish(conn);
     {
       std::lock_guard relock(mutex_);
       --open_;
@@ -617,7 +616,7 @@ Result<PgStore::Lease> PgStore::Acquire() {
 }
 
 void PgStore::Release(PGconn* conn) {
-  bool healthy = PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) == PQTRANS_IDLE;
+  bool healthy = pq::status(conn) == CONNECTION_OK && pq::transactionStatus(conn) == PQTRANS_IDLE;
   {
     std::lock_guard lock(mutex_);
     if (healthy) {
@@ -626,15 +625,16 @@ void PgStore::Release(PGconn* conn) {
       --open_;
     }
   }
-  if (!healthy) PQfinish(conn);
+  if (!healthy) pq::finish(conn);
   available_.notify_one();
 }
 
 PgStore::~PgStore() {
-  for (PGconn* conn : idle_) PQfinish(conn);
+  for (PGconn* conn : idle_) pq::finish(conn);
 }
 
 Result<std::unique_ptr<PgStore>> PgStore::Open(const std::string& url, int pool_size) {
+  TELIC_RETURN_IF_ERROR(pq::Load());
   std::unique_ptr<PgStore> store(new PgStore(url, std::max(1, pool_size)));
   TELIC_RETURN_IF_ERROR(store->Migrate());
   return store;
@@ -644,7 +644,7 @@ Status PgStore::Migrate() {
   TELIC_ASSIGN_OR_RETURN(Lease lease, Acquire());
   PGconn* conn = lease.get();
   auto current = Run(conn, "SELECT value FROM telic_meta WHERE key = 'schema_version'");
-  if (current && PQntuples(current->get()) == 1 && Text(current->get(), 0, 0) == std::to_string(kSchemaVersion)) {
+  if (current && pq::ntuples(current->get()) == 1 && Text(current->get(), 0, 0) == std::to_string(kSchemaVersion)) {
     return Ok();  // fast path: no lock for a current database
   }
   auto fail = [&](const PgFailure& f) {
@@ -663,7 +663,7 @@ Status PgStore::Migrate() {
   if (!has_runs) return fail(has_runs.error());
   auto version_row = Run(conn, "SELECT value FROM telic_meta WHERE key = 'schema_version'");
   if (!version_row) return fail(version_row.error());
-  int64_t version = PQntuples(version_row->get()) == 1 ? std::stoll(Text(version_row->get(), 0, 0)) : -1;
+  int64_t version = pq::ntuples(version_row->get()) == 1 ? std::stoll(Text(version_row->get(), 0, 0)) : -1;
   if (version < 0 && Text(has_runs->get(), 0, 0) == "t") {
     (void)RunScript(conn, "ROLLBACK");
     return Fail(ErrorCode::kFailedPrecondition,
@@ -705,7 +705,7 @@ Result<RunRecord> PgStore::GetRun(std::string_view run_id) {
   auto rows = ReadWithReconnect([this] { return Acquire(); }, "run read",
                                 fmt::format("SELECT {} FROM runs WHERE run_id = $1", kRunColumns), Params().Add(run_id));
   if (!rows) return std::unexpected(rows.error());
-  if (PQntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
+  if (pq::ntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
   return ReadRun(rows->get(), 0);
 }
 
@@ -715,7 +715,7 @@ Result<std::vector<RunRecord>> PgStore::ListRuns(int limit) {
                                 Params().Add(int64_t{limit}));
   if (!rows) return std::unexpected(rows.error());
   std::vector<RunRecord> runs;
-  for (int i = 0; i < PQntuples(rows->get()); ++i) runs.push_back(ReadRun(rows->get(), i));
+  for (int i = 0; i < pq::ntuples(rows->get()); ++i) runs.push_back(ReadRun(rows->get(), i));
   return runs;
 }
 
@@ -726,7 +726,7 @@ Result<std::vector<ArtifactMeta>> PgStore::ListArtifactsAfter(std::string_view r
                                 Params().Add(run_id).Add(after_seq));
   if (!rows) return std::unexpected(rows.error());
   std::vector<ArtifactMeta> list;
-  for (int i = 0; i < PQntuples(rows->get()); ++i) {
+  for (int i = 0; i < pq::ntuples(rows->get()); ++i) {
     list.push_back(ReadArtifactMeta(rows->get(), i));
     list.back().seq = Int(rows->get(), i, 9);
   }
@@ -740,7 +740,7 @@ Result<StoredArtifact> PgStore::GetArtifact(std::string_view run_id, std::string
                   "WHERE a.run_id = $1 AND a.artifact_id = $2",
                   Params().Add(run_id).Add(artifact_id));
   if (!rows) return std::unexpected(rows.error());
-  if (PQntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
+  if (pq::ntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
   StoredArtifact a{ReadArtifactMeta(rows->get(), 0), Text(rows->get(), 0, 9)};
   if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
     return Fail(ErrorCode::kDataLoss, fmt::format("Artifact integrity check failed: {}", artifact_id));
@@ -756,7 +756,7 @@ Result<TracePage> PgStore::GetTrace(std::string_view run_id, int64_t after_seque
                   Params().Add(run_id).Add(after_sequence).Add(int64_t{limit} + 1));
   if (!rows) return std::unexpected(rows.error());
   TracePage page;
-  for (int i = 0; i < PQntuples(rows->get()); ++i) page.events.push_back(ReadEvent(rows->get(), i));
+  for (int i = 0; i < pq::ntuples(rows->get()); ++i) page.events.push_back(ReadEvent(rows->get(), i));
   if (page.events.size() > static_cast<size_t>(limit)) {
     page.has_more = true;
     page.events.pop_back();
@@ -782,13 +782,13 @@ std::unexpected<Abort> Refuse(ErrorCode code, std::string message) {
   return std::unexpected(Because(Error(code, std::move(message))));
 }
 
-bool OneRow(const PGresult* r) { return std::string(PQcmdTuples(const_cast<PGresult*>(r))) == "1"; }
+bool OneRow(const PGresult* r) { return std::string(pq::cmdTuples(const_cast<PGresult*>(r))) == "1"; }
 
 Attempt ApplyTaskChange(PGconn* conn, const TaskChange& change) {
   PG_DO(Run(conn, fmt::format("SELECT pg_advisory_xact_lock({})", kGraphLockKey)));
   for (const auto& [id, version] : change.reads) {
     PG_TRY(row, Run(conn, "SELECT version FROM graph_tasks WHERE task_id = $1", Params().Add(id)));
-    if (PQntuples(row.get()) == 0 || Int(row.get(), 0, 0) != version) {
+    if (pq::ntuples(row.get()) == 0 || Int(row.get(), 0, 0) != version) {
       return Refuse(ErrorCode::kConflict, fmt::format("Concurrent task update detected on {}; reload and retry", id));
     }
   }
@@ -860,7 +860,7 @@ Attempt ApplyTaskChange(PGconn* conn, const TaskChange& change) {
 template <typename T, typename ReadRow>
 Result<std::vector<T>> ReadRows(const ResultPtr& rows, ReadRow read) {
   std::vector<T> out;
-  for (int i = 0; i < PQntuples(rows.get()); ++i) {
+  for (int i = 0; i < pq::ntuples(rows.get()); ++i) {
     TELIC_ASSIGN_OR_RETURN(T item, read(rows.get(), i));
     out.push_back(std::move(item));
   }
@@ -880,7 +880,7 @@ Result<TaskRecord> PgTaskStore::GetTask(std::string_view task_id) {
   TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "task read",
                                                       "SELECT seq, body_json FROM graph_tasks WHERE task_id = $1",
                                                       Params().Add(task_id)));
-  if (PQntuples(rows.get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Task not found: {}", task_id));
+  if (pq::ntuples(rows.get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Task not found: {}", task_id));
   return TaskRow(rows.get(), 0);
 }
 
@@ -916,7 +916,7 @@ Result<StoryRecord> PgTaskStore::GetStory(std::string_view story_id) {
   TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return db_.Acquire(); }, "story read",
                                                       "SELECT body_json FROM graph_stories WHERE story_id = $1",
                                                       Params().Add(story_id)));
-  if (PQntuples(rows.get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Story not found: {}", story_id));
+  if (pq::ntuples(rows.get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Story not found: {}", story_id));
   return StoryRow(rows.get(), 0);
 }
 

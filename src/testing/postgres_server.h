@@ -9,7 +9,7 @@
 // says why; with TELIC_REQUIRE_POSTGRES=1 (CI) tests must fail, not skip.
 #pragma once
 
-#include <libpq-fe.h>
+#include "store/libpq.h"
 #include <stdlib.h>
 #include <sys/wait.h>
 
@@ -63,17 +63,17 @@ class PostgresServer {
 
   // Runs SQL on `url` outside telic; the error message, or "" on success.
   static std::string Exec(const std::string& url, const std::string& sql) {
-    PGconn* conn = PQconnectdb(url.c_str());
+    PGconn* conn = telic::store::pq::connectdb(url.c_str());
     std::string error;
-    if (PQstatus(conn) != CONNECTION_OK) {
-      error = PQerrorMessage(conn);
+    if (telic::store::pq::status(conn) != CONNECTION_OK) {
+      error = telic::store::pq::errorMessage(conn);
     } else {
-      PGresult* result = PQexec(conn, sql.c_str());
-      ExecStatusType status = PQresultStatus(result);
-      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) error = PQresultErrorMessage(result);
-      PQclear(result);
+      PGresult* result = telic::store::pq::exec(conn, sql.c_str());
+      ExecStatusType status = telic::store::pq::resultStatus(result);
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) error = telic::store::pq::resultErrorMessage(result);
+      telic::store::pq::clear(result);
     }
-    PQfinish(conn);
+    telic::store::pq::finish(conn);
     return error;
   }
 
