@@ -195,11 +195,14 @@ class Scanner {
     return lo;
   }
 
-  Match Find(const DirTask& task, const std::string& rel, std::string& key) const {
+  // The entry with exactly the path `rel` under `task`, and with `folder`,
+  // the entries under `rel` + "/" (a file needs only the first search).
+  Match Find(const DirTask& task, const std::string& rel, std::string& key, bool folder) const {
     Match match;
     const size_t common = task.rel.size();
     size_t i = LowerBound(task.lo, task.hi, rel, common);
     if (i < task.hi && index_.path(i) == std::string_view(rel)) match.exact = i;
+    if (!folder) return match;
     key.assign(rel);
     key.push_back('/');
     match.sub_lo = LowerBound(i, task.hi, key, common);
@@ -227,7 +230,7 @@ class Scanner {
         if (fstatat(fd, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
         type = S_ISDIR(info.st_mode) ? DT_DIR : S_ISREG(info.st_mode) ? DT_REG : S_ISLNK(info.st_mode) ? DT_LNK : DT_UNKNOWN;
       }
-      Match match = Find(task, rel, worker.key);
+      Match match = Find(task, rel, worker.key, type == DT_DIR);
       if (type == DT_DIR) {
         ScanSubdirectory(worker, rel, dir_path + std::string(name), match);
       } else if (type == DT_REG || type == DT_LNK) {
