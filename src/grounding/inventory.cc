@@ -229,7 +229,7 @@ Result<std::string> ResolveRepositoryRoot(std::string_view requested) {
 Inventory DiscoverRepositoryFiles(const InventoryRequest& request) {
   Inventory inventory;
   // The tracked paths are collected while the work tree is scanned.
-  WorktreeStatus status = ReadWorktreeStatus(request.root, 0, [&](const IndexFile& index) {
+  WorktreeStatus status = ReadWorktreeStatus(request.root, {}, [&](const IndexFile& index) {
     Collect(request, IndexPaths{index}, inventory, inventory.paths);
   });
   if (status.ok) {

@@ -18,6 +18,7 @@
 
 #include "grounding/git_index.h"
 #include "grounding/git_repo.h"
+#include "grounding/stat_batch.h"
 
 namespace telic::grounding {
 namespace {
@@ -95,8 +96,8 @@ struct Match {
 // Lists the work tree with a pool of directory workers (see the header).
 class Scanner {
  public:
-  Scanner(const std::string& root, const IndexFile& index, const Settings& settings)
-      : root_(root), index_(index), settings_(settings), seen_(index.size(), 0) {}
+  Scanner(const std::string& root, const IndexFile& index, const Settings& settings, bool use_io_uring)
+      : root_(root), index_(index), settings_(settings), use_io_uring_(use_io_uring), seen_(index.size(), 0) {}
 
   ~Scanner() { Join(); }
 
@@ -130,15 +131,30 @@ class Scanner {
     for (Worker& worker : workers_) std::move(worker.untracked.begin(), worker.untracked.end(), std::back_inserter(out));
     return out;
   }
+  // After Join: whether some worker's stats went through io_uring.
+  bool StatsBatched() const {
+    return std::any_of(workers_.begin(), workers_.end(),
+                       [](const Worker& worker) { return worker.stats && worker.stats->batched(); });
+  }
   // After Join: whether the work tree has a file (or submodule folder) for entry i.
   bool Seen(size_t i) const { return seen_[i] != 0; }
 
  private:
+  // A tracked file of the folder being scanned, waiting for its stat.
+  struct PendingFile {
+    size_t index;
+    std::string name;
+  };
+
   struct Worker {
     std::vector<StatusRecord> records;
     std::vector<std::string> untracked;
     RepoPtr repo;  // this thread's own handle, opened on first use
+    std::unique_ptr<StatBatch> stats;  // this thread's own, made on first use
     std::string key;  // scratch for index look-ups
+    std::vector<PendingFile> pending;  // scratch, one folder at a time
+    std::vector<const char*> names;
+    std::vector<NameStat> results;
     bool repo_failed = false;
   };
 
@@ -211,14 +227,16 @@ class Scanner {
     return match;
   }
 
-  // Stats go through the open folder (fstatat on its descriptor), so the
-  // kernel does not walk the whole path again for every file.
+  // A folder's tracked files are stat'ed together once it is listed
+  // (stat_batch.h), relative to the open folder, so the kernel does not
+  // walk the whole path again for every file.
   void ScanDirectory(const DirTask& task, Worker& worker) {
     std::string dir_path = root_ + "/" + task.rel;
     DIR* dir = opendir(dir_path.c_str());
     if (dir == nullptr) return;  // its entries stay unseen: deleted
     int fd = dirfd(dir);
     std::string rel = task.rel;
+    worker.pending.clear();
     while (dirent* item = readdir(dir)) {
       std::string_view name(item->d_name);
       if (name == "." || name == ".." || name == ".git") continue;
@@ -235,7 +253,7 @@ class Scanner {
         ScanSubdirectory(worker, rel, dir_path + std::string(name), match);
       } else if (type == DT_REG || type == DT_LNK) {
         if (match.exact != kNone) {
-          CheckTracked(worker, index_.entry(match.exact), match.exact, rel, fd, item->d_name);
+          MarkTracked(worker, match.exact, name);
         } else if (!Ignored(worker, rel)) {
           worker.untracked.push_back(rel);
         }
@@ -243,7 +261,38 @@ class Scanner {
       // Sockets, FIFOs and devices are never listed; a tracked path that is
       // one now stays unseen (deleted).
     }
+    CheckPending(task, worker, fd);
     closedir(dir);
+  }
+
+  // Marks entry `index` seen; queues it for a stat unless git would not look.
+  void MarkTracked(Worker& worker, size_t index, std::string_view name) {
+    seen_[index] = 1;
+    const Entry entry = index_.entry(index);
+    // Like git: skip-worktree and assume-unchanged entries are not looked at.
+    if (entry.stage != 0 || entry.skip_worktree || entry.assume_unchanged) return;
+    worker.pending.push_back(PendingFile{index, std::string(name)});
+  }
+
+  void CheckPending(const DirTask& task, Worker& worker, int dir_fd) {
+    if (worker.pending.empty()) return;
+    if (!worker.stats) worker.stats = std::make_unique<StatBatch>(use_io_uring_);
+    worker.names.clear();
+    for (const PendingFile& file : worker.pending) worker.names.push_back(file.name.c_str());
+    worker.stats->Stat(dir_fd, worker.names, worker.results);
+    std::string rel = task.rel;
+    for (size_t k = 0; k < worker.pending.size(); ++k) {
+      const PendingFile& file = worker.pending[k];
+      rel.resize(task.rel.size());
+      rel.append(file.name);
+      char y = WorktreeColumn(worker, index_.entry(file.index), rel, dir_fd, file.name.c_str(), worker.results[k]);
+      if (y == ' ') continue;
+      StatusRecord record;
+      record.path = rel;
+      record.y = y;
+      record.worktree = true;
+      worker.records.push_back(std::move(record));
+    }
   }
 
   void ScanSubdirectory(Worker& worker, const std::string& rel, const std::string& absolute, const Match& match) {
@@ -268,25 +317,12 @@ class Scanner {
     Push(DirTask{std::move(dir_rel), match.sub_hi, match.sub_hi});
   }
 
-  void CheckTracked(Worker& worker, const Entry& entry, size_t index, const std::string& rel, int dir_fd,
-                    const char* name) {
-    seen_[index] = 1;
-    // Like git: skip-worktree and assume-unchanged entries are not looked at.
-    if (entry.stage != 0 || entry.skip_worktree || entry.assume_unchanged) return;
-    char y = WorktreeColumn(worker, entry, rel, dir_fd, name);
-    if (y == ' ') return;
-    StatusRecord record;
-    record.path = rel;
-    record.y = y;
-    record.worktree = true;
-    worker.records.push_back(std::move(record));
-  }
-
   // ' ' unchanged, 'M' modified (content or executable bit), 'T' type
   // change (file <-> symlink), 'D' gone.
-  char WorktreeColumn(Worker& worker, const Entry& entry, const std::string& rel, int dir_fd, const char* name) {
-    struct stat info;
-    if (fstatat(dir_fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0) return 'D';
+  char WorktreeColumn(Worker& worker, const Entry& entry, const std::string& rel, int dir_fd, const char* name,
+                      const NameStat& stat) {
+    if (!stat.ok) return 'D';
+    const struct stat& info = stat.info;
     uint32_t type = S_ISLNK(info.st_mode) ? kSymlink : S_ISREG(info.st_mode) ? kRegular : 0;
     if (type == 0) return 'D';
     if ((entry.mode & kTypeMask) != type) return 'T';
@@ -342,6 +378,7 @@ class Scanner {
   const std::string& root_;
   const IndexFile& index_;
   const Settings& settings_;
+  const bool use_io_uring_;
   std::vector<uint8_t> seen_;  // one writer per element: the task listing its folder
 
   std::mutex mu_;
@@ -519,7 +556,7 @@ unsigned WorkerCount(unsigned requested) {
 
 }  // namespace
 
-WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads,
+WorktreeStatus ReadWorktreeStatus(const std::string& root, const ScanOptions& options,
                                   const std::function<void(const IndexFile&)>& while_scanning) {
   WorktreeStatus status;
   RepoPtr repo = OpenWorkTree(root);
@@ -530,8 +567,8 @@ WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads,
   Settings settings = ReadSettings(repo.get());
   settings.index_mtime = index.mtime();
 
-  Scanner scanner(root, index, settings);
-  scanner.Start(WorkerCount(threads));
+  Scanner scanner(root, index, settings, options.io_uring);
+  scanner.Start(WorkerCount(options.threads));
   // While the workers list the work tree: the caller's work, the index column.
   if (while_scanning) while_scanning(index);
   std::map<std::string, StatusRecord> records;
@@ -539,6 +576,7 @@ WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads,
   bool staged = ReadHead(repo.get(), head);
   if (staged && MayHaveStagedChanges(head, *storage)) staged = ReadStaged(repo.get(), *storage, head, records);
   scanner.Join();
+  status.stats_batched = scanner.StatsBatched();
   if (!staged) return status;
   if (head.commit) status.head_commit = OidHex(*head.commit);
 

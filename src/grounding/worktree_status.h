@@ -53,15 +53,20 @@ struct WorktreeStatus {
   // The index, one entry per path (conflict stages folded), by path in byte
   // order: the tracked paths are index->path(i) for i < index->size().
   std::shared_ptr<const IndexFile> index;
+  bool stats_batched = false;  // the work tree's lstat calls went through io_uring (stat_batch.h)
 };
 
-// Reads the work tree whose real top-level path is `root`. `threads` is the
-// number of directory workers; 0 picks one per core, between 2 and 8.
+struct ScanOptions {
+  unsigned threads = 0;   // directory workers; 0 picks one per core, between 2 and 8
+  bool io_uring = true;   // batch lstat through io_uring where the kernel allows (else fstatat)
+};
+
+// Reads the work tree whose real top-level path is `root`, as `options` say.
 // `while_scanning`, when given, is called on the calling thread with the
 // index (one entry per path, sorted) while the workers list the work tree,
 // so a caller can work on the tracked paths instead of waiting.
 // Read-only: never writes the index or any object.
-WorktreeStatus ReadWorktreeStatus(const std::string& root, unsigned threads = 0,
+WorktreeStatus ReadWorktreeStatus(const std::string& root, const ScanOptions& options = {},
                                   const std::function<void(const IndexFile&)>& while_scanning = {});
 
 }  // namespace telic::grounding

@@ -68,8 +68,8 @@ class WorktreeStatusTest : public ::testing::Test {
     return records;
   }
 
-  Strings Ours(unsigned threads = 0) {
-    WorktreeStatus status = ReadWorktreeStatus(root_, threads);
+  Strings Ours(unsigned threads = 0, bool io_uring = true) {
+    WorktreeStatus status = ReadWorktreeStatus(root_, {.threads = threads, .io_uring = io_uring});
     EXPECT_TRUE(status.ok);
     Strings records;
     for (const StatusRecord& record : status.records) {
@@ -85,6 +85,7 @@ class WorktreeStatusTest : public ::testing::Test {
   Strings Matching() {
     Strings ours = Ours();
     EXPECT_EQ(ours, GitStatus());
+    EXPECT_EQ(Ours(0, /*io_uring=*/false), ours);  // one fstatat per file: the same records
     return ours;
   }
 

@@ -1,0 +1,124 @@
+#include "grounding/stat_batch.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+
+namespace telic::grounding {
+namespace {
+
+// Requests in flight per submission (and the ring's size).
+constexpr unsigned kRingEntries = 256;
+constexpr unsigned kNeeded = STATX_TYPE | STATX_MODE | STATX_INO | STATX_UID | STATX_GID | STATX_SIZE |
+                             STATX_MTIME | STATX_CTIME;
+
+NameStat StatOne(int dir_fd, const char* name) {
+  NameStat out;
+  out.ok = fstatat(dir_fd, name, &out.info, AT_SYMLINK_NOFOLLOW) == 0;
+  return out;
+}
+
+NameStat FromStatx(const struct statx& x) {
+  NameStat out;
+  out.ok = true;
+  out.info.st_mode = x.stx_mode;
+  out.info.st_size = static_cast<off_t>(x.stx_size);
+  out.info.st_ino = x.stx_ino;
+  out.info.st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+  out.info.st_uid = x.stx_uid;
+  out.info.st_gid = x.stx_gid;
+  out.info.st_nlink = x.stx_nlink;
+  out.info.st_mtim = {x.stx_mtime.tv_sec, static_cast<long>(x.stx_mtime.tv_nsec)};
+  out.info.st_ctim = {x.stx_ctime.tv_sec, static_cast<long>(x.stx_ctime.tv_nsec)};
+  return out;
+}
+
+}  // namespace
+
+struct StatBatch::Ring {
+  io_uring ring{};
+  std::vector<struct statx> buffers = std::vector<struct statx>(kRingEntries);
+  ~Ring() { io_uring_queue_exit(&ring); }
+};
+
+StatBatch::StatBatch(bool use_io_uring) {
+  if (!use_io_uring) return;
+  auto ring = std::make_unique<Ring>();
+  if (io_uring_queue_init(kRingEntries, &ring->ring, 0) != 0) {
+    ring.release();  // nothing to tear down: the ring was never set up
+    return;
+  }
+  ring_ = std::move(ring);
+}
+
+StatBatch::~StatBatch() = default;
+
+void StatBatch::Stat(int dir_fd, const std::vector<const char*>& names, std::vector<NameStat>& results) {
+  results.assign(names.size(), NameStat{});
+  std::vector<uint8_t> answered;
+  size_t done = 0;
+  while (ring_ && done < names.size()) {
+    io_uring* ring = &ring_->ring;
+    const auto count = static_cast<unsigned>(std::min<size_t>(kRingEntries, names.size() - done));
+    unsigned queued = 0;
+    for (; queued < count; ++queued) {
+      io_uring_sqe* sqe = io_uring_get_sqe(ring);
+      if (sqe == nullptr) break;
+      io_uring_prep_statx(sqe, dir_fd, names[done + queued], AT_SYMLINK_NOFOLLOW, kNeeded, &ring_->buffers[queued]);
+      io_uring_sqe_set_data64(sqe, queued);
+    }
+    if (queued == 0) {  // the queue should be empty here; do not trust the ring
+      ring_.reset();
+      break;
+    }
+    const int submitted = io_uring_submit(ring);
+    answered.assign(queued, 0);
+    // Every submitted request is reaped before its buffer is reused or freed.
+    bool lost = false;
+    for (int reaped = 0; reaped < submitted;) {
+      io_uring_cqe* cqe = nullptr;
+      const int waited = io_uring_wait_cqe_nr(ring, &cqe, static_cast<unsigned>(submitted - reaped));
+      if (waited == -EINTR || waited == -EAGAIN) continue;
+      if (waited != 0 || cqe == nullptr) {
+        lost = true;
+        break;
+      }
+      unsigned head = 0;
+      unsigned seen = 0;
+      io_uring_for_each_cqe(ring, head, cqe) {
+        ++seen;
+        const auto slot = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
+        if (slot >= queued) continue;
+        answered[slot] = 1;
+        const size_t i = done + slot;
+        if (cqe->res == 0 && (ring_->buffers[slot].stx_mask & kNeeded) == kNeeded) {
+          results[i] = FromStatx(ring_->buffers[slot]);
+        } else if (cqe->res == -ENOENT || cqe->res == -ENOTDIR) {
+          results[i].ok = false;
+        } else {
+          results[i] = StatOne(dir_fd, names[i]);  // anything else is decided by fstatat itself
+        }
+      }
+      io_uring_cq_advance(ring, seen);
+      reaped += static_cast<int>(seen);
+    }
+    if (lost) {
+      // Requests may still be in flight and write into the ring's buffers:
+      // the ring is abandoned, never freed (a should-not-happen path).
+      (void)ring_.release();
+    } else if (submitted != static_cast<int>(queued)) {
+      ring_.reset();  // nothing in flight; the ring is not trusted again
+    }
+    for (unsigned slot = 0; slot < queued; ++slot) {
+      if (answered[slot] == 0) results[done + slot] = StatOne(dir_fd, names[done + slot]);
+    }
+    done += queued;
+  }
+  for (; done < names.size(); ++done) results[done] = StatOne(dir_fd, names[done]);
+}
+
+}  // namespace telic::grounding
