@@ -75,6 +75,26 @@ time_ms() {
   printf '%s\n' "${samples[@]}" | sort -n | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.1f", m / 1000}'
 }
 
+# Medians of `runs` runs of two commands, run alternately (A B A B ...), so
+# that both see the same machine load: "median_a median_b".
+time_pair_ms() {
+  local first="$1" second="$2" a=() b=()
+  bash -c "$first" >/dev/null
+  bash -c "$second" >/dev/null
+  for ((i = 0; i < runs; i++)); do
+    local t0 t1 t2
+    t0=$(date +%s%N)
+    bash -c "$first" >/dev/null
+    t1=$(date +%s%N)
+    bash -c "$second" >/dev/null
+    t2=$(date +%s%N)
+    a+=($(( (t1 - t0) / 1000 )))
+    b+=($(( (t2 - t1) / 1000 )))
+  done
+  local median='{x[NR]=$1} END {m = (NR % 2) ? x[(NR+1)/2] : (x[NR/2] + x[NR/2+1]) / 2; printf "%.1f", m / 1000}'
+  echo "$(printf '%s\n' "${a[@]}" | sort -n | awk "$median") $(printf '%s\n' "${b[@]}" | sort -n | awk "$median")"
+}
+
 count=$(git -C "$repo" ls-files | wc -l)
 git_cmd="cd '$repo' && git ls-files | wc -l"
 telic_cmd="'$telic' ground --repo '$repo' '$request' --json"
@@ -93,8 +113,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 print(" ".join("%.1f" % (x["median"] * 1000) for x in r))' "$dir/hyperfine.json")
 else
-  git_ms=$(time_ms "$git_cmd")
-  telic_ms=$(time_ms "$telic_cmd")
+  read -r git_ms telic_ms < <(time_pair_ms "$git_cmd" "$telic_cmd")
   ref_ms=$(time_ms "$ref_cmd")
   status_ms=$(time_ms "$status_cmd")
 fi
@@ -104,7 +123,7 @@ selected=$(python3 -c 'import json,sys; m=json.loads(sys.stdin.read()); print(m[
 ratio=$(awk -v a="$telic_ms" -v b="$git_ms" 'BEGIN { printf "%.2f", a / b }')
 
 echo "repository:            $repo ($count tracked files)"
-echo "git ls-files | wc -l:  ${git_ms} ms (median of $runs)"
+echo "git ls-files | wc -l:  ${git_ms} ms (median of $runs, alternating with telic)"
 echo "telic ground --json:   ${telic_ms} ms (median of $runs; selected/candidates: $selected)"
 echo "ratio telic/git:       ${ratio}x (target <= 2x)"
 echo "reference's git calls: ${ref_ms} ms (ls-files --cached --others + status --porcelain, for context)"
