@@ -316,7 +316,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   }
   Report(request, "inventory", candidate_files, candidate_files);
 
-  // Classified in parallel (each check allocates), counted in order.
+  // Classified in parallel, counted in order.
   enum class Kind : uint8_t { kEligible, kExcludedDirectory, kSecretLike };
   std::vector<Kind> kinds(sorted.size());
   ParallelFor(sorted.size(), 2048, [&](size_t begin, size_t end) {

@@ -42,7 +42,7 @@ bool IsRootProjectMetadata(std::string_view lower_path);
 enum class RankBasis : uint8_t { kInstruction, kActiveExact, kHint, kTerms, kActiveAdjacent, kMetadata, kFallback };
 
 struct RankedCandidate {
-  std::string_view path;  // the caller's path: RankCandidates' input must outlive it
+  std::string_view path;  // views the storage RankCandidates' input views: it must outlive the candidate
   int64_t score = 0;
   bool pinned = false;
   RankBasis basis = RankBasis::kFallback;

@@ -41,18 +41,32 @@ NameStat FromStatx(const struct statx& x) {
 
 struct StatBatch::Ring {
   io_uring ring{};
+  bool live = false;  // set up (io_uring_queue_exit only undoes a ring that was)
   std::vector<struct statx> buffers = std::vector<struct statx>(kRingEntries);
-  ~Ring() { io_uring_queue_exit(&ring); }
+  ~Ring() {
+    if (live) io_uring_queue_exit(&ring);
+  }
 };
+
+namespace {
+
+// Whether the ring's kernel runs IORING_OP_STATX (5.6+; a 5.1-5.5 ring
+// would fail every request).
+bool SupportsStatx(io_uring* ring) {
+  io_uring_probe* probe = io_uring_get_probe_ring(ring);
+  if (probe == nullptr) return false;
+  const bool supported = io_uring_opcode_supported(probe, IORING_OP_STATX) != 0;
+  io_uring_free_probe(probe);
+  return supported;
+}
+
+}  // namespace
 
 StatBatch::StatBatch(bool use_io_uring) {
   if (!use_io_uring) return;
   auto ring = std::make_unique<Ring>();
-  if (io_uring_queue_init(kRingEntries, &ring->ring, 0) != 0) {
-    ring.release();  // nothing to tear down: the ring was never set up
-    return;
-  }
-  ring_ = std::move(ring);
+  ring->live = io_uring_queue_init(kRingEntries, &ring->ring, 0) == 0;
+  if (ring->live && SupportsStatx(&ring->ring)) ring_ = std::move(ring);
 }
 
 StatBatch::~StatBatch() = default;

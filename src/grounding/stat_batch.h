@@ -6,9 +6,10 @@
 // a folder's statx requests in one call and waits for all of them with one
 // more: `telic ground` on bench/grounding_bench.sh's 100,000-file repository
 // went from 202-226 ms to 172-181 ms on the 2-core bench machine
-// (docs/GROUNDING.md). Where io_uring is unavailable (kernels before 5.6,
+// (docs/GROUNDING.md). Where io_uring is unavailable (kernels before 5.1,
 // kernel.io_uring_disabled, seccomp profiles that refuse io_uring_setup) the
-// batch falls back to one fstatat per name, with the same results.
+// batch falls back to one fstatat per name, with the same results; so does
+// a kernel whose io_uring lacks statx (5.1-5.5), found by probing the ring.
 #pragma once
 
 #include <sys/stat.h>

@@ -40,7 +40,8 @@ void* Open(const char* file_name, Api& api, std::string& error) {
 #define TELIC_LIBPQ_RESOLVE(name)                                                                          \
   api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name));                                  \
   if (api.name == nullptr) {                                                                               \
-    error = fmt::format("{} has no function {} (libpq too old?): {}", file_name, #name, DlError());        \
+    error = fmt::format("{} has no function {} (PostgreSQL stores need libpq, Debian package libpq5): {}", \
+                        file_name, #name, DlError());                                                      \
     dlclose(handle);                                                                                       \
     return nullptr;                                                                                        \
   }

@@ -27,7 +27,7 @@ inline constexpr const char* kLibraryName = "libpq.so.5";
 Status Load();
 
 // Loads `file_name` and resolves every function telic uses, then unloads
-// it: whether that file would do (tests, `telic doctor`).
+// it: whether that file would do.
 Status CheckLibrary(const char* file_name);
 
 int ntuples(const PGresult* res);

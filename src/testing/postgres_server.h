@@ -63,6 +63,7 @@ class PostgresServer {
 
   // Runs SQL on `url` outside telic; the error message, or "" on success.
   static std::string Exec(const std::string& url, const std::string& sql) {
+    if (auto loaded = telic::store::pq::Load(); !loaded) return loaded.error().message();
     PGconn* conn = telic::store::pq::connectdb(url.c_str());
     std::string error;
     if (telic::store::pq::status(conn) != CONNECTION_OK) {
