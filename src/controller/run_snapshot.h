@@ -69,6 +69,9 @@ class RunSnapshot {
 
   // Every trace event of the run (loaded once).
   Result<const std::vector<store::TraceEventRecord>*> Trace();
+  // Drops the loaded trace, so the next Trace() reads the store again (after
+  // another writer appended to it).
+  void ForgetTrace() { trace_.reset(); }
 
  private:
   store::Store* store_;

@@ -297,19 +297,31 @@ Status RunService::RecordDenial(const store::RunRecord& run, RunSnapshot& snapsh
                                 const std::string& message, const std::string& now) {
   Json decision = RedactDecision(denial.decision);
   std::string summary = RedactedText(message);
-  TELIC_ASSIGN_OR_RETURN(const std::vector<store::TraceEventRecord>* trace, snapshot.Trace());
-  bool exists = std::any_of(trace->begin(), trace->end(), [&](const store::TraceEventRecord& e) {
-    return e.event_type == "permission_checked" && e.permission_decision && *e.permission_decision == decision &&
-           e.summary == summary && e.phase == run.phase;
-  });
-  if (exists) return Ok();
-  store::Change change;
-  change.run = run;  // a DENY record does not advance the run
-  auto event = NewEvent(run, "controller", "permission_checked", summary, now);
-  event.input_refs = denial.input_refs;
-  event.permission_decision = decision;
-  change.events.push_back(std::move(event));
-  return store_.ApplyChange(run.run_id, run.version, change);
+  // A DENY record does not advance the run, so the version check does not
+  // order two racing identical denials: the trace length does. The loser
+  // re-reads the trace, finds the winner's record and stores nothing.
+  constexpr int kMaxAttempts = 16;
+  for (int attempt = 1;; ++attempt) {
+    TELIC_ASSIGN_OR_RETURN(const std::vector<store::TraceEventRecord>* trace, snapshot.Trace());
+    bool exists = std::any_of(trace->begin(), trace->end(), [&](const store::TraceEventRecord& e) {
+      return e.event_type == "permission_checked" && e.permission_decision && *e.permission_decision == decision &&
+             e.summary == summary && e.phase == run.phase;
+    });
+    if (exists) return Ok();
+    store::Change change;
+    change.run = run;
+    change.expected_trace_length = trace->empty() ? 0 : trace->back().sequence;
+    auto event = NewEvent(run, "controller", "permission_checked", summary, now);
+    event.input_refs = denial.input_refs;
+    event.permission_decision = decision;
+    change.events.push_back(std::move(event));
+    Status applied = store_.ApplyChange(run.run_id, run.version, change);
+    if (applied || attempt == kMaxAttempts || applied.error().code() != ErrorCode::kConflict ||
+        applied.error().message() != store::kConcurrentTraceAppend) {
+      return applied;
+    }
+    snapshot.ForgetTrace();
+  }
 }
 
 Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, const std::string& type, Json body,

@@ -460,6 +460,9 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
         prev_hash = Text(last.get(), 0, 1);
       }
     }
+    if (change.expected_trace_length && sequence != *change.expected_trace_length) {
+      return std::unexpected(Because(Error(ErrorCode::kConflict, std::string(kConcurrentTraceAppend))));
+    }
     if (sequence + static_cast<int64_t>(change.events.size()) > kMaxTraceEventsPerRun) {
       return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
                                            fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun))));

@@ -240,7 +240,8 @@ Status InsertArtifact(sqlite3* db, const StoredArtifact& a) {
   return Ok();
 }
 
-Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<TraceEventRecord>& events) {
+Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<TraceEventRecord>& events,
+                    std::optional<int64_t> expected_length) {
   if (events.empty()) return Ok();
   Stmt last(db, "SELECT sequence, hash FROM trace_events WHERE run_id = ? ORDER BY sequence DESC LIMIT 1");
   last.Bind(1, run_id);
@@ -249,6 +250,9 @@ Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<Trac
   if (last.Step() == SQLITE_ROW) {
     sequence = last.Int(0);
     prev_hash = last.Text(1);
+  }
+  if (expected_length && sequence != *expected_length) {
+    return Fail(ErrorCode::kConflict, std::string(kConcurrentTraceAppend));
   }
   if (sequence + static_cast<int64_t>(events.size()) > kMaxTraceEventsPerRun) {
     return Fail(ErrorCode::kResourceExhausted, fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun));
@@ -402,7 +406,7 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
     }
   }
   for (const StoredArtifact& a : change.artifacts) TELIC_RETURN_IF_ERROR(InsertArtifact(db_, a));
-  TELIC_RETURN_IF_ERROR(AppendEvents(db_, run_id, change.events));
+  TELIC_RETURN_IF_ERROR(AppendEvents(db_, run_id, change.events, change.expected_trace_length));
   return tx.Commit();
 }
 

@@ -21,6 +21,9 @@ inline constexpr size_t kMaxArtifactsPerRun = 2048;
 // The kConflict message when Change::expected_artifact_count no longer holds.
 inline constexpr std::string_view kConcurrentAppend =
     "Concurrent artifact append detected; reload and retry with the latest state";
+// The kConflict message when Change::expected_trace_length no longer holds.
+inline constexpr std::string_view kConcurrentTraceAppend =
+    "Concurrent trace append detected; reload and retry with the latest state";
 inline constexpr int64_t kMaxTraceEventsPerRun = 10000;
 inline constexpr size_t kMaxArtifactBodyBytes = 2 * 1024 * 1024;
 
@@ -34,6 +37,12 @@ struct Change {
   // run holds exactly this many artifacts; otherwise kConflict. It guards
   // appends that do not bump the run version (supporting artifacts).
   std::optional<int64_t> expected_artifact_count;
+  // When set (and `events` is not empty), the change applies only if the
+  // run's trace holds exactly this many events; otherwise kConflict with
+  // kConcurrentTraceAppend. It guards events recorded without bumping the run
+  // version (DENY permission_checked records), so a check-then-append of
+  // one event cannot store it twice when two writers race.
+  std::optional<int64_t> expected_trace_length;
 };
 
 struct TracePage {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 #include <map>
 #include <random>
 #include <set>
@@ -208,6 +209,67 @@ TEST_P(StoreTest, ApplyChangeIsCompareAndSetOnVersion) {
   EXPECT_EQ(lost.error().code(), ErrorCode::kConflict);
   EXPECT_EQ(store_->GetRun("r1")->version, 2);
   EXPECT_EQ(store_->GetTrace("r1", 0, 10)->events.size(), 2u);
+}
+
+// An append that does not bump the version (a DENY record) is ordered by the
+// trace length instead: a writer that read an older trace stores nothing.
+TEST_P(StoreTest, ExpectedTraceLengthRefusesAnAppendToAMovedTrace) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  Change change;
+  change.run = MakeRun("r1");  // version 1, unchanged
+  change.events.push_back(MakeEvent("deny-1", "permission_checked"));
+  change.expected_trace_length = 1;
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, change));
+  Change twin = change;
+  twin.events = {MakeEvent("deny-2", "permission_checked")};
+  auto lost = store_->ApplyChange("r1", 1, twin);  // still expects 1 event
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(lost.error().code(), ErrorCode::kConflict);
+  EXPECT_EQ(lost.error().message(), kConcurrentTraceAppend);
+  EXPECT_EQ(store_->GetRun("r1")->version, 1);
+  EXPECT_EQ(CheckedTrace(*store_, "r1").size(), 2u);
+  twin.expected_trace_length = 2;
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, twin));
+  EXPECT_EQ(CheckedTrace(*store_, "r1").size(), 3u);
+}
+
+// Writers on separate connections that all hold version 1 and the same trace
+// length: exactly one appends, every other one is refused and stores nothing.
+TEST_P(StoreTest, RacingSameVersionAppendersOneWinsPerTraceLength) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("deny")));
+  std::vector<std::unique_ptr<Store>> stores;
+  for (int i = 0; i < 4; ++i) {
+    auto opened = Open();
+    ASSERT_TRUE(opened) << opened.error().message();
+    stores.push_back(std::move(*opened));
+  }
+  std::atomic<int> stored{0};
+  std::atomic<int> refused{0};
+  std::mutex mutex;
+  std::vector<std::string> failures;
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < stores.size(); ++w) {
+    threads.emplace_back([&, w] {
+      Change change;
+      change.run = MakeRun("deny");
+      change.events.push_back(MakeEvent("deny-w" + std::to_string(w), "permission_checked"));
+      change.expected_trace_length = 1;
+      auto applied = stores[w]->ApplyChange("deny", 1, change);
+      if (applied) {
+        stored++;
+      } else if (applied.error().message() == kConcurrentTraceAppend) {
+        refused++;
+      } else {
+        std::lock_guard lock(mutex);
+        failures.push_back(applied.error().message());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, std::vector<std::string>{});
+  EXPECT_EQ(stored.load(), 1);
+  EXPECT_EQ(refused.load(), 3);
+  EXPECT_EQ(CheckedTrace(*store_, "deny").size(), 2u);
 }
 
 TEST_P(StoreTest, ApplyChangeToUnknownRunIsNotFound) {

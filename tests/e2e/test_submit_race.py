@@ -20,6 +20,12 @@ tokens (action_id and expected_run_version):
   artifact (idempotent replay, §5.2: same metadata, no new event); different
   specs for one ProblemFrame may be stored once (TEL-093), the rest lose with
   `already_exists` (same id) or `resource_exhausted` (another id).
+* Denied WorkResults (test_race_of_identical_denied_work_results): runs
+  driven to the executor phase, then identical WorkResults whose action
+  target leaves the repository. A DENY record does not bump the run version
+  either; every contender must be answered `permission_denied` and the trace
+  must hold exactly one DENY `permission_checked` event per run (D7), not
+  one per contender that read the trace before the first record landed.
 
 Afterwards, for every run: exactly the winners' artifacts were added (no
 orphan of a loser, none twice, in order), each stored body equals its
@@ -33,7 +39,7 @@ submissions per store), TELIC_SUBMIT_RACE_SMALL_RUNS those of the
 ScenarioSpec races (default 16: 256 submissions per store).
 """
 
-# covers TEL-004 TEL-007 TEL-012 TEL-093 TEL-184
+# covers TEL-004 TEL-007 TEL-012 TEL-093 TEL-184 TEL-185
 
 import copy
 import os
@@ -320,6 +326,35 @@ class SubmitRaceMixin:
                              [(event, [state.uri(body["id"])]) for _, body, event in state.accepted],
                              f"run {state.run_id}: lost or duplicated events")
 
+    def drive_to_execute(self, states):
+        """Frame, contract, review, the read-only plan and its evidence, in
+        turn: each run then waits for the executor's WorkResult."""
+        steps = []
+        for step in self.scenario["steps"]:
+            if step.get("submit") == "WorkResult":
+                break
+            if "submit" in step:
+                steps.append(step)
+        for i, state in enumerate(states):
+            names = {"run": state.run_id, "request": state.request_ref, "now": sc.now_iso(), "manifest": ""}
+            for step in steps:
+                body = sc.substitute(step["body"], names)
+                payload = self.clients[i % 2].ok("telic_submit_artifact",
+                                                 dict(state.tokens(), artifact_type=step["submit"], body=body))
+                state.version, state.action_id = payload["run"]["version"], payload["nextAction"]["id"]
+            self.assertEqual(payload["run"]["phase"], "agent_4_execute", payload["run"])
+            state.base_artifacts = [a["id"] for a in self.clients[i % 2].ok("telic_get_run",
+                                                                           {"run_id": state.run_id})["artifacts"]]
+            state.base_events = self.events(self.clients[i % 2], state.run_id)
+
+    def denied_results(self, state, contenders):
+        """The scenario's first WorkResult, its read aimed outside the repository."""
+        template = next(step["body"] for step in self.scenario["steps"] if step.get("submit") == "WorkResult")
+        names = {"run": state.run_id, "request": state.request_ref, "now": sc.now_iso(), "manifest": ""}
+        body = sc.substitute(template, names)
+        body["actions"][0]["target"] = "../outside-the-repository.txt"
+        return [copy.deepcopy(body) for _ in range(contenders)]
+
     # -- the races ------------------------------------------------------------
 
     def race_phase_artifacts(self, runs, contenders=CONTENDERS):
@@ -431,6 +466,38 @@ class SubmitRaceMixin:
         return len(results)
 
 
+    def race_denied_work_results(self, runs, contenders=CONTENDERS):
+        started = time.time()
+        self.start_servers()
+        states = self.prepare(runs)
+        self.drive_to_execute(states)
+        race = Race(self.servers, threads=RACE_THREADS)
+        results = self.wave(race, states, "WorkResult", self.denied_results, contenders)
+        raced = time.time()
+        codes = {}
+        for (run_id, k), _, _, error, payload in results:
+            count(codes, payload.get("code") if error else "accepted")
+            if not error or payload.get("code") != "permission_denied":
+                self.deviate("a denied WorkResult was not answered permission_denied",
+                             f"run {run_id} contender {k}: {payload}")
+        for i, state in enumerate(states):
+            events = self.events(self.clients[(i + 1) % 2], state.run_id)
+            new = events[len(state.base_events):]
+            denials = [e for e in new if e["eventType"] == "permission_checked"
+                       and e["permissionDecision"]["decision"] == "deny"]
+            if len(new) != 1 or len(denials) != 1:
+                self.deviate("not exactly one DENY event per run for identical denied submissions",
+                             f"run {state.run_id}: new events {[(e['eventType'], e.get('rationaleSummary')) for e in new]}")
+            state.base_events = events  # the one DENY record is the run's state now
+        print(f"\n  {self.store}: {len(results)} concurrent identical denied WorkResults, {runs} runs x {contenders}, "
+              f"answers {codes}; race {raced - started:.1f} s"
+              + (f"\n  DEVIATIONS: {summarize(self.deviations)}" if self.deviations else ""), flush=True)
+        self.assertFalse(self.deviations, summarize(self.deviations))
+        self.check_runs(states, "agent_4_execute")
+        self.check_integrity(states)
+        self.stop_servers()
+
+
 class PostgresSubmitRaceTest(SubmitRaceMixin, unittest.TestCase):
     store = "PostgreSQL"
 
@@ -447,6 +514,9 @@ class PostgresSubmitRaceTest(SubmitRaceMixin, unittest.TestCase):
 
     def test_race_of_scenario_spec_submissions(self):
         self.race_scenario_specs(int(os.environ.get("TELIC_SUBMIT_RACE_SMALL_RUNS", "16")))
+
+    def test_race_of_identical_denied_work_results(self):
+        self.race_denied_work_results(int(os.environ.get("TELIC_SUBMIT_RACE_SMALL_RUNS", "16")))
 
 
 class SqliteSubmitRaceTest(SubmitRaceMixin, unittest.TestCase):
@@ -467,6 +537,9 @@ class SqliteSubmitRaceTest(SubmitRaceMixin, unittest.TestCase):
 
     def test_race_of_scenario_spec_submissions(self):
         self.race_scenario_specs(int(os.environ.get("TELIC_SUBMIT_RACE_SMALL_RUNS", "16")))
+
+    def test_race_of_identical_denied_work_results(self):
+        self.race_denied_work_results(int(os.environ.get("TELIC_SUBMIT_RACE_SMALL_RUNS", "16")))
 
 
 def tearDownModule():
