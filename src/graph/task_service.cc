@@ -375,7 +375,8 @@ Result<SyncSummary> TaskService::SyncRun(const std::string& run_id) {
 Result<SyncSummary> TaskService::SyncRunOnce(const std::string& run_id) {
   if (!runs_) return Fail(ErrorCode::kFailedPrecondition, "the task graph has no run store to mirror");
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, runs_->GetRun(run_id));
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, runs_->ListArtifacts(run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts,
+                         runs_->ListArtifactsAfter(run_id, SyncedThrough(run_id)));
   Scope scope(*this, run_id, FormatIsoMillis(clock_.NowMillis()));
   TELIC_RETURN_IF_ERROR(scope.Load());
   scope.GuardScope();  // an import decided on "not there yet" must still hold at commit
@@ -431,7 +432,20 @@ Result<SyncSummary> TaskService::SyncRunOnce(const std::string& run_id) {
     }
   }
   if (summary.imported + summary.completed + summary.failed + summary.cancelled > 0) TELIC_RETURN_IF_ERROR(scope.Commit());
+  if (!artifacts.empty()) MarkSynced(run_id, artifacts.back().seq);
   return summary;
+}
+
+int64_t TaskService::SyncedThrough(const std::string& run_id) {
+  std::lock_guard lock(synced_mutex_);
+  auto found = synced_through_.find(run_id);
+  return found == synced_through_.end() ? 0 : found->second;
+}
+
+void TaskService::MarkSynced(const std::string& run_id, int64_t seq) {
+  std::lock_guard lock(synced_mutex_);
+  int64_t& through = synced_through_[run_id];
+  through = std::max(through, seq);
 }
 
 Result<TaskRecord> TaskService::SpawnSubtask(const SpawnRequest& request) {

@@ -6,6 +6,8 @@
 // its decision are never half-stored.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -121,6 +123,9 @@ class TaskService {
   // The run's artifacts are the source of truth: this is re-run after each
   // committed change and before the graph of a run is read, so a crash
   // between the run's commit and this one is repaired. Needs the run store.
+  // Artifacts a previous sync of this service has already mirrored (their
+  // effect committed, or none to have) are not read again: a sync reads the
+  // bodies of the WorkPlans and WorkResults appended since.
   Result<SyncSummary> SyncRun(const std::string& run_id);
 
   // spawn_subtask: a child of a running parent, within the parent's
@@ -167,6 +172,8 @@ class TaskService {
   // Inserts the plan's nodes as tasks of the scope's run; returns their indexes.
   Result<std::vector<int>> ImportInto(Scope& scope, const Json& plan, int retries_allowed);
   Result<SyncSummary> SyncRunOnce(const std::string& run_id);
+  int64_t SyncedThrough(const std::string& run_id);
+  void MarkSynced(const std::string& run_id, int64_t seq);
   Status CheckRun(const std::optional<std::string>& run_id);
   store::TaskEventRecord Event(const std::string& subject, const std::optional<std::string>& run_id, std::string kind,
                                std::string actor, Json payload, const std::string& now);
@@ -176,6 +183,11 @@ class TaskService {
   IdSource& ids_;
   store::Store* runs_;
   std::string policy_version_;
+  // Per run: the seq of the last artifact whose effect on the graph is
+  // committed (SyncRun). Appends to a run commit in seq order, so nothing
+  // at or below it can appear later.
+  std::mutex synced_mutex_;
+  std::map<std::string, int64_t, std::less<>> synced_through_;
 };
 
 }  // namespace telic::graph

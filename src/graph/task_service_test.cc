@@ -741,6 +741,85 @@ TEST_P(TaskServiceTest, SyncRunMirrorsTheRunIdempotently) {
                                                          {"plan-1/c", "cancelled"}}));
 }
 
+// A run store that counts body reads (GetArtifact) and passes everything on.
+class BodyReadCountingStore final : public store::Store {
+ public:
+  explicit BodyReadCountingStore(store::Store& inner) : inner_(inner) {}
+  Status CreateRun(const store::Change& change) override { return inner_.CreateRun(change); }
+  Status ApplyChange(std::string_view run_id, int64_t expected_version, const store::Change& change) override {
+    return inner_.ApplyChange(run_id, expected_version, change);
+  }
+  Result<store::RunRecord> GetRun(std::string_view run_id) override { return inner_.GetRun(run_id); }
+  Result<std::vector<store::RunRecord>> ListRuns(int limit) override { return inner_.ListRuns(limit); }
+  Result<std::vector<store::ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) override {
+    return inner_.ListArtifactsAfter(run_id, after_seq);
+  }
+  Result<store::StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override {
+    ++body_reads;
+    return inner_.GetArtifact(run_id, artifact_id);
+  }
+  Result<store::TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override {
+    return inner_.GetTrace(run_id, after_sequence, limit);
+  }
+  int body_reads = 0;
+
+ private:
+  store::Store& inner_;
+};
+
+// covers DAG-008: each sync reads only the WorkPlans and WorkResults appended since the last one, and a
+// result appended later still completes its task.
+TEST_P(TaskServiceTest, SyncRunReadsOnlyArtifactsAppendedSinceTheLastSync) {
+  auto runs = store::SqliteStore::Open(dir_.File("runs.sqlite3"));
+  ASSERT_TRUE(runs) << runs.error().message();
+  BodyReadCountingStore counting(**runs);
+  store::RunRecord run;
+  run.run_id = "run-cursor";
+  run.requested_mode = "analyze_only";
+  run.status = "running";
+  run.phase = "agent_4_execute";
+  run.version = 1;
+  run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
+  auto artifact = [&](const std::string& id, const std::string& type, const Json& body) {
+    return store::MakeArtifact({id, run.run_id, type, "1.0", "agent", "", {}, "none", run.created_at}, body);
+  };
+  auto result = [&](const std::string& id, const std::string& node) {
+    return artifact(id, "WorkResult",
+                    {{"workPlanRef", "artifact://run-cursor/plan-1"}, {"nodeId", node}, {"status", "completed"}});
+  };
+  Json plan = {{"id", "plan-1"},
+               {"nodes", {{{"id", "a"}, {"dependsOn", Json::array()}}, {{"id", "b"}, {"dependsOn", {"a"}}}}}};
+  store::Change create;
+  create.run = run;
+  create.artifacts = {artifact("plan-1", "WorkPlan", plan), result("result-a", "a")};
+  ASSERT_TRUE(counting.CreateRun(create));
+  TaskService service(*store_, clock_, ids_, &counting);
+  auto first = service.SyncRun(run.run_id);
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_EQ(first->imported, 2);
+  EXPECT_EQ(first->completed, 1);
+  EXPECT_EQ(counting.body_reads, 2);
+  auto idle = service.SyncRun(run.run_id);
+  ASSERT_TRUE(idle);
+  EXPECT_EQ(counting.body_reads, 2);  // nothing new: no body read
+  store::Change more;
+  more.run = run;
+  more.run.version = 2;
+  more.artifacts = {result("result-b", "b")};
+  ASSERT_TRUE(counting.ApplyChange(run.run_id, 1, more));
+  auto second = service.SyncRun(run.run_id);
+  ASSERT_TRUE(second) << second.error().message();
+  EXPECT_EQ(second->completed, 1);
+  EXPECT_EQ(counting.body_reads, 3);  // only result-b
+  // Another service (another process) starts from the beginning and finds nothing left to do.
+  TaskService fresh(*store_, clock_, ids_, &counting);
+  auto replayed = fresh.SyncRun(run.run_id);
+  ASSERT_TRUE(replayed);
+  EXPECT_EQ(replayed->imported + replayed->completed + replayed->failed + replayed->cancelled, 0);
+  EXPECT_EQ(counting.body_reads, 6);
+  for (const auto& t : service_->ListTasks(run.run_id)->tasks) EXPECT_EQ(t.state, "completed") << t.name;
+}
+
 // An import decided on a scope that changed before commit is refused, never duplicated.
 TEST_P(TaskServiceTest, ScopeGuardRefusesAChangeDecidedOnAStaleScope) {
   TaskRecord existing = Create("existing");
