@@ -688,20 +688,31 @@ TEST_P(TaskServiceTest, ImportWorkPlanRejectsCyclesAndMapsDependencies) {
   EXPECT_EQ(service_->ListTasks(std::string("run-1"))->tasks.size(), 2u);
 }
 
-// covers DAG-008 DAG-010: a run's accepted WorkPlans and WorkResults drive its graph; syncing is idempotent,
-// a second sync on a stale scope is refused and retried, and an ended run cancels (not fails) its open tasks.
-TEST_P(TaskServiceTest, SyncRunMirrorsTheRunIdempotently) {
-  auto runs = store::SqliteStore::Open(dir_.File("runs.sqlite3"));
-  ASSERT_TRUE(runs) << runs.error().message();
+// A run in its executor phase, as the controller would have stored it.
+store::RunRecord ExecutingRun(const std::string& run_id) {
   store::RunRecord run;
-  run.run_id = "run-sync";
+  run.run_id = run_id;
   run.requested_mode = "analyze_only";
   run.status = "running";
   run.phase = "agent_4_execute";
   run.version = 1;
   run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
+  return run;
+}
+
+store::StoredArtifact ArtifactOf(const store::RunRecord& run, const std::string& id, const std::string& type,
+                                 const Json& body) {
+  return store::MakeArtifact({id, run.run_id, type, "1.0", "agent", "", {}, "none", run.created_at}, body);
+}
+
+// covers DAG-008 DAG-010: a run's accepted WorkPlans and WorkResults drive its graph; syncing is idempotent,
+// a second sync on a stale scope is refused and retried, and an ended run cancels (not fails) its open tasks.
+TEST_P(TaskServiceTest, SyncRunMirrorsTheRunIdempotently) {
+  auto runs = store::SqliteStore::Open(dir_.File("runs.sqlite3"));
+  ASSERT_TRUE(runs) << runs.error().message();
+  store::RunRecord run = ExecutingRun("run-sync");
   auto artifact = [&](const std::string& id, const std::string& type, const Json& body) {
-    return store::MakeArtifact({id, run.run_id, type, "1.0", "agent", "", {}, "none", run.created_at}, body);
+    return ArtifactOf(run, id, type, body);
   };
   Json plan = {{"id", "plan-1"},
                {"nodes", {{{"id", "a"}, {"dependsOn", Json::array()}}, {{"id", "b"}, {"dependsOn", {"a"}}},
@@ -773,15 +784,9 @@ TEST_P(TaskServiceTest, SyncRunReadsOnlyArtifactsAppendedSinceTheLastSync) {
   auto runs = store::SqliteStore::Open(dir_.File("runs.sqlite3"));
   ASSERT_TRUE(runs) << runs.error().message();
   BodyReadCountingStore counting(**runs);
-  store::RunRecord run;
-  run.run_id = "run-cursor";
-  run.requested_mode = "analyze_only";
-  run.status = "running";
-  run.phase = "agent_4_execute";
-  run.version = 1;
-  run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
+  store::RunRecord run = ExecutingRun("run-cursor");
   auto artifact = [&](const std::string& id, const std::string& type, const Json& body) {
-    return store::MakeArtifact({id, run.run_id, type, "1.0", "agent", "", {}, "none", run.created_at}, body);
+    return ArtifactOf(run, id, type, body);
   };
   auto result = [&](const std::string& id, const std::string& node) {
     return artifact(id, "WorkResult",
