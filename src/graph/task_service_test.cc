@@ -822,7 +822,9 @@ TEST_P(TaskServiceTest, SyncRunReadsOnlyArtifactsAppendedSinceTheLastSync) {
   ASSERT_TRUE(replayed);
   EXPECT_EQ(replayed->imported + replayed->completed + replayed->failed + replayed->cancelled, 0);
   EXPECT_EQ(counting.body_reads, 6);
-  for (const auto& t : service_->ListTasks(run.run_id)->tasks) EXPECT_EQ(t.state, "completed") << t.name;
+  auto listed = service_->ListTasks(run.run_id);  // kept: a range-for over a temporary's member would dangle
+  ASSERT_TRUE(listed) << listed.error().message();
+  for (const auto& t : listed->tasks) EXPECT_EQ(t.state, "completed") << t.name;
 }
 
 // An import decided on a scope that changed before commit is refused, never duplicated.
