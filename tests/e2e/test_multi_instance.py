@@ -213,8 +213,15 @@ class MultiInstanceMixin:
         winners2 = self.check_wave(wave2, {run_id for run_id, (tool, _, _) in winners1.items()
                                            if tool == "telic_ground_context"}, contenders)
         self.check_runs(started, winners1, winners2)
-        servers_used = {server for _, _, server, error, _ in wave1 + wave2 if not error}
-        self.assertEqual(servers_used, {0, 1}, "both instances must have won some races")
+        # Both instances took part (each answered contenders, as winner or as a
+        # clean loser: check_wave checked every answer). Who wins is up to the
+        # schedule: under load one SQLite instance can win every race, so
+        # that is reported, not asserted (both instances write in the
+        # alternating tests above).
+        servers_answering = {server for _, _, server, _, _ in wave1 + wave2}
+        self.assertEqual(servers_answering, {0, 1}, "both instances must have taken part in the races")
+        wins = [sum(1 for _, _, server, error, _ in wave1 + wave2 if server == s and not error) for s in (0, 1)]
+        print(f"  wins by instance: {wins}", flush=True)
         self.stop_servers()
         return len(wave1) + len(wave2)
 
