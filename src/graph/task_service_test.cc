@@ -778,8 +778,8 @@ class BodyReadCountingStore final : public store::Store {
   store::Store& inner_;
 };
 
-// covers DAG-008: each sync reads only the WorkPlans and WorkResults appended since the last one, and a
-// result appended later still completes its task.
+// Each sync reads only the WorkPlans and WorkResults appended since the last one, and a result appended
+// later still completes its task.
 TEST_P(TaskServiceTest, SyncRunReadsOnlyArtifactsAppendedSinceTheLastSync) {
   auto runs = store::SqliteStore::Open(dir_.File("runs.sqlite3"));
   ASSERT_TRUE(runs) << runs.error().message();

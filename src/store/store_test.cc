@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -211,7 +211,7 @@ TEST_P(StoreTest, ApplyChangeIsCompareAndSetOnVersion) {
   EXPECT_EQ(store_->GetTrace("r1", 0, 10)->events.size(), 2u);
 }
 
-// An append that does not bump the version (a DENY record) is ordered by the
+// covers TEL-184: an append that does not bump the version (a DENY record) is ordered by the
 // trace length instead: a writer that read an older trace stores nothing.
 TEST_P(StoreTest, ExpectedTraceLengthRefusesAnAppendToAMovedTrace) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
@@ -233,7 +233,7 @@ TEST_P(StoreTest, ExpectedTraceLengthRefusesAnAppendToAMovedTrace) {
   EXPECT_EQ(CheckedTrace(*store_, "r1").size(), 3u);
 }
 
-// Writers on separate connections that all hold version 1 and the same trace
+// covers TEL-184: writers on separate connections that all hold version 1 and the same trace
 // length: exactly one appends, every other one is refused and stores nothing.
 TEST_P(StoreTest, RacingSameVersionAppendersOneWinsPerTraceLength) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("deny")));

@@ -144,9 +144,13 @@ class SubmitRaceMixin:
 
     # -- bodies ---------------------------------------------------------------
 
+    @staticmethod
+    def names(state):
+        """What the scenario's body templates name: ${run}, ${request}, ${now}, ${manifest}."""
+        return {"run": state.run_id, "request": state.request_ref, "now": sc.now_iso(), "manifest": ""}
+
     def template(self, state, artifact_type):
-        names = {"run": state.run_id, "request": state.request_ref, "now": sc.now_iso(), "manifest": ""}
-        return sc.substitute(self.templates[artifact_type], names)
+        return sc.substitute(self.templates[artifact_type], self.names(state))
 
     @staticmethod
     def contenders_of(base, state, contenders, stem, vary):
@@ -336,9 +340,8 @@ class SubmitRaceMixin:
             if "submit" in step:
                 steps.append(step)
         for i, state in enumerate(states):
-            names = {"run": state.run_id, "request": state.request_ref, "now": sc.now_iso(), "manifest": ""}
             for step in steps:
-                body = sc.substitute(step["body"], names)
+                body = sc.substitute(step["body"], self.names(state))
                 payload = self.clients[i % 2].ok("telic_submit_artifact",
                                                  dict(state.tokens(), artifact_type=step["submit"], body=body))
                 state.version, state.action_id = payload["run"]["version"], payload["nextAction"]["id"]
@@ -350,8 +353,7 @@ class SubmitRaceMixin:
     def denied_results(self, state, contenders):
         """The scenario's first WorkResult, its read aimed outside the repository."""
         template = next(step["body"] for step in self.scenario["steps"] if step.get("submit") == "WorkResult")
-        names = {"run": state.run_id, "request": state.request_ref, "now": sc.now_iso(), "manifest": ""}
-        body = sc.substitute(template, names)
+        body = sc.substitute(template, self.names(state))
         body["actions"][0]["target"] = "../outside-the-repository.txt"
         return [copy.deepcopy(body) for _ in range(contenders)]
 
