@@ -26,6 +26,9 @@ std::string TraceEventHashInput(const TraceEventRecord& e) {
       {"budgetSnapshot", e.budget_snapshot},
       {"prevHash", e.prev_hash},
   };
+  // Only events that carry redactions hash them, so every event stored before
+  // the field existed keeps its hash.
+  if (e.redactions.is_array() && !e.redactions.empty()) j["redactions"] = e.redactions;
   return CanonicalJson(j);
 }
 

@@ -73,6 +73,10 @@ struct TraceEventRecord {
   std::optional<Json> permission_decision;
   std::string summary;
   Json budget_snapshot = Json::object();
+  // What was redacted from this event's caller-supplied text before it was
+  // stored, in order: [{"field": "<where>", "category": "credential"|"secret"}]
+  // (an array, empty when nothing was). Projected as TraceEvent.redactions.
+  Json redactions = Json::array();
   std::string prev_hash;
   std::string hash;
 };
