@@ -159,6 +159,13 @@ CREATE TRIGGER graph_tasks_kept BEFORE DELETE ON graph_tasks
     R"sql(
 CREATE INDEX artifacts_by_run_seq ON artifacts (run_id, seq);
 )sql",
+    // 4: what was redacted from each trace event (TraceEventRecord::redactions,
+    // canonical JSON). Events stored before it read as [], and their hashes
+    // never covered the field, so the chain verifies unchanged. (A constant
+    // default: no table rewrite, and no row trigger fires.)
+    R"sql(
+ALTER TABLE trace_events ADD COLUMN redactions_json TEXT NOT NULL DEFAULT '[]';
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]));
@@ -328,7 +335,8 @@ ArtifactMeta ReadArtifactMeta(const PGresult* r, int row) {
 
 const char kEventColumns[] =
     "run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, output_refs_json, "
-    "permission_decision_json, summary, budget_snapshot_json, prev_hash, hash";
+    "permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash";
+constexpr int kEventColumnCount = 15;
 
 TraceEventRecord ReadEvent(const PGresult* r, int row) {
   TraceEventRecord e;
@@ -344,8 +352,9 @@ TraceEventRecord ReadEvent(const PGresult* r, int row) {
   if (auto d = OptText(r, row, 9)) e.permission_decision = Json::parse(*d);
   e.summary = Text(r, row, 10);
   e.budget_snapshot = Json::parse(Text(r, row, 11));
-  e.prev_hash = Text(r, row, 12);
-  e.hash = Text(r, row, 13);
+  e.redactions = Json::parse(Text(r, row, 12));
+  e.prev_hash = Text(r, row, 13);
+  e.hash = Text(r, row, 14);
   return e;
 }
 
@@ -467,8 +476,8 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
       return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
                                            fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun))));
     }
-    // Events go in multi-row INSERTs of up to 500 rows (14 parameters each;
-    // a statement takes at most 65,535).
+    // Events go in multi-row INSERTs of up to 500 rows (kEventColumnCount
+    // parameters each; a statement takes at most 65,535).
     constexpr size_t kRowsPerInsert = 500;
     for (size_t first = 0; first < change.events.size(); first += kRowsPerInsert) {
       Params p;
@@ -476,6 +485,9 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
       int n = 0;
       for (size_t i = first; i < std::min(change.events.size(), first + kRowsPerInsert); ++i) {
         TraceEventRecord e = change.events[i];
+        if (!e.redactions.is_array()) {
+          return std::unexpected(Because(Error(ErrorCode::kInternal, "trace event redactions must be a JSON array")));
+        }
         e.run_id = id;
         e.sequence = ++sequence;
         e.prev_hash = prev_hash;
@@ -485,9 +497,11 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
         if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
         p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
         p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
-        p.Add(CanonicalJson(e.budget_snapshot)).Add(e.prev_hash).Add(e.hash);
+        p.Add(CanonicalJson(e.budget_snapshot)).Add(CanonicalJson(e.redactions)).Add(e.prev_hash).Add(e.hash);
         values += values.empty() ? "(" : ", (";
-        for (int k = 1; k <= 14; ++k) values += fmt::format("{}${}", k == 1 ? "" : ", ", n * 14 + k);
+        for (int k = 1; k <= kEventColumnCount; ++k) {
+          values += fmt::format("{}${}", k == 1 ? "" : ", ", n * kEventColumnCount + k);
+        }
         values += ")";
         ++n;
       }

@@ -81,6 +81,12 @@ CREATE TRIGGER trace_append_only BEFORE DELETE ON trace_events BEGIN SELECT RAIS
     R"sql(
 CREATE INDEX artifacts_by_run_seq ON artifacts (run_id, seq);
 )sql",
+    // 3: what was redacted from each trace event (TraceEventRecord::redactions,
+    // canonical JSON). Events stored before it read as [], and their hashes
+    // never covered the field, so the chain verifies unchanged.
+    R"sql(
+ALTER TABLE trace_events ADD COLUMN redactions_json TEXT NOT NULL DEFAULT '[]';
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
@@ -258,6 +264,7 @@ Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<Trac
     return Fail(ErrorCode::kResourceExhausted, fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun));
   }
   for (TraceEventRecord e : events) {
+    if (!e.redactions.is_array()) return Fail(ErrorCode::kInternal, "trace event redactions must be a JSON array");
     e.run_id = std::string(run_id);
     e.sequence = ++sequence;
     e.prev_hash = prev_hash;
@@ -266,13 +273,13 @@ Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<Trac
     Stmt s(db,
            "INSERT INTO trace_events (run_id, sequence, event_id, timestamp, actor, phase, event_type, "
            "input_refs_json, output_refs_json, permission_decision_json, summary, budget_snapshot_json, "
-           "prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+           "redactions_json, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     s.Bind(1, e.run_id).Bind(2, e.sequence).Bind(3, e.event_id).Bind(4, e.timestamp).Bind(5, e.actor);
     s.Bind(6, e.phase).Bind(7, e.event_type).Bind(8, ToJson(e.input_refs)).Bind(9, ToJson(e.output_refs));
     std::optional<std::string> decision;
     if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
     s.Bind(10, decision).Bind(11, e.summary).Bind(12, CanonicalJson(e.budget_snapshot));
-    s.Bind(13, e.prev_hash).Bind(14, e.hash);
+    s.Bind(13, CanonicalJson(e.redactions)).Bind(14, e.prev_hash).Bind(15, e.hash);
     if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "trace insert"));
   }
   return Ok();
@@ -292,8 +299,9 @@ TraceEventRecord ReadEvent(const Stmt& s) {
   if (auto d = s.OptText(9)) e.permission_decision = Json::parse(*d);
   e.summary = s.Text(10);
   e.budget_snapshot = Json::parse(s.Text(11));
-  e.prev_hash = s.Text(12);
-  e.hash = s.Text(13);
+  e.redactions = Json::parse(s.Text(12));
+  e.prev_hash = s.Text(13);
+  e.hash = s.Text(14);
   return e;
 }
 
@@ -472,7 +480,7 @@ Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_s
   std::lock_guard lock(mutex_);
   Stmt s(db_,
          "SELECT run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, "
-         "output_refs_json, permission_decision_json, summary, budget_snapshot_json, prev_hash, hash "
+         "output_refs_json, permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash "
          "FROM trace_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
   s.Bind(1, run_id).Bind(2, after_sequence).Bind(3, int64_t{limit} + 1);
   TracePage page;

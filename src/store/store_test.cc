@@ -185,6 +185,100 @@ TEST_P(StoreTest, RecordsRoundTripExactly) {
   EXPECT_EQ(trace->events[0].budget_snapshot, change.events[0].budget_snapshot);
 }
 
+// The hash input exactly as it was before trace events carried redactions
+// (built here by hand, not by TraceEventHashInput).
+std::string PreRedactionHash(const TraceEventRecord& e) {
+  Json j = {{"eventId", e.event_id},
+            {"runId", e.run_id},
+            {"sequence", e.sequence},
+            {"timestamp", e.timestamp},
+            {"actor", e.actor},
+            {"phase", e.phase},
+            {"eventType", e.event_type},
+            {"inputRefs", e.input_refs},
+            {"outputRefs", e.output_refs},
+            {"permissionDecision", e.permission_decision ? *e.permission_decision : Json(nullptr)},
+            {"summary", e.summary},
+            {"budgetSnapshot", e.budget_snapshot},
+            {"prevHash", e.prev_hash}};
+  return Sha256Ref(CanonicalJson(j));
+}
+
+const Json kRedactions = Json::array({{{"field", "summary"}, {"category", "credential"}},
+                                      {{"field", "inputRefs[0]"}, {"category", "secret"}}});
+
+TEST_P(StoreTest, TraceEventRedactionsRoundTripAndAreCoveredByTheHash) {
+  Change change = NewRunChange("r1");
+  change.events[0].redactions = kRedactions;
+  change.events.push_back(MakeEvent("r1-e2", "plain"));
+  ASSERT_TRUE(store_->CreateRun(change));
+  auto events = CheckedTrace(*store_, "r1");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].redactions, kRedactions);
+  TraceEventRecord unredacted = events[0];
+  unredacted.redactions = Json::array();
+  EXPECT_NE(events[0].hash, ComputeTraceEventHash(unredacted)) << "the redactions must be hashed";
+  EXPECT_EQ(events[1].redactions, Json::array());
+  auto reopened = Open();
+  ASSERT_TRUE(reopened) << reopened.error().message();
+  auto again = CheckedTrace(**reopened, "r1");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].redactions, kRedactions);
+  EXPECT_EQ(again[0].hash, events[0].hash);
+}
+
+TEST_P(StoreTest, EventsWithoutRedactionsKeepTheHashTheyHadBeforeTheField) {
+  Change change = NewRunChange("r1");
+  change.events[0].permission_decision = Json{{"allowed", true}};
+  ASSERT_TRUE(store_->CreateRun(change));
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w")));
+  auto events = CheckedTrace(*store_, "r1");
+  ASSERT_EQ(events.size(), 3u);
+  for (const auto& e : events) {
+    EXPECT_EQ(e.redactions, Json::array());
+    EXPECT_EQ(e.hash, PreRedactionHash(e)) << e.event_id;
+  }
+}
+
+TEST_P(StoreTest, NonArrayRedactionsAreRefused) {
+  Change change = NewRunChange("r1");
+  change.events[0].redactions = Json{{"field", "summary"}};
+  auto created = store_->CreateRun(change);
+  ASSERT_FALSE(created);
+  EXPECT_FALSE(store_->GetRun("r1"));
+}
+
+// A ledger written before trace events had redactions (the column dropped and
+// the schema version set back one, as the previous release left it) is
+// migrated on open: its events read as [], keep their hashes and verify, and
+// new events with redactions extend the same chain.
+TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("old")));
+  ASSERT_TRUE(store_->ApplyChange("old", 1, AdvanceChange("old", 1, "w")));
+  auto before = CheckedTrace(*store_, "old");
+  store_.reset();
+  int previous = (GetParam() == Backend::kPostgres ? PgSchemaVersion() : SqliteSchemaVersion()) - 1;
+  ASSERT_EQ(RawExec("ALTER TABLE trace_events DROP COLUMN redactions_json; "
+                    "UPDATE telic_meta SET value = '" + std::to_string(previous) + "' WHERE key = 'schema_version'"),
+            "");
+  auto reopened = Open();
+  ASSERT_TRUE(reopened) << reopened.error().message();
+  auto after = CheckedTrace(**reopened, "old");
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].hash, before[i].hash);
+    EXPECT_EQ(after[i].hash, PreRedactionHash(after[i]));
+    EXPECT_EQ(after[i].redactions, Json::array());
+  }
+  Change next = AdvanceChange("old", 2, "w");
+  next.events[1].redactions = kRedactions;
+  ASSERT_TRUE((*reopened)->ApplyChange("old", 2, next));
+  auto extended = CheckedTrace(**reopened, "old");
+  ASSERT_EQ(extended.size(), before.size() + 2);
+  EXPECT_EQ(extended.back().redactions, kRedactions);
+  EXPECT_NE(RawExec("UPDATE trace_events SET redactions_json = '[]'"), "") << "trace rows stay immutable";
+}
+
 TEST_P(StoreTest, CreatingAnExistingRunFailsAndChangesNothing) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
   auto again = store_->CreateRun(NewRunChange("r1"));
@@ -393,6 +487,7 @@ TEST_P(StoreTest, ArtifactsAndTraceRowsCannotBeUpdatedOrDeleted) {
   store_.reset();
   std::vector<std::string> statements = {"UPDATE artifacts SET type = 'X'", "DELETE FROM artifacts",
                                          "UPDATE trace_events SET summary = 'x'", "DELETE FROM trace_events",
+                                         "UPDATE trace_events SET redactions_json = '[{}]'",
                                          "UPDATE blobs SET body = '{}'", "DELETE FROM blobs"};
   if (GetParam() == Backend::kPostgres) {
     statements.insert(statements.end(), {"TRUNCATE artifacts CASCADE", "TRUNCATE trace_events", "TRUNCATE blobs CASCADE"});
