@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/ids.h"
 #include "base/json_parse.h"
+#include "base/redact.h"
 #include "base/text.h"
 #include "controller/broker.h"
 #include "store/sqlite_store.h"
@@ -107,7 +108,7 @@ Ordered Decide(const store::Environment& env, const std::string& cwd, const std:
   return Deny(fmt::format("Telic denied {} for this run ({}).", call->capability, decision->reason_code),
               fmt::format("Telic broker denied {} ({}). Do not bypass; adjust the plan or escalate permissions. "
                           "Rule: {}.",
-                          call->capability, decision->reason_code, CleanMessage(decision->detail.rule, 400)));
+                          call->capability, decision->reason_code, CleanMessage(RedactedText(decision->detail.rule), 400)));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/json_parse.h"
+#include "base/redact.h"
 #include "base/text.h"
 #include "policy/engine.h"
 
@@ -34,23 +35,25 @@ Result<Json> ParseNamed(const std::string& text, const std::string& what) {
 nlohmann::ordered_json DecisionToJson(const policy::Decision& decision) {
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   for (const auto& verdict : decision.verdicts) {
-    layers.push_back(nlohmann::ordered_json{{"layer", verdict.layer}, {"allowed", verdict.allowed}, {"rule", verdict.rule}});
+    layers.push_back(
+        nlohmann::ordered_json{{"layer", verdict.layer}, {"allowed", verdict.allowed}, {"rule", RedactedText(verdict.rule)}});
   }
   return nlohmann::ordered_json{{"decision", decision.allowed ? "allow" : "deny"},
           {"allowed", decision.allowed},
           {"reasonCode", decision.reason_code},
           {"decidingLayer", decision.deciding_layer},
-          {"rule", decision.rule},
-          {"scope", decision.scope},
-          {"summary", decision.summary},
+          {"rule", RedactedText(decision.rule)},
+          {"scope", RedactedText(decision.scope)},
+          {"summary", RedactedText(decision.summary)},
           {"deniedBy", decision.denied_by},
           {"layers", layers}};
 }
 
-// Control characters in targets are shown escaped, never sent to a terminal raw.
+// Control characters in targets are shown escaped, never sent to a terminal
+// raw; credentials are redacted (the decision was taken on the raw target).
 std::string Printable(const std::string& text) {
   std::string out;
-  for (unsigned char c : text) {
+  for (unsigned char c : RedactedText(text)) {
     if (c < 0x20 || c == 0x7F) {
       out += fmt::format("\\x{:02x}", c);
     } else {
@@ -104,7 +107,7 @@ int RunCheckCommand(const std::string& policy_file, const std::string& action_te
     if (!decision.allowed) out << "  deciding layer: " << decision.deciding_layer << "\n";
     out << "  rule:           " << Printable(decision.rule) << "\n";
     out << "  reason:         " << decision.reason_code << "\n";
-    out << "  " << decision.summary << "\n";
+    out << "  " << Printable(decision.summary) << "\n";
     for (const auto& verdict : decision.verdicts) {
       out << "    " << (verdict.allowed ? "allow " : "deny  ") << verdict.layer << ": " << Printable(verdict.rule)
           << "\n";

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/ids.h"
+#include "base/redact.h"
 #include "controller/next_action.h"
 #include "policy/permission_set.h"
 #include "policy/url_host.h"
@@ -131,11 +132,13 @@ Result<BrokerDecision> DecideAndRecord(store::Store& store, Clock& clock, IdSour
   return decision;
 }
 
+// Results carry the redacted target and summary, as the trace does: the
+// decision was taken on the raw text.
 Json BrokerDecisionToJson(const BrokerDecision& decision) {
   return {{"allowed", decision.allowed},
           {"reasonCode", decision.reason_code},
-          {"summary", decision.summary},
-          {"permissionDecision", decision.permission_decision}};
+          {"summary", RedactedText(decision.summary)},
+          {"permissionDecision", store::RedactedJson(decision.permission_decision)}};
 }
 
 Json BrokerExplanationToJson(const BrokerDecision& decision) {
@@ -143,10 +146,11 @@ Json BrokerExplanationToJson(const BrokerDecision& decision) {
   for (const auto& verdict : decision.detail.verdicts) {
     layers.push_back({{"layer", verdict.layer}, {"allowed", verdict.allowed}, {"rule", verdict.rule}});
   }
-  return {{"decidingLayer", decision.detail.deciding_layer},
+  // Rules quote the target: redacted like the scope.
+  return store::RedactedJson({{"decidingLayer", decision.detail.deciding_layer},
           {"rule", decision.detail.rule},
           {"scope", decision.permission_decision.value("scope", "unknown")},
-          {"layers", layers}};
+          {"layers", layers}});
 }
 
 // ---------------------------------------------------------------------------

@@ -85,7 +85,7 @@ store::TraceEventRecord RunService::NewEvent(const store::RunRecord& run, std::s
   event.actor = std::move(actor);
   event.phase = run.phase;
   event.event_type = std::move(type);
-  event.summary = RedactedText(summary);
+  event.summary = std::move(summary);  // the store redacts it and says so (store::RedactTraceEvent)
   event.budget_snapshot = BudgetSnapshot(run);
   return event;
 }

@@ -39,14 +39,6 @@ std::string ProducerFor(const store::RunRecord& run, const std::string& type) {
   return phase ? phase->role : "controller";
 }
 
-// Redacts the free-text parts of a permission decision before it is traced.
-Json RedactDecision(Json decision) {
-  for (const char* key : {"scope", "rationaleSummary"}) {
-    if (decision.contains(key) && decision[key].is_string()) decision[key] = RedactedText(decision[key].get<std::string>());
-  }
-  return decision;
-}
-
 // The [request, answer] refs a resumed phase artifact must cite, or empty
 // when no answered clarification is pending (§10.5).
 std::vector<std::string> PendingClarificationLineage(const RunSnapshot& snapshot) {
@@ -247,7 +239,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
     auto event = NewEvent(event_run, "controller", "permission_checked", PermissionEventSummary(decision), now);
     event.input_refs = decision.value("policyRefs", std::vector<std::string>{});
     event.output_refs = {uri};  // §17.1: the checks name the artifact they authorized
-    event.permission_decision = RedactDecision(decision);
+    event.permission_decision = decision;  // the store redacts it and says so (RedactTraceEvent)
     change.events.push_back(std::move(event));
   }
   std::string event_type = clarification_exhausted           ? "budget_consumed"
@@ -295,7 +287,9 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
 
 Status RunService::RecordDenial(const store::RunRecord& run, RunSnapshot& snapshot, const PermissionDenial& denial,
                                 const std::string& message, const std::string& now) {
-  Json decision = RedactDecision(denial.decision);
+  // The store redacts what it appends (RedactTraceEvent); an earlier record
+  // of this denial is found by its redacted form.
+  Json decision = store::RedactedJson(denial.decision);
   std::string summary = RedactedText(message);
   // A DENY record does not advance the run, so the version check does not
   // order two racing identical denials: the trace length does. The loser
@@ -311,9 +305,9 @@ Status RunService::RecordDenial(const store::RunRecord& run, RunSnapshot& snapsh
     store::Change change;
     change.run = run;
     change.expected_trace_length = trace->empty() ? 0 : trace->back().sequence;
-    auto event = NewEvent(run, "controller", "permission_checked", summary, now);
+    auto event = NewEvent(run, "controller", "permission_checked", message, now);
     event.input_refs = denial.input_refs;
-    event.permission_decision = decision;
+    event.permission_decision = denial.decision;
     change.events.push_back(std::move(event));
     Status applied = store_.ApplyChange(run.run_id, run.version, change);
     if (applied || attempt == kMaxAttempts || applied.error().code() != ErrorCode::kConflict ||

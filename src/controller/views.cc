@@ -1,5 +1,7 @@
 #include "controller/views.h"
 
+#include <fmt/format.h>
+
 #include "controller/phases.h"
 
 namespace telic::controller {
@@ -48,6 +50,17 @@ Json HydratedArtifactToJson(const store::StoredArtifact& artifact) {
   return j;
 }
 
+Json CanonicalRedactions(const store::TraceEventRecord& e) {
+  Json out = Json::array();
+  if (!e.redactions.is_array()) return out;
+  for (size_t i = 0; i < e.redactions.size(); ++i) {
+    out.push_back({{"id", fmt::format("{}:redaction-{}", e.event_id, i + 1)},
+                   {"targetRef", store::TraceEventUri(e.run_id, e.sequence)},
+                   {"category", e.redactions[i].value("category", "credential")}});
+  }
+  return out;
+}
+
 Json TraceEventToCanonical(const store::TraceEventRecord& e) {
   const Json& budgets = e.budget_snapshot;
   return {{"schemaVersion", "1.0"},
@@ -67,7 +80,7 @@ Json TraceEventToCanonical(const store::TraceEventRecord& e) {
             {"postExecutionRemediations", budgets.value("postExecutionRemediationsRemaining", 0)},
             {"transportRetries", 0}}},
           {"rationaleSummary", e.summary},
-          {"redactions", Json::array()}};
+          {"redactions", CanonicalRedactions(e)}};
 }
 
 Json TraceEventToInternal(const store::TraceEventRecord& e) {
@@ -83,6 +96,7 @@ Json TraceEventToInternal(const store::TraceEventRecord& e) {
           {"permissionDecision", e.permission_decision ? *e.permission_decision : Json(nullptr)},
           {"decisionSummary", e.summary},
           {"budgetSnapshot", e.budget_snapshot},
+          {"redactions", e.redactions},
           {"prevHash", e.prev_hash},
           {"hash", e.hash}};
 }

@@ -16,6 +16,10 @@ Json ArtifactMetaToJson(const store::ArtifactMeta& meta);
 Json HydratedArtifactToJson(const store::StoredArtifact& artifact);
 // The canonical TraceEvent projection served by telic_get_trace (§17.1).
 Json TraceEventToCanonical(const store::TraceEventRecord& event);
+// TraceEvent.redactions of the canonical projection: one
+// {id "<eventId>:redaction-N", targetRef trace://run/event-NNNN, category}
+// per value redacted from the stored event.
+Json CanonicalRedactions(const store::TraceEventRecord& event);
 // The internal record (CLI `telic trace`), including the hash chain.
 Json TraceEventToInternal(const store::TraceEventRecord& event);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/redact.h"
 #include "base/text.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/prompts.h"
@@ -9,6 +10,7 @@
 #include "schema/bundle.h"
 #include "schema/registry.h"
 #include "schema/validator.h"
+#include "store/records.h"
 
 namespace telic::mcp {
 namespace {
@@ -43,11 +45,13 @@ const std::vector<std::string>& SupportedProtocolVersions() {
   return kVersions;
 }
 
+// Error messages may quote caller input (a target, a field value): they are
+// redacted like everything else telic returns or stores.
 Json ToolErrorResult(const Error& error) {
-  Json payload = {{"ok", false}, {"code", ErrorCodeName(error.code())}, {"error", CleanMessage(error.message())}};
+  Json payload = {{"ok", false}, {"code", ErrorCodeName(error.code())}, {"error", RedactedText(CleanMessage(error.message()))}};
   if (!error.issues().empty()) {
     Json issues = Json::array();
-    for (size_t i = 0; i < error.issues().size() && i < 32; ++i) issues.push_back(IssueToJson(error.issues()[i]));
+    for (size_t i = 0; i < error.issues().size() && i < 32; ++i) issues.push_back(store::RedactedJson(IssueToJson(error.issues()[i])));
     payload["issues"] = issues;
   }
   return {{"content", Json::array({{{"type", "text"}, {"text", Compact(payload)}}})},

@@ -491,6 +491,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
         e.run_id = id;
         e.sequence = ++sequence;
         e.prev_hash = prev_hash;
+        RedactTraceEvent(e);  // nothing caller-supplied is stored unredacted
         e.hash = ComputeTraceEventHash(e);
         prev_hash = e.hash;
         std::optional<std::string> decision;

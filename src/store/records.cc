@@ -1,5 +1,7 @@
 #include "store/records.h"
 
+#include "base/redact.h"
+
 #include <fmt/format.h>
 
 #include "base/sha256.h"
@@ -8,6 +10,41 @@ namespace telic::store {
 
 bool RunRecord::IsTerminal() const {
   return status == "completed" || status == "partial" || status == "blocked" || status == "cancelled";
+}
+
+namespace {
+
+void RedactString(std::string& text, const std::string& field, Json& redactions) {
+  Redacted r = RedactSecrets(text);
+  if (!r.changed()) return;
+  text = std::move(r.text);
+  for (const std::string& category : r.categories) redactions.push_back({{"field", field}, {"category", category}});
+}
+
+// Redacts every string under `value` (object keys are the decision's own
+// field names and are kept).
+void RedactStrings(Json& value, const std::string& pointer, Json& redactions) {
+  if (value.is_string()) {
+    RedactString(value.get_ref<std::string&>(), pointer, redactions);
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) RedactStrings(value[i], pointer + "/" + std::to_string(i), redactions);
+  } else if (value.is_object()) {
+    for (auto& [key, item] : value.items()) RedactStrings(item, pointer + "/" + key, redactions);
+  }
+}
+
+}  // namespace
+
+void RedactTraceEvent(TraceEventRecord& event) {
+  if (!event.redactions.is_array()) event.redactions = Json::array();
+  RedactString(event.summary, "/summary", event.redactions);
+  if (event.permission_decision) RedactStrings(*event.permission_decision, "/permissionDecision", event.redactions);
+}
+
+Json RedactedJson(Json value) {
+  Json ignored = Json::array();
+  RedactStrings(value, "", ignored);
+  return value;
 }
 
 std::string TraceEventHashInput(const TraceEventRecord& e) {

@@ -81,6 +81,18 @@ struct TraceEventRecord {
   std::string hash;
 };
 
+// Redacts the caller-supplied text of `event` before it is stored: the
+// summary and every string inside permission_decision. Each replaced value
+// appends {"field": <JSON pointer of the event field>, "category": ...} to
+// event.redactions. Idempotent: text redacted once has nothing left to
+// redact, so a second call adds nothing. Every store calls this on every
+// event it appends, before the hash is computed.
+void RedactTraceEvent(TraceEventRecord& event);
+
+// `value` with every string inside it redacted (object keys are kept): for
+// decisions and messages returned to a caller.
+Json RedactedJson(Json value);
+
 // The canonical JSON the hash chain covers (every field but `hash`).
 std::string TraceEventHashInput(const TraceEventRecord& event);
 // sha256 ref of TraceEventHashInput(event).

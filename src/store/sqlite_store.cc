@@ -268,6 +268,7 @@ Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<Trac
     e.run_id = std::string(run_id);
     e.sequence = ++sequence;
     e.prev_hash = prev_hash;
+    RedactTraceEvent(e);  // nothing caller-supplied is stored unredacted
     e.hash = ComputeTraceEventHash(e);
     prev_hash = e.hash;
     Stmt s(db,
