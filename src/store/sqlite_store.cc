@@ -4,6 +4,12 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "base/sha256.h"
@@ -90,6 +96,8 @@ ALTER TABLE trace_events ADD COLUMN redactions_json TEXT NOT NULL DEFAULT '[]';
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
+// How long any step waits for another connection's lock before giving up.
+constexpr int kBusyTimeoutMs = 5000;
 
 // A prepared statement, finalised on scope exit.
 class Stmt {
@@ -141,13 +149,43 @@ Error SqlError(sqlite3* db, std::string_view what) {
 }
 
 Status Exec(sqlite3* db, const char* sql) {
-  char* message = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    Error error = SqlError(db, message ? message : "exec");
-    sqlite3_free(message);
-    return std::unexpected(error);
-  }
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return std::unexpected(SqlError(db, "statement"));
   return Ok();
+}
+
+// Switches the ledger to WAL (a no-op when it already is), waiting up to
+// kBusyTimeoutMs for other connections. The wait is ours, not the busy
+// handler's: converting a rollback-journal file upgrades the read lock the
+// pragma already holds, and SQLite answers SQLITE_BUSY at once for such an
+// upgrade rather than call the busy handler (two upgraders waiting on each
+// other would deadlock). So concurrent first opens of a fresh ledger collide
+// here; each retries with a growing, jittered pause until one has converted
+// it and the rest find it in WAL.
+Status EnableWal(sqlite3* db) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  std::minstd_rand jitter(static_cast<unsigned>(::getpid()) ^ static_cast<unsigned>(reinterpret_cast<uintptr_t>(db)));
+  std::string mode;
+  for (int attempt = 0;; ++attempt) {
+    {
+      Stmt s(db, "PRAGMA journal_mode=WAL");
+      if (!s.ok()) return std::unexpected(SqlError(db, "journal_mode=WAL"));
+      int rc = s.Step();
+      if (rc == SQLITE_ROW) {
+        mode = s.Text(0);  // the mode in force afterwards: "wal", or the old one if it could not change
+        if (mode == "wal") return Ok();
+      } else if ((rc & 0xFF) != SQLITE_BUSY && (rc & 0xFF) != SQLITE_LOCKED) {
+        return std::unexpected(SqlError(db, "journal_mode=WAL"));
+      }
+    }  // the statement is finalised: this connection holds no lock while it waits
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Fail(ErrorCode::kUnavailable,
+                  mode.empty() ? fmt::format("SQLite journal_mode=WAL failed: the ledger stayed locked for {} ms",
+                                             kBusyTimeoutMs)
+                               : fmt::format("SQLite journal_mode=WAL failed: the journal mode stayed {}", mode));
+    }
+    int pause_ms = std::min(1 << std::min(attempt, 5), 32);
+    std::this_thread::sleep_for(std::chrono::microseconds(pause_ms * 1000 + static_cast<int>(jitter() % 1000)));
+  }
 }
 
 std::string ToJson(const std::vector<std::string>& items) { return CanonicalJson(Json(items)); }
@@ -340,8 +378,11 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path, message));
   }
   std::unique_ptr<SqliteStore> store(new SqliteStore(db));
-  sqlite3_busy_timeout(db, 5000);
-  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
+  // First, so that every later step (the migration check, BEGIN IMMEDIATE,
+  // each read and write) waits for other connections' locks.
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  TELIC_RETURN_IF_ERROR(EnableWal(db));
+  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
   TELIC_RETURN_IF_ERROR(store->Migrate());
   return store;
 }
@@ -369,6 +410,9 @@ Status SqliteStore::Migrate() {
                 fmt::format("the ledger has schema version {} but this telic supports up to {}; upgrade telic",
                             version, kSchemaVersion));
   }
+  // Another process migrated it while this one waited for the lock: nothing
+  // to write (the rollback undoes only a no-op CREATE TABLE IF NOT EXISTS).
+  if (version == kSchemaVersion) return Ok();
   for (int64_t next = std::max<int64_t>(version, 0); next < kSchemaVersion; ++next) {
     TELIC_RETURN_IF_ERROR(Exec(db_, kMigrations[next]));
   }

@@ -1,5 +1,6 @@
 // The embedded SQLite store: WAL, synchronous=FULL, one BEGIN IMMEDIATE
-// transaction per change, version compare-and-set, busy timeout 5 s.
+// transaction per change, version compare-and-set, busy timeout 5 s (the
+// switch to WAL, which SQLite does not wait for, is retried for as long).
 #pragma once
 
 #include <memory>
@@ -18,8 +19,9 @@ int SqliteSchemaVersion();
 class SqliteStore final : public Store {
  public:
   // Opens (creating if needed) the database at `path` and applies pending
-  // migrations. Fails with kFailedPrecondition when the file was written by a
-  // newer telic or is not a telic database.
+  // migrations; any number of processes may open one ledger at once. Fails
+  // with kFailedPrecondition when the file was written by a newer telic or is
+  // not a telic database, kUnavailable when it stayed locked for 5 s.
   static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
 
