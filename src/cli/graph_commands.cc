@@ -52,6 +52,11 @@ std::unique_ptr<GraphCommands> AddGraphCommands(CLI::App& app) {
   commands->report_parse =
       commands->report->add_subcommand("parse", "parse a report (text or JSON; - for stdin) and show its decision");
   commands->report_parse->add_option("FILE", commands->file, "the sub-agent's response")->required();
+  commands->report_parse->footer(
+      "List fields hold '- item' lines. An empty list is the bare key, 'KEY: []', or only an empty-list marker, as "
+      "the item or inline: none, n/a, na, nil, nothing or the field's 'no ...' phrase (no blockers, no findings, no "
+      "concerns, ...), any case, an optional trailing '.' and parentheses. A marker beside real items is rejected; "
+      "'none of the tests fail' is an item. JSON lists follow the same rule ([\"none\"] is []).");
   commands->report_parse->add_option("--retries-allowed", commands->retries_allowed, "the MissionBrief's retry budget")
       ->check(CLI::Range(0, 10));
   commands->report_parse->add_option("--retries-used", commands->retries_used, "re-dispatches already spent")

@@ -119,6 +119,19 @@ TEST(Dispatcher, FailedWithoutBlockersEscalatesInsteadOfBlindRetry) {
   EXPECT_FALSE(d.task_fails);
 }
 
+// covers RPT-013, RPT-023 (D53: "- none" is no blocker, so nothing to re-dispatch with)
+TEST(Dispatcher, FailedWithBlockersNoneIsFailedWithoutBlockers) {
+  auto report = ParseReportText(
+      "upward-report:\n  status: failed\n  confidence: 0.3\n  blockers:\n    - None.\n  escalation-required: false\n"
+      "  evidence-anchors: []\n  planned-actions-pending-approval: []\n");
+  ASSERT_TRUE(report) << report.error().message();
+  Decision d = Decide(*report, Ctx(3, 0));
+  EXPECT_EQ(d.rule, "upward.failed_without_blockers");  // not a re-dispatch with key task "None."
+  EXPECT_EQ(d.action, Action::kEscalateToUser);
+  EXPECT_TRUE(d.key_tasks.empty());
+  EXPECT_FALSE(d.consumes_retry);
+}
+
 // covers RPT-019, RPT-020
 TEST(Dispatcher, PendingActionsAreGatedBeforeExecution) {
   UpwardReport r = Up(UpwardStatus::kCompleted, 0.9);

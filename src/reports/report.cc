@@ -1,5 +1,6 @@
 #include "reports/report.h"
 
+#include <array>
 #include <cmath>
 #include <set>
 
@@ -156,7 +157,7 @@ class JsonReader {
       if (!item.is_string()) return Invalid(fmt::format("'{}' must be an array of strings", key));
       out.push_back(item.get<std::string>());
     }
-    return out;
+    return ResolveEmptyListMarkers(key, std::move(out));
   }
   std::string kind() const { return json_.value("kind", std::string("a")); }
   const Json& json() const { return json_; }
@@ -177,7 +178,103 @@ Result<E> EnumFrom(std::string_view value, std::initializer_list<std::pair<std::
   return Invalid(fmt::format("unknown {} '{}'; expected one of: {}", field, value, names));
 }
 
+// A field name in any report form, lower-cased without '-' and '_':
+// "READ_PATHS", "readPaths" and "read-paths" all give "readpaths".
+std::string FieldKey(std::string_view field) {
+  std::string key;
+  for (char c : field) {
+    if (c == '-' || c == '_') continue;
+    key += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return key;
+}
+
+// The "no ..." phrases each list field accepts as its empty-list marker,
+// keyed by FieldKey. A phrase names the field's own content, so "no
+// blockers" empties BLOCKERS but is an ordinary item anywhere else.
+struct FieldPhrases {
+  std::string_view field;
+  std::array<std::string_view, 4> phrases;  // unused slots are empty
+};
+
+constexpr FieldPhrases kFieldPhrases[] = {
+    {"blockers", {"no blockers"}},
+    {"evidenceanchors", {"no evidence anchors", "no evidence"}},
+    {"plannedactionspendingapproval", {"no planned actions", "no pending actions", "no actions",
+                                       "no planned actions pending approval"}},
+    {"readpaths", {"no read paths", "no paths"}},
+    {"changedpaths", {"no changed paths", "no paths", "no changes"}},
+    {"verification", {"no verification"}},
+    {"evidence", {"no evidence"}},
+    {"reviewscope", {"no review scope", "no scope"}},
+    {"concerns", {"no concerns"}},
+    {"scopereviewed", {"no scope reviewed", "no scope"}},
+    {"evidencereviewed", {"no evidence reviewed", "no evidence"}},
+    {"findings", {"no findings"}},
+};
+
+constexpr std::string_view kGenericMarkers[] = {"none", "n/a", "na", "nil", "nothing"};
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// The item as compared with the markers: blanks trimmed, one trailing
+// period and one pair of surrounding parentheses removed ("(none)", "None.",
+// "(none.)", "(none)."), ASCII lower case, inner blank runs as one space.
+std::string MarkerForm(std::string_view item) {
+  std::string_view s = TrimBlanks(item);
+  bool period = s.ends_with('.');
+  if (period) s = TrimBlanks(s.substr(0, s.size() - 1));
+  if (s.size() >= 2 && s.front() == '(' && s.back() == ')') {
+    s = TrimBlanks(s.substr(1, s.size() - 2));
+    if (!period && s.ends_with('.')) s = TrimBlanks(s.substr(0, s.size() - 1));
+  }
+  std::string out;
+  for (char c : s) {
+    if (IsBlank(c)) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+      continue;
+    }
+    out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return out;
+}
+
 }  // namespace
+
+bool IsEmptyListMarker(std::string_view field, std::string_view item) {
+  std::string form = MarkerForm(item);
+  if (form.empty()) return false;
+  for (std::string_view marker : kGenericMarkers)
+    if (form == marker) return true;
+  std::string key = FieldKey(field);
+  for (const FieldPhrases& entry : kFieldPhrases) {
+    if (entry.field != key) continue;
+    for (std::string_view phrase : entry.phrases)
+      if (!phrase.empty() && form == phrase) return true;
+  }
+  return false;
+}
+
+Result<std::vector<std::string>> ResolveEmptyListMarkers(std::string_view field, std::vector<std::string> items) {
+  std::optional<size_t> marker, real;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::optional<size_t>& slot = IsEmptyListMarker(field, items[i]) ? marker : real;
+    if (!slot) slot = i;
+  }
+  if (!marker) return items;
+  if (real) {
+    return Invalid(fmt::format("{} mixes the empty-list marker '{}' (item {}) with a real item '{}' (item {}); list only "
+                               "the items, or only the marker when the list is empty",
+                               field, items[*marker].substr(0, 40), *marker + 1, items[*real].substr(0, 80), *real + 1));
+  }
+  return std::vector<std::string>{};
+}
 
 std::string_view UpwardStatusName(UpwardStatus s) {
   switch (s) {
@@ -310,13 +407,22 @@ Result<Report> ReportFromJson(const Json& json) {
       return Invalid("'verification' must be an array of {command, result}");
     }
     if (json["verification"].size() > kMaxItems) return Invalid("'verification' has too many entries");
+    // Each entry as a marker check sees it: a marker string stays as written,
+    // a {command, result} entry becomes "command: ..." (never a marker).
+    std::vector<std::string> as_items;
     for (const Json& v : json["verification"]) {
+      if (v.is_string() && IsEmptyListMarker("verification", v.get<std::string>())) {
+        as_items.push_back(v.get<std::string>());
+        continue;
+      }
       if (!v.is_object() || v.size() != 2 || !v.contains("command") || !v.contains("result") ||
           !v["command"].is_string() || !v["result"].is_string()) {
         return Invalid("each 'verification' entry must be exactly {\"command\": string, \"result\": string}");
       }
       e.verification.push_back({v["command"].get<std::string>(), v["result"].get<std::string>()});
+      as_items.push_back("command: " + e.verification.back().command);
     }
+    TELIC_RETURN_IF_ERROR(ResolveEmptyListMarkers("verification", std::move(as_items)));
     TELIC_ASSIGN_OR_RETURN(e.evidence, r.Strings("evidence"));
     TELIC_ASSIGN_OR_RETURN(e.review_scope, r.Strings("reviewScope"));
     TELIC_ASSIGN_OR_RETURN(e.concerns, r.Strings("concerns"));
@@ -333,7 +439,11 @@ Result<Report> ReportFromJson(const Json& json) {
     TELIC_ASSIGN_OR_RETURN(std::vector<std::string> findings, r.Strings("findings"));
     for (const std::string& text : findings) {
       auto finding = ParseFinding(text);
-      if (!finding) return Invalid(fmt::format("findings entry '{}' is not of the form file:line - required fix", text));
+      if (!finding) {
+        return Invalid(fmt::format("findings entry '{}' is not of the form file:line - required fix (no findings: [] "
+                                   "or [\"none\"])",
+                                   text));
+      }
       e.findings.push_back(*finding);
     }
     TELIC_ASSIGN_OR_RETURN(e.blockers, r.Strings("blockers"));

@@ -88,13 +88,16 @@ std::string_view ReportKind(const Report& report);
 
 // Parses the raw text a sub-agent returned. The report must be the last
 // content of the text (RPT-001), and there must be exactly one report: one
-// upward-report block or one envelope (RPT-032). Errors are
-// kInvalidArgument with a message naming the line and the rule broken.
+// upward-report block or one envelope (RPT-032). An empty list field is
+// the bare key, `KEY: []`, or only empty-list markers, as items (`- none`)
+// or inline (`KEY: none`). Errors are kInvalidArgument with a message
+// naming the line and the rule broken.
 Result<Report> ParseReportText(std::string_view text);
 
 // The structured form: {"kind": "upward_report" | "execution" | "review",
 // ...camelCase fields}. Unknown keys, wrong types and every rule the text
-// parser checks are rejected the same way.
+// parser checks are rejected the same way; a list of only empty-list
+// markers (["none"]) is an empty list here too (ResolveEmptyListMarkers).
 Result<Report> ReportFromJson(const Json& json);
 
 // The structured form of a report (the inverse of ReportFromJson).
@@ -102,6 +105,21 @@ Json ReportToJson(const Report& report);
 
 // Parses `file:line - required fix`; nullopt when the entry has another shape.
 std::optional<Finding> ParseFinding(std::string_view text);
+
+// Whether a list item is an explicit "this list is empty" marker (D53): the
+// whole item, ignoring ASCII case, surrounding blanks, one trailing period
+// and one pair of surrounding parentheses, is `none`, `n/a`, `na`, `nil`,
+// `nothing` or the field's own "no ..." phrase ("no blockers" in BLOCKERS,
+// "no findings" in FINDINGS, ...). `field` may be written in any of the
+// report forms ("BLOCKERS", "evidence-anchors", "readPaths"). An item that
+// merely contains such a word ("none of the tests fail") is not a marker.
+bool IsEmptyListMarker(std::string_view field, std::string_view item);
+
+// The one rule every list field of every report format (text and JSON)
+// goes through: `items` unchanged when no item is a marker, an empty list
+// when every item is one, and kInvalidArgument naming the field when
+// markers and real items are mixed (ambiguous: empty or not?).
+Result<std::vector<std::string>> ResolveEmptyListMarkers(std::string_view field, std::vector<std::string> items);
 
 // Checks the cross-field rules shared by both parsers (statuses already
 // known): escalation reason, per-status required lists, NEXT_OWNER values.

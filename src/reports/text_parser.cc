@@ -1,6 +1,7 @@
 // ParseReportText: the line grammar of the upward-report block and the two
 // envelopes. Deliberately small and strict: every field once, known keys
-// only, list items as "- text", empty lists as a bare key or "[]".
+// only, list items as "- text", empty lists as a bare key, "[]" or only
+// empty-list markers ("- none", or "KEY: none" inline; ResolveEmptyListMarkers).
 #include <map>
 #include <optional>
 #include <set>
@@ -75,6 +76,9 @@ struct Field {
   size_t line = 0;
   std::string value;
   bool has_items = false;
+  bool bracket_empty = false;  // written "KEY: []"; no item may follow
+  // Every item as written (an inline marker first). For VERIFICATION the
+  // entries' "command: ..." lines and markers, so mixing them is caught.
   std::vector<std::string> items;
   std::vector<std::pair<std::string, std::string>> pairs;  // VERIFICATION entries
 };
@@ -110,16 +114,24 @@ Result<std::map<std::string, Field, std::less<>>> ParseFields(const std::vector<
       if (!current_field->value.empty()) {
         return Invalid(fmt::format("line {}: {} has an inline value and list items", line.number, current->key));
       }
+      if (current_field->bracket_empty) {
+        return Invalid(fmt::format("line {}: {} is written as [] (an empty list) but has list items", line.number,
+                                   current->key));
+      }
       std::string_view item = Trim(line.text.substr(1));
       if (item.empty()) return Invalid(fmt::format("line {}: empty list item in {}", line.number, current->key));
       current_field->has_items = true;
-      if (current->verification) {
+      if (current->verification && IsEmptyListMarker(current->key, item)) {
+        current_field->items.emplace_back(item);
+        item_indent = std::string::npos;  // a marker has no result line
+      } else if (current->verification) {
         auto kv = SplitField(item);
         if (!kv || kv->first != "command") {
           return Invalid(fmt::format("line {}: VERIFICATION entry must start with '- command: ...'", line.number));
         }
         if (kv->second.empty()) return Invalid(fmt::format("line {}: VERIFICATION entry has an empty command", line.number));
         current_field->pairs.emplace_back(std::string(kv->second), "");
+        current_field->items.emplace_back(item);
         item_indent = line.indent;
       } else {
         current_field->items.emplace_back(item);
@@ -160,8 +172,13 @@ Result<std::map<std::string, Field, std::less<>>> ParseFields(const std::vector<
     field.line = line.number;
     if (spec->list && kv->second == "[]") {
       field.has_items = true;
+      field.bracket_empty = true;
+    } else if (spec->list && IsEmptyListMarker(kv->first, kv->second)) {
+      field.has_items = true;
+      field.items.emplace_back(kv->second);
     } else if (spec->list && !kv->second.empty()) {
-      return Invalid(fmt::format("line {}: {} must be a list of '- item' lines (or [] when empty)", line.number, kv->first));
+      return Invalid(fmt::format("line {}: {} must be a list of '- item' lines (or [] or none when empty)", line.number,
+                                 kv->first));
     } else {
       field.value = std::string(kv->second);
     }
@@ -191,7 +208,9 @@ Result<std::vector<std::string>> RequiredList(const std::map<std::string, Field,
                                               std::string_view key, std::string_view what) {
   auto it = fields.find(key);
   if (it == fields.end()) return Invalid(fmt::format("the {} is missing the field '{}' (write '{}: []' when empty)", what, key, key));
-  return it->second.items;
+  auto items = ResolveEmptyListMarkers(key, it->second.items);
+  if (!items) return Invalid(fmt::format("line {}: {}", it->second.line, items.error().message()));
+  return items;
 }
 
 Result<Report> ParseUpward(const std::vector<Line>& lines, size_t header, size_t end) {
@@ -245,8 +264,11 @@ Result<Report> ParseExecution(const std::vector<Line>& lines, size_t header, siz
   TELIC_ASSIGN_OR_RETURN(e.task, Required(fields, "TASK", kWhat));
   TELIC_ASSIGN_OR_RETURN(e.read_paths, RequiredList(fields, "READ_PATHS", kWhat));
   TELIC_ASSIGN_OR_RETURN(e.changed_paths, RequiredList(fields, "CHANGED_PATHS", kWhat));
-  if (!fields.contains("VERIFICATION")) return Invalid("the Execution envelope is missing the field 'VERIFICATION'");
-  for (const auto& [command, result] : fields["VERIFICATION"].pairs) e.verification.push_back({command, result});
+  // Only markers: no entries; otherwise the command/result pairs.
+  TELIC_ASSIGN_OR_RETURN(std::vector<std::string> verification, RequiredList(fields, "VERIFICATION", kWhat));
+  if (!verification.empty()) {
+    for (const auto& [command, result] : fields["VERIFICATION"].pairs) e.verification.push_back({command, result});
+  }
   TELIC_ASSIGN_OR_RETURN(e.evidence, RequiredList(fields, "EVIDENCE", kWhat));
   TELIC_ASSIGN_OR_RETURN(e.review_scope, RequiredList(fields, "REVIEW_SCOPE", kWhat));
   TELIC_ASSIGN_OR_RETURN(e.concerns, RequiredList(fields, "CONCERNS", kWhat));
@@ -272,8 +294,9 @@ Result<Report> ParseReview(const std::vector<Line>& lines, size_t header, size_t
   for (const std::string& text : findings) {
     auto finding = ParseFinding(text);
     if (!finding) {
-      return Invalid(fmt::format("FINDINGS (line {}): '{}' is not of the form file:line - required fix", finding_line,
-                                 text.substr(0, 120)));
+      return Invalid(fmt::format("FINDINGS (line {}): '{}' is not of the form file:line - required fix (no findings: "
+                                 "FINDINGS: [] or '- none')",
+                                 finding_line, text.substr(0, 120)));
     }
     e.findings.push_back(*finding);
   }
