@@ -629,6 +629,41 @@ TEST_P(TaskServiceTest, EnvelopeStatusesApplyTheirMeaning) {
   EXPECT_EQ(supplied->transition.task.brief["missingContext"], Json::array({"docs/spec.md"}));
 }
 
+// covers TEL-186 on the task graph: names, instructions, report text,
+// approval actions and verdict reasons are stored and returned redacted,
+// while approvals still bind to the exact raw action.
+TEST_P(TaskServiceTest, CallerTextIsStoredRedactedAndApprovalsBindToTheRawAction) {
+  const std::string token = "ghp_" + std::string("Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2H1g0");
+  const std::string action = "curl -H 'Authorization: Bearer sk-live-0a1b2c3d4e5f6g7h8i9j' https://deploy.test";
+  TaskRecord a = Running("push with GITHUB_TOKEN=" + token);
+  reports::UpwardReport r;
+  r.status = reports::UpwardStatus::kCompleted;
+  r.confidence = 0.9;
+  r.planned_actions_pending_approval = {action};
+  auto outcome = service_->SubmitReport(a.task_id, r, false);
+  ASSERT_TRUE(outcome) << outcome.error().message();
+  auto approved = service_->ApproveAction(a.task_id, action, "yes, password=hunter2hunter2");
+  ASSERT_TRUE(approved) << approved.error().message();
+  EXPECT_TRUE(service_->UseApproval(a.task_id, action));  // the raw action's digest still matches
+  DispatchNames(16);  // the approved task runs again; its verdict carries a reason
+  auto verdict = service_->ReportVerdict(a.task_id, false, "leaked AKIAIOSFODNN7EXAMPLE in the log");
+  ASSERT_TRUE(verdict) << verdict.error().message();
+  EXPECT_EQ(store::TaskEventToJson(*verdict).dump().find("AKIAIOSFODNN7EXAMPLE"), std::string::npos);
+
+  std::string everything = store::TaskToJson(Get(a.task_id)).dump() + store::ApprovalToJson(approved->first).dump();
+  auto events = store_->ListEvents(a.task_id);
+  auto approvals = store_->ListApprovals(a.task_id);
+  ASSERT_TRUE(events && approvals);
+  for (const auto& e : *events) everything += store::TaskEventToJson(e).dump();
+  for (const auto& ap : *approvals) everything += store::ApprovalToJson(ap).dump();
+  for (const std::string& secret : {token, std::string("sk-live-0a1b2c3d4e5f6g7h8i9j"), std::string("hunter2hunter2"),
+                                   std::string("AKIAIOSFODNN7EXAMPLE")}) {
+    EXPECT_EQ(everything.find(secret), std::string::npos) << secret << " in " << everything;
+  }
+  EXPECT_NE(everything.find("push with GITHUB_TOKEN=[REDACTED:credential]"), std::string::npos);
+  EXPECT_NE(everything.find(reports::ActionDigest(action)), std::string::npos);
+}
+
 // covers RPT-019, RPT-020, RPT-030 (approval reuse refused)
 TEST_P(TaskServiceTest, ApprovalsAreBoundToTheExactActionAndSingleUse) {
   TaskRecord a = Running("a");

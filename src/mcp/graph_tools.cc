@@ -1,6 +1,7 @@
 #include "mcp/graph_tools.h"
 
 #include "base/json_parse.h"
+#include "store/records.h"
 
 namespace telic::mcp {
 namespace {
@@ -105,8 +106,9 @@ Result<Json> SubmitReport(TaskService& service, const Json& args) {
   TELIC_ASSIGN_OR_RETURN(graph::ReportOutcome outcome,
                          service.SubmitReport(args["task_id"].get<std::string>(), *report, new_mechanism));
   Json payload = TransitionToJson(outcome.transition);
-  payload["report"] = reports::ReportToJson(outcome.report);
-  payload["decision"] = reports::DecisionToJson(outcome.decision);
+  // Report text is caller-supplied: returned redacted, as it is stored.
+  payload["report"] = store::RedactedJson(reports::ReportToJson(outcome.report));
+  payload["decision"] = store::RedactedJson(reports::DecisionToJson(outcome.decision));
   return payload;
 }
 

@@ -870,7 +870,7 @@ Attempt ApplyTaskChange(PGconn* conn, const TaskChange& change) {
               "INSERT INTO graph_events (event_id, subject_id, run_id, kind, actor, payload_json, created_at) "
               "VALUES ($1, $2, $3, $4, $5, $6, $7)",
               Params().Add(e.event_id).Add(e.subject_id).Add(e.run_id).Add(e.kind).Add(e.actor)
-                  .Add(CanonicalJson(e.payload)).Add(e.created_at)));
+                  .Add(StoredEventPayload(e)).Add(e.created_at)));
   }
   return {};
 }

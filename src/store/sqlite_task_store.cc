@@ -318,7 +318,7 @@ Status SqliteTaskStore::ApplyLocked(const TaskChange& change) {
     for (const auto& e : change.events) {
       insert.Reset();
       insert.Bind(1, e.event_id).Bind(2, e.subject_id).Bind(3, e.run_id).Bind(4, e.kind).Bind(5, e.actor);
-      insert.Bind(6, CanonicalJson(e.payload)).Bind(7, e.created_at);
+      insert.Bind(6, StoredEventPayload(e)).Bind(7, e.created_at);
       if (insert.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "task event insert"));
     }
   }

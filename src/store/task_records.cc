@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "base/redact.h"
+#include "store/records.h"
+
 namespace telic::store {
 
 bool IsTerminalTaskState(std::string_view state) {
@@ -16,12 +19,17 @@ std::optional<std::string> OptionalFrom(const Json& json, const char* key) {
 }
 }  // namespace
 
+// Caller-supplied text (names, instructions, briefs, pending decisions,
+// summaries, failure and verdict reasons, event payloads, approval actions)
+// is redacted wherever a record is rendered, so it is neither stored nor
+// returned with a credential in it. Ids, states and digests are left alone:
+// approvals bind to the sha256 of the raw action, computed before this.
 Json TaskToJson(const TaskRecord& t) {
   return {{"taskId", t.task_id},
           {"runId", Optional(t.run_id)},
           {"parentTaskId", Optional(t.parent_task_id)},
-          {"name", t.name},
-          {"instructions", t.instructions},
+          {"name", RedactedText(t.name)},
+          {"instructions", RedactedText(t.instructions)},
           {"role", t.role},
           {"dependsOn", t.depends_on},
           {"state", t.state},
@@ -36,11 +44,11 @@ Json TaskToJson(const TaskRecord& t) {
             {"maximumDepth", t.subagents.maximum_depth}}},
           {"children", t.children},
           {"hold", Optional(t.hold)},
-          {"failureReason", Optional(t.failure_reason)},
+          {"failureReason", RedactedJson(Optional(t.failure_reason))},
           {"failedDependency", Optional(t.failed_dependency)},
-          {"brief", t.brief},
-          {"pending", t.pending},
-          {"summary", t.summary},
+          {"brief", RedactedJson(t.brief)},
+          {"pending", RedactedJson(t.pending)},
+          {"summary", RedactedText(t.summary)},
           {"version", t.version},
           {"createdAt", t.created_at},
           {"updatedAt", t.updated_at}};
@@ -82,13 +90,13 @@ Result<TaskRecord> TaskFromJson(const Json& j) {
 
 Json TaskEventToJson(const TaskEventRecord& e) {
   return {{"seq", e.seq},        {"eventId", e.event_id}, {"subjectId", e.subject_id}, {"runId", Optional(e.run_id)},
-          {"kind", e.kind},      {"actor", e.actor},      {"payload", e.payload},      {"createdAt", e.created_at}};
+          {"kind", e.kind},      {"actor", e.actor},      {"payload", RedactedJson(e.payload)},      {"createdAt", e.created_at}};
 }
 
 Json StoryToJson(const StoryRecord& s) {
   return {{"storyId", s.story_id},
           {"runId", Optional(s.run_id)},
-          {"name", s.name},
+          {"name", RedactedText(s.name)},
           {"status", s.status},
           {"arbitrationTaskId", s.arbitration_task_id},
           {"evaluatorTaskIds", s.evaluator_task_ids},
@@ -99,9 +107,9 @@ Json StoryToJson(const StoryRecord& s) {
 
 Json ApprovalToJson(const ApprovalRecord& a) {
   return {{"approvalId", a.approval_id},     {"taskId", a.task_id},
-          {"action", a.action},              {"actionSha256", a.action_sha256},
+          {"action", RedactedText(a.action)}, {"actionSha256", a.action_sha256},
           {"policyVersion", a.policy_version}, {"bindingSha256", a.binding_sha256},
-          {"userDecision", a.user_decision}, {"createdAt", a.created_at},
+          {"userDecision", RedactedText(a.user_decision)}, {"createdAt", a.created_at},
           {"usedAt", Optional(a.used_at)}};
 }
 
@@ -157,6 +165,8 @@ Result<ApprovalRecord> ApprovalFromStored(const std::string& text, std::optional
     return Fail(ErrorCode::kDataLoss, fmt::format("stored approval is unreadable: {}", ex.what()));
   }
 }
+
+std::string StoredEventPayload(const TaskEventRecord& event) { return CanonicalJson(RedactedJson(event.payload)); }
 
 std::string StoredApprovalBody(ApprovalRecord a) {
   a.used_at.reset();  // the mutable column lives outside the immutable body

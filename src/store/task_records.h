@@ -142,6 +142,8 @@ std::string StoredTaskBody(const TaskRecord& task);
 Result<TaskRecord> TaskFromStored(const std::string& body, int64_t seq);
 Result<StoryRecord> StoryFromStored(const std::string& body);
 std::string StoredApprovalBody(ApprovalRecord approval);
+// An event's payload as stored: canonical and redacted.
+std::string StoredEventPayload(const TaskEventRecord& event);
 Result<ApprovalRecord> ApprovalFromStored(const std::string& body, std::optional<std::string> used_at);
 
 }  // namespace telic::store
