@@ -1,7 +1,9 @@
 // Fuzzes the sub-agent report parsers: raw text (upward-report block and the
 // Execution/Review envelopes) and the structured JSON form. Invariants: no
 // crash; an accepted report round-trips through its JSON form unchanged and
-// passes validation again; the dispatcher decides every accepted report.
+// passes validation again; no list of an accepted report holds an
+// empty-list marker ("none", "n/a", ...: they mean an empty list, D53); the
+// dispatcher decides every accepted report.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,8 +16,18 @@
 
 namespace {
 
+void CheckNoMarkers(const telic::Json& json) {
+  for (auto it = json.begin(); it != json.end(); ++it) {
+    if (!it->is_array()) continue;
+    for (const telic::Json& item : *it) {
+      if (item.is_string() && telic::reports::IsEmptyListMarker(it.key(), item.get<std::string>())) std::abort();
+    }
+  }
+}
+
 void Check(const telic::reports::Report& report) {
   telic::Json json = telic::reports::ReportToJson(report);
+  CheckNoMarkers(json);
   auto again = telic::reports::ReportFromJson(json);
   if (!again) std::abort();
   if (telic::CanonicalJson(telic::reports::ReportToJson(*again)) != telic::CanonicalJson(json)) std::abort();
