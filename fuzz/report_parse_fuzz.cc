@@ -2,7 +2,7 @@
 // Execution/Review envelopes) and the structured JSON form. Invariants: no
 // crash; an accepted report round-trips through its JSON form unchanged and
 // passes validation again; no list of an accepted report holds an
-// empty-list marker ("none", "n/a", ...: they mean an empty list, D53); the
+// empty-list marker ("none", "n/a", ...: they mean an empty list, D54); the
 // dispatcher decides every accepted report.
 #include <cstddef>
 #include <cstdint>

@@ -119,7 +119,7 @@ TEST(Dispatcher, FailedWithoutBlockersEscalatesInsteadOfBlindRetry) {
   EXPECT_FALSE(d.task_fails);
 }
 
-// covers RPT-013, RPT-023 (D53: "- none" is no blocker, so nothing to re-dispatch with)
+// covers RPT-013, RPT-023 (D54: "- none" is no blocker, so nothing to re-dispatch with)
 TEST(Dispatcher, FailedWithBlockersNoneIsFailedWithoutBlockers) {
   auto report = ParseReportText(
       "upward-report:\n  status: failed\n  confidence: 0.3\n  blockers:\n    - None.\n  escalation-required: false\n"

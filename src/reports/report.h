@@ -106,7 +106,7 @@ Json ReportToJson(const Report& report);
 // Parses `file:line - required fix`; nullopt when the entry has another shape.
 std::optional<Finding> ParseFinding(std::string_view text);
 
-// Whether a list item is an explicit "this list is empty" marker (D53): the
+// Whether a list item is an explicit "this list is empty" marker (D54): the
 // whole item, ignoring ASCII case, surrounding blanks, one trailing period
 // and one pair of surrounding parentheses, is `none`, `n/a`, `na`, `nil`,
 // `nothing` or the field's own "no ..." phrase ("no blockers" in BLOCKERS,

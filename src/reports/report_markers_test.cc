@@ -1,4 +1,4 @@
-// Explicit empty-list markers (D53): "- none", "- N/A.", "(none)", "no
+// Explicit empty-list markers (D54): "- none", "- N/A.", "(none)", "no
 // blockers", ... as the only items of a list field mean an empty list, in
 // every list field of every report format, text and JSON alike; a marker
 // mixed with real items is rejected; an item that merely contains the word
@@ -115,7 +115,7 @@ TEST(ReportEmptyListMarkers, EveryMarkerEmptiesEveryListFieldOfEveryTextFormat) 
   }
 }
 
-// D53: a marker beside real items is ambiguous (no seed rule says which wins).
+// D54: a marker beside real items is ambiguous (no seed rule says which wins).
 TEST(ReportEmptyListMarkers, MarkerMixedWithRealItemsIsRejectedInEveryTextField) {
   for (const ListField& field : AllListFields()) {
     for (const auto& [inline_value, items] : std::vector<std::pair<std::string, std::vector<std::string>>>{
@@ -200,7 +200,7 @@ TEST(ReportEmptyListMarkers, JsonArraysOfMarkersAreEmptyListsToo) {
   EXPECT_EQ(std::get<ExecutionEnvelope>(*r).concerns, std::vector<std::string>{"none of the tests fail"});
 }
 
-// The three inputs of issue 21 item 2, each rejected or misread before D53.
+// The three inputs of issue 21 item 2, each rejected or misread before D54.
 
 // covers RPT-054, RPT-058
 TEST(ReportEmptyListMarkers, Issue21PassWithBlockersNoneIsAccepted) {
@@ -264,7 +264,7 @@ TEST(ReportEmptyListMarkers, PassWithARealFindingOrBlockerIsStillRejected) {
       << from_json.error().message();
 }
 
-// D53: "[]" says empty, so items after it are as ambiguous as a marker's.
+// D54: "[]" says empty, so items after it are as ambiguous as a marker's.
 TEST(ReportEmptyListMarkers, BracketEmptyListFollowedByItemsIsRejected) {
   auto r = ParseReportText(
       "REVIEW_STATUS: BLOCKED\nSCOPE_REVIEWED:\n- src/\nEVIDENCE_REVIEWED: []\nFINDINGS: []\nBLOCKERS: []\n"
