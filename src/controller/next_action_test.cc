@@ -318,6 +318,8 @@ TEST(NextActionTest, NextActionAndContextManifestAreNeverAcceptedAsModelOutput) 
     std::optional<Json> reply = server->CallTool("telic_submit_artifact", &args);
     ASSERT_TRUE(reply);
     EXPECT_EQ((*reply)["isError"], true) << reply->dump();
+    std::string error = (*reply)["structuredContent"].value("error", "");
+    EXPECT_NE(error.find("/artifact_type: expected one of"), std::string::npos) << error;
     EXPECT_EQ(s.store().GetRun(s.run().run_id)->version, 1);
     EXPECT_EQ(s.Artifacts().size(), 2u);
   }
