@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -32,6 +34,7 @@
 #include "mcp/http_transport.h"
 #include "mcp/server.h"
 #include "mcp/stdio.h"
+#include "policy/permission_set.h"
 #include "store/open_store.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
@@ -184,23 +187,77 @@ int Serve(const Options& options) {
   return mcp::ServeStdio(server, stdin, stdout);
 }
 
-int Runs(const Options& options, int limit) {
+// `telic runs` flags.
+struct RunsArgs {
+  int limit = 20;
+  std::string before;  // a cursor; "" for the first page
+  bool all = false;
+  std::string status, mode;  // "" for any
+};
+
+constexpr int kDefaultRunsLimit = 20;
+// The page size `--all` reads with.
+constexpr int kAllRunsPage = 500;
+
+// `value` as one shell word (quoted when it holds anything but [A-Za-z0-9._:/=@+-]).
+std::string ShellWord(const std::string& value) {
+  bool plain = !value.empty() && std::all_of(value.begin(), value.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::string_view("._:/=@+-").find(static_cast<char>(c)) != std::string_view::npos;
+  });
+  if (plain) return value;
+  std::string quoted = "'";
+  for (char c : value) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The command that lists the page after `cursor` with the same filters.
+std::string NextRunsCommand(const RunsArgs& args, const std::string& cursor) {
+  std::string command = "telic runs";
+  if (args.limit != kDefaultRunsLimit) command += " --limit " + std::to_string(args.limit);
+  if (!args.status.empty()) command += " --status " + ShellWord(args.status);
+  if (!args.mode.empty()) command += " --mode " + ShellWord(args.mode);
+  return command + " --before " + ShellWord(cursor);
+}
+
+// One page (or with --all every run, streamed a page at a time), newest
+// created first. Table output ends with "next: <command>" when more runs
+// follow; JSON output is {"nextCursor": cursor|null, "runs": [RunSummary...]}.
+int Runs(const Options& options, const RunsArgs& args) {
   auto context = OpenContext(options, false);
   if (!context) return Failure(context.error());
-  auto runs = (*context)->service->ListRuns(limit);
-  if (!runs) return Failure(runs.error());
-  if (options.json) {
-    Json list = Json::array();
-    for (const auto& run : *runs) list.push_back(controller::RunSummaryToJson(run));
-    PrintJson(Json{{"runs", list}}, options);
-    return 0;
+  store::RunQuery query;
+  query.limit = args.all ? kAllRunsPage : args.limit;
+  if (!args.before.empty()) query.before = args.before;
+  if (!args.status.empty()) query.status = args.status;
+  if (!args.mode.empty()) query.mode = args.mode;
+  TableStream table({"RUN", "MODE", "TOPOLOGY", "STATUS", "PHASE", "VERSION", "UPDATED"});
+  for (bool first_page = true, any_run = false;; first_page = false) {
+    auto page = (*context)->service->QueryRuns(query);
+    if (!page) {
+      std::cout << std::flush;  // a stream cut short; the exit status says so
+      return Failure(page.error());
+    }
+    std::optional<std::string> next = args.all ? std::nullopt : page->next;
+    if (options.json) {
+      if (first_page) std::cout << R"({"nextCursor":)" << (next ? Json(*next) : Json(nullptr)).dump() << R"(,"runs":[)";
+      for (const auto& run : page->runs) {
+        std::cout << (any_run ? "," : "") << controller::RunSummaryToJson(run).dump();
+        any_run = true;
+      }
+    } else {
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& run : page->runs) {
+        rows.push_back({run.run_id, run.requested_mode, run.topology, run.status, run.phase,
+                        std::to_string(run.version), run.updated_at});
+      }
+      std::cout << table.Rows(rows);
+      if (next) std::cout << "next: " << NextRunsCommand(args, *next) << "\n";
+    }
+    if (!args.all || !page->next) break;
+    std::cout << std::flush;  // streamed: each page is out before the next is read
+    query.before = page->next;
   }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& run : *runs) {
-    rows.push_back({run.run_id, run.requested_mode, run.topology, run.status, run.phase,
-                    std::to_string(run.version), run.updated_at});
-  }
-  std::cout << FormatTable({"RUN", "MODE", "TOPOLOGY", "STATUS", "PHASE", "VERSION", "UPDATED"}, rows);
+  if (options.json) std::cout << "]}\n";
   return 0;
 }
 
@@ -410,11 +467,25 @@ int RunCli(int argc, char** argv) {
     sub->add_flag("--json", options.json, "machine-readable JSON output");
   };
   std::string run_id, second;
-  int limit = 20;
+  RunsArgs runs_args;
   auto* serve = app.add_subcommand("serve", "serve MCP on stdin/stdout");
   auto* mcp_alias = app.add_subcommand("mcp", "alias of serve (the reference CLI's name)");
-  auto* runs = app.add_subcommand("runs", "list runs, newest first");
-  runs->add_option("--limit", limit, "at most this many runs (1-100)")->check(CLI::Range(1, 100));
+  auto* runs = app.add_subcommand("runs", "list runs, newest first (by creation), a page at a time");
+  auto* runs_limit = runs->add_option("--limit", runs_args.limit, "at most this many runs per page (1-100, default 20)")
+                         ->check(CLI::Range(1, 100));
+  runs->add_option("--before", runs_args.before, "list the page after this cursor (the previous page prints it as next:)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            bool printable = !value.empty() && std::all_of(value.begin(), value.end(), [](unsigned char c) {
+              return c > 0x20 && c != 0x7F;
+            });
+            return printable ? "" : "a cursor is the run id a previous page printed after next: --before";
+          },
+          "CURSOR"));
+  runs->add_flag("--all", runs_args.all, "list every run, streamed page by page")->excludes(runs_limit);
+  std::vector<std::string> run_statuses(store::kRunStatuses.begin(), store::kRunStatuses.end());
+  runs->add_option("--status", runs_args.status, "only runs with this status")->check(CLI::IsMember(run_statuses));
+  runs->add_option("--mode", runs_args.mode, "only runs of this requested mode")->check(CLI::IsMember(policy::Modes()));
   auto* show = app.add_subcommand("show", "show one run, its artifacts and next action");
   show->add_option("RUN_ID", run_id)->required();
   auto* status = app.add_subcommand("status", "alias of show --json (the reference CLI's name)");
@@ -470,7 +541,7 @@ int RunCli(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   if (*serve || *mcp_alias) return Serve(options);
-  if (*runs) return Runs(options, limit);
+  if (*runs) return Runs(options, runs_args);
   if (*show) return Show(options, run_id);
   if (*status) {
     options.json = true;

@@ -15,35 +15,43 @@ std::string Cell(const std::string& text, size_t max_width) {
 
 }  // namespace
 
-std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
-                        size_t max_width) {
+std::string TableStream::Line(const std::vector<std::string>& cells) const {
+  std::string line;
+  for (size_t i = 0; i < cells.size() && i < widths_.size(); ++i) {
+    line += cells[i];
+    size_t length = Utf16Length(cells[i]);
+    if (i + 1 < cells.size()) line.append(std::max(widths_[i], length) - length + 2, ' ');
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line + "\n";
+}
+
+std::string TableStream::Rows(const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::vector<std::string>> cells;
-  cells.push_back(header);
   for (const auto& row : rows) {
     std::vector<std::string> cut;
-    for (const auto& value : row) cut.push_back(Cell(value, max_width));
+    for (const auto& value : row) cut.push_back(Cell(value, max_width_));
     cells.push_back(std::move(cut));
   }
-  std::vector<size_t> widths(header.size(), 0);
-  for (const auto& row : cells) {
-    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], Utf16Length(row[i]));
-  }
   std::string out;
-  auto emit = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line.append(widths[i] - Utf16Length(row[i]) + 2, ' ');
+  if (widths_.empty()) {
+    widths_.assign(header_.size(), 0);
+    for (size_t i = 0; i < header_.size(); ++i) widths_[i] = Utf16Length(header_[i]);
+    for (const auto& row : cells) {
+      for (size_t i = 0; i < row.size() && i < widths_.size(); ++i) widths_[i] = std::max(widths_[i], Utf16Length(row[i]));
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  };
-  emit(cells[0]);
-  std::vector<std::string> rule;
-  for (size_t w : widths) rule.push_back(std::string(w, '-'));
-  emit(rule);
-  for (size_t i = 1; i < cells.size(); ++i) emit(cells[i]);
+    out += Line(header_);
+    std::vector<std::string> rule;
+    for (size_t w : widths_) rule.push_back(std::string(w, '-'));
+    out += Line(rule);
+  }
+  for (const auto& row : cells) out += Line(row);
   return out;
+}
+
+std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                        size_t max_width) {
+  return TableStream(header, max_width).Rows(rows);
 }
 
 }  // namespace telic::cli

@@ -12,4 +12,24 @@ namespace telic::cli {
 std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                         size_t max_width = 60);
 
+// The same table written batch by batch, for output that is streamed: the
+// column widths are fixed by the header and the first batch (so one batch
+// renders exactly as FormatTable), and a wider cell in a later batch shifts
+// the rest of its own row instead of holding rows back.
+class TableStream {
+ public:
+  explicit TableStream(std::vector<std::string> header, size_t max_width = 60)
+      : header_(std::move(header)), max_width_(max_width) {}
+
+  // The lines of `rows`; the first call starts with the header and its rule.
+  std::string Rows(const std::vector<std::vector<std::string>>& rows);
+
+ private:
+  std::string Line(const std::vector<std::string>& cells) const;
+
+  std::vector<std::string> header_;
+  size_t max_width_;
+  std::vector<size_t> widths_;  // empty until the first batch
+};
+
 }  // namespace telic::cli

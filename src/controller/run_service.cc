@@ -185,6 +185,8 @@ Result<RunDetail> RunService::GetRun(const std::string& run_id) {
 
 Result<std::vector<store::RunRecord>> RunService::ListRuns(int limit) { return store_.ListRuns(limit); }
 
+Result<store::RunPage> RunService::QueryRuns(const store::RunQuery& query) { return store_.QueryRuns(query); }
+
 Result<store::StoredArtifact> RunService::GetArtifact(const std::string& run_id, const std::string& artifact_id) {
   return store_.GetArtifact(run_id, artifact_id);
 }

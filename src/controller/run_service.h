@@ -111,6 +111,8 @@ class RunService {
   Result<Json> GetNextAction(const std::string& run_id);
   Result<RunDetail> GetRun(const std::string& run_id);
   Result<std::vector<store::RunRecord>> ListRuns(int limit);
+  // One page of runs, newest created first (store::RunQuery); `telic runs`.
+  Result<store::RunPage> QueryRuns(const store::RunQuery& query);
   Result<store::StoredArtifact> GetArtifact(const std::string& run_id, const std::string& artifact_id);
   Result<store::TracePage> GetTrace(const std::string& run_id, int64_t after_sequence, int limit);
 

@@ -166,6 +166,15 @@ CREATE INDEX artifacts_by_run_seq ON artifacts (run_id, seq);
     R"sql(
 ALTER TABLE trace_events ADD COLUMN redactions_json TEXT NOT NULL DEFAULT '[]';
 )sql",
+    // 5: QueryRuns pages in creation order, alone or within one status or
+    // mode, by walking an index from the cursor (no sort, no full scan).
+    // created_at has the default collation; the index and the queries order
+    // it by "C", bytewise as in SQLite.
+    R"sql(
+CREATE INDEX runs_by_creation ON runs (created_at COLLATE "C" DESC, run_id);
+CREATE INDEX runs_by_status_creation ON runs (status, created_at COLLATE "C" DESC, run_id);
+CREATE INDEX runs_by_mode_creation ON runs (requested_mode, created_at COLLATE "C" DESC, run_id);
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]));
@@ -735,6 +744,48 @@ Result<std::vector<RunRecord>> PgStore::ListRuns(int limit) {
   std::vector<RunRecord> runs;
   for (int i = 0; i < pq::ntuples(rows->get()); ++i) runs.push_back(ReadRun(rows->get(), i));
   return runs;
+}
+
+Result<RunPage> PgStore::QueryRuns(const RunQuery& query) {
+  TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
+  std::string where;
+  Params params;
+  auto next_param = [&] { return fmt::format("${}", params.size() + 1); };
+  if (query.before) {
+    TELIC_ASSIGN_OR_RETURN(auto cursor, ReadWithReconnect([this] { return Acquire(); }, "run cursor read",
+                                                          "SELECT created_at FROM runs WHERE run_id = $1",
+                                                          Params().Add(*query.before)));
+    if (pq::ntuples(cursor.get()) == 0) return std::unexpected(UnknownRunCursor(*query.before));
+    // A range on created_at (walks the index from the cursor), then the run_id tie-break.
+    std::string at = next_param();
+    params.Add(Text(cursor.get(), 0, 0));
+    std::string id = next_param();
+    params.Add(*query.before);
+    where += fmt::format(" AND created_at COLLATE \"C\" <= {0} AND (created_at COLLATE \"C\" < {0} OR run_id > {1})",
+                         at, id);
+  }
+  if (query.status) {
+    where += " AND status = " + next_param();
+    params.Add(*query.status);
+  }
+  if (query.mode) {
+    where += " AND requested_mode = " + next_param();
+    params.Add(*query.mode);
+  }
+  std::string limit = next_param();
+  params.Add(int64_t{query.limit} + 1);
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "run query",
+                                                      fmt::format("SELECT {} FROM runs WHERE true{} ORDER BY created_at "
+                                                                  "COLLATE \"C\" DESC, run_id ASC LIMIT {}",
+                                                                  kRunColumns, where, limit),
+                                                      params));
+  RunPage page;
+  for (int i = 0; i < pq::ntuples(rows.get()); ++i) page.runs.push_back(ReadRun(rows.get(), i));
+  if (page.runs.size() > static_cast<size_t>(query.limit)) {
+    page.runs.pop_back();
+    page.next = page.runs.back().run_id;
+  }
+  return page;
 }
 
 Result<std::vector<ArtifactMeta>> PgStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {

@@ -93,6 +93,13 @@ CREATE INDEX artifacts_by_run_seq ON artifacts (run_id, seq);
     R"sql(
 ALTER TABLE trace_events ADD COLUMN redactions_json TEXT NOT NULL DEFAULT '[]';
 )sql",
+    // 4: QueryRuns pages in creation order, alone or within one status or
+    // mode, by walking an index from the cursor (no sort, no full scan).
+    R"sql(
+CREATE INDEX runs_by_creation ON runs (created_at DESC, run_id);
+CREATE INDEX runs_by_status_creation ON runs (status, created_at DESC, run_id);
+CREATE INDEX runs_by_mode_creation ON runs (requested_mode, created_at DESC, run_id);
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
@@ -489,6 +496,42 @@ Result<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
   while ((rc = s.Step()) == SQLITE_ROW) runs.push_back(ReadRun(s));
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "run list"));
   return runs;
+}
+
+Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
+  TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
+  std::lock_guard lock(mutex_);
+  // Numbered parameters: the ones a query leaves out are simply not bound.
+  std::string where;
+  std::string cursor_created_at;
+  if (query.before) {
+    Stmt cursor(db_, "SELECT created_at FROM runs WHERE run_id = ?");
+    cursor.Bind(1, *query.before);
+    int rc = cursor.Step();
+    if (rc == SQLITE_DONE) return std::unexpected(UnknownRunCursor(*query.before));
+    if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "run cursor read"));
+    cursor_created_at = cursor.Text(0);
+    // A range on created_at (walks the index from the cursor), then the run_id tie-break.
+    where += " AND created_at <= ?1 AND (created_at < ?1 OR run_id > ?2)";
+  }
+  if (query.status) where += " AND status = ?3";
+  if (query.mode) where += " AND requested_mode = ?4";
+  Stmt s(db_, fmt::format("SELECT {} FROM runs WHERE 1{} ORDER BY created_at DESC, run_id ASC LIMIT ?5", kRunColumns,
+                          where).c_str());
+  if (!s.ok()) return std::unexpected(SqlError(db_, "run query"));
+  if (query.before) s.Bind(1, cursor_created_at).Bind(2, *query.before);
+  if (query.status) s.Bind(3, *query.status);
+  if (query.mode) s.Bind(4, *query.mode);
+  s.Bind(5, int64_t{query.limit} + 1);
+  RunPage page;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) page.runs.push_back(ReadRun(s));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "run query"));
+  if (page.runs.size() > static_cast<size_t>(query.limit)) {
+    page.runs.pop_back();
+    page.next = page.runs.back().run_id;
+  }
+  return page;
 }
 
 Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {

@@ -29,6 +29,7 @@ class SqliteStore final : public Store {
   Status ApplyChange(std::string_view run_id, int64_t expected_version, const Change& change) override;
   Result<RunRecord> GetRun(std::string_view run_id) override;
   Result<std::vector<RunRecord>> ListRuns(int limit) override;
+  Result<RunPage> QueryRuns(const RunQuery& query) override;
   Result<std::vector<ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) override;
   Result<StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override;
   Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override;

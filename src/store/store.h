@@ -5,6 +5,9 @@
 // know which one they hold.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,6 +53,46 @@ struct TracePage {
   bool has_more = false;
 };
 
+// Every value RunRecord::status takes.
+inline constexpr std::array<std::string_view, 6> kRunStatuses = {"running",  "awaiting_clarification", "completed",
+                                                                 "partial",  "blocked",                "cancelled"};
+inline constexpr int kMaxRunPageSize = 1000;
+
+// One page of runs in creation order, newest first: created_at descending,
+// then run_id ascending (bytewise, the same on every backend, so equal
+// timestamps have a fixed order). created_at never changes, so following
+// `next` from the first page lists every run that existed when that page was
+// read exactly once, however runs are updated meanwhile; runs created later
+// sort before the first page and are not listed.
+struct RunQuery {
+  int limit = 20;                     // 1..kMaxRunPageSize
+  std::optional<std::string> before;  // a cursor (RunPage::next): only the runs after it in this order
+  std::optional<std::string> status;  // only runs with this status
+  std::optional<std::string> mode;    // only runs with this requested_mode
+};
+
+struct RunPage {
+  std::vector<RunRecord> runs;
+  // The cursor of the next page (the run id of the last run here); unset
+  // when no run follows. A cursor is a run id, so it never goes stale.
+  std::optional<std::string> next;
+};
+
+// kInvalidArgument unless 1 <= query.limit <= kMaxRunPageSize.
+inline Status CheckRunQuery(const RunQuery& query) {
+  if (query.limit < 1 || query.limit > kMaxRunPageSize) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "Run page size must be between 1 and " + std::to_string(kMaxRunPageSize));
+  }
+  return Ok();
+}
+
+// The kInvalidArgument error for a `before` cursor that names no run.
+inline Error UnknownRunCursor(std::string_view cursor) {
+  return Error(ErrorCode::kInvalidArgument,
+               "Unknown cursor " + std::string(cursor) + ": no run with that id in this ledger");
+}
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -71,6 +114,12 @@ class Store {
   // Newest first: updated_at descending, then run_id ascending.
   virtual Result<std::vector<RunRecord>> ListRuns(int limit) = 0;
 
+  // One page of runs (see RunQuery), filtered by status and mode. Errors:
+  // kInvalidArgument for a limit out of range or a cursor naming no run.
+  // Both backends answer from an index; this default, for wrappers that only
+  // forward the other calls, reads every run through ListRuns and pages in memory.
+  virtual Result<RunPage> QueryRuns(const RunQuery& query);
+
   // Artifact metadata of a run in insertion order.
   Result<std::vector<ArtifactMeta>> ListArtifacts(std::string_view run_id) { return ListArtifactsAfter(run_id, 0); }
   // The artifacts whose seq is greater than `after_seq`, in insertion order.
@@ -86,5 +135,30 @@ class Store {
   // Events with sequence > after_sequence, ascending, at most `limit`.
   virtual Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) = 0;
 };
+
+inline Result<RunPage> Store::QueryRuns(const RunQuery& query) {
+  TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
+  TELIC_ASSIGN_OR_RETURN(std::vector<RunRecord> all, ListRuns(INT_MAX));
+  auto newer = [](const RunRecord& a, const RunRecord& b) {
+    return a.created_at != b.created_at ? a.created_at > b.created_at : a.run_id < b.run_id;
+  };
+  std::sort(all.begin(), all.end(), newer);
+  auto from = all.begin();
+  if (query.before) {
+    from = std::find_if(all.begin(), all.end(), [&](const RunRecord& r) { return r.run_id == *query.before; });
+    if (from == all.end()) return std::unexpected(UnknownRunCursor(*query.before));
+    ++from;
+  }
+  RunPage page;
+  for (auto it = from; it != all.end(); ++it) {
+    if ((query.status && it->status != *query.status) || (query.mode && it->requested_mode != *query.mode)) continue;
+    if (page.runs.size() == static_cast<size_t>(query.limit)) {
+      page.next = page.runs.back().run_id;
+      break;
+    }
+    page.runs.push_back(*it);
+  }
+  return page;
+}
 
 }  // namespace telic::store

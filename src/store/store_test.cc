@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <random>
@@ -257,8 +259,11 @@ TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
   ASSERT_TRUE(store_->ApplyChange("old", 1, AdvanceChange("old", 1, "w")));
   auto before = CheckedTrace(*store_, "old");
   store_.reset();
-  int previous = (GetParam() == Backend::kPostgres ? PgSchemaVersion() : SqliteSchemaVersion()) - 1;
-  ASSERT_EQ(RawExec("ALTER TABLE trace_events DROP COLUMN redactions_json; "
+  // The schema as it was before the redactions migration: without that
+  // column and without the run paging indexes added after it.
+  int previous = (GetParam() == Backend::kPostgres ? PgSchemaVersion() : SqliteSchemaVersion()) - 2;
+  ASSERT_EQ(RawExec("DROP INDEX runs_by_creation; DROP INDEX runs_by_status_creation; DROP INDEX runs_by_mode_creation; "
+                    "ALTER TABLE trace_events DROP COLUMN redactions_json; "
                     "UPDATE telic_meta SET value = '" + std::to_string(previous) + "' WHERE key = 'schema_version'"),
             "");
   auto reopened = Open();
@@ -277,6 +282,11 @@ TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
   ASSERT_EQ(extended.size(), before.size() + 2);
   EXPECT_EQ(extended.back().redactions, kRedactions);
   EXPECT_NE(RawExec("UPDATE trace_events SET redactions_json = '[]'"), "") << "trace rows stay immutable";
+  RunQuery query;
+  query.limit = 1;
+  auto page = (*reopened)->QueryRuns(query);
+  ASSERT_TRUE(page) << page.error().message();
+  EXPECT_EQ(page->runs.size(), 1u) << "the paging indexes were created by the migration";
 }
 
 TEST_P(StoreTest, CreatingAnExistingRunFailsAndChangesNothing) {
@@ -479,6 +489,149 @@ TEST_P(StoreTest, ListRunsIsNewestFirst) {
   EXPECT_EQ((*runs)[2].run_id, "a");
   EXPECT_EQ((*runs)[3].run_id, "b");
   EXPECT_EQ(store_->ListRuns(1)->size(), 1u);
+}
+
+// Creates `count` runs "run-000".."run-NNN": created_at cycles through 7
+// timestamps (so ties are common), status through every kRunStatuses value
+// and requested_mode through two modes.
+void CreateManyRuns(Store& store, int count) {
+  for (int i = 0; i < count; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "run-%03d", i);
+    Change change = NewRunChange(id);
+    change.run.created_at = change.run.updated_at = "2026-12-0" + std::to_string(1 + i % 7) + "T00:00:00.000Z";
+    change.run.status = std::string(kRunStatuses[i % kRunStatuses.size()]);
+    change.run.requested_mode = i % 2 ? "analyze_and_fix" : "report_only";
+    ASSERT_TRUE(store.CreateRun(change)) << id;
+  }
+}
+
+// Follows `next` from the first page; the run ids in order, or a failure.
+std::vector<std::string> AllPages(Store& store, RunQuery query, int* pages = nullptr) {
+  std::vector<std::string> ids;
+  for (int n = 1;; ++n) {
+    auto page = store.QueryRuns(query);
+    EXPECT_TRUE(page) << page.error().message();
+    if (!page) return ids;
+    EXPECT_LE(page->runs.size(), static_cast<size_t>(query.limit));
+    for (const auto& run : page->runs) ids.push_back(run.run_id);
+    if (!page->next) {
+      if (pages) *pages = n;
+      return ids;
+    }
+    EXPECT_EQ(*page->next, ids.back());
+    query.before = page->next;
+  }
+}
+
+// The order QueryRuns promises, computed here from every run.
+std::vector<std::string> ExpectedOrder(Store& store, const RunQuery& filter) {
+  auto all = store.ListRuns(100000);
+  EXPECT_TRUE(all);
+  std::vector<RunRecord> runs;
+  for (const auto& run : *all) {
+    if (filter.status && run.status != *filter.status) continue;
+    if (filter.mode && run.requested_mode != *filter.mode) continue;
+    runs.push_back(run);
+  }
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return a.created_at != b.created_at ? a.created_at > b.created_at : a.run_id < b.run_id;
+  });
+  std::vector<std::string> ids;
+  for (const auto& run : runs) ids.push_back(run.run_id);
+  return ids;
+}
+
+// Issue 21 item 3: more runs than one page, every run exactly once, in
+// creation order with ties by id, alone and filtered.
+TEST_P(StoreTest, QueryRunsPagesEveryRunOnceNewestCreatedFirst) {
+  CreateManyRuns(*store_, 250);
+  RunQuery query;
+  query.limit = 100;
+  int pages = 0;
+  auto ids = AllPages(*store_, query, &pages);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(ids.size(), 250u);
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), 250u);
+  EXPECT_EQ(ids, ExpectedOrder(*store_, query));
+  // Page sizes that divide the count exactly end without an empty page.
+  query.limit = 50;
+  EXPECT_EQ(AllPages(*store_, query, &pages), ids);
+  EXPECT_EQ(pages, 5);
+  query.limit = 1;
+  EXPECT_EQ(AllPages(*store_, query).size(), 250u);
+
+  for (auto status : kRunStatuses) {
+    RunQuery by_status;
+    by_status.limit = 7;
+    by_status.status = std::string(status);
+    auto filtered = AllPages(*store_, by_status);
+    EXPECT_FALSE(filtered.empty()) << status;
+    EXPECT_EQ(filtered, ExpectedOrder(*store_, by_status)) << status;
+  }
+  RunQuery both;
+  both.limit = 9;
+  both.status = "partial";
+  both.mode = "analyze_and_fix";
+  auto filtered = AllPages(*store_, both);
+  EXPECT_FALSE(filtered.empty());
+  EXPECT_EQ(filtered, ExpectedOrder(*store_, both));
+  both.mode = "fix_only";  // no such run
+  auto none = store_->QueryRuns(both);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->runs.empty());
+  EXPECT_FALSE(none->next);
+}
+
+TEST_P(StoreTest, QueryRunsCursorsSurviveUpdatesBetweenPages) {
+  CreateManyRuns(*store_, 30);
+  RunQuery query;
+  query.limit = 10;
+  auto expected = ExpectedOrder(*store_, query);
+  auto first = store_->QueryRuns(query);
+  ASSERT_TRUE(first && first->next);
+  // A run of the first page and one of a later page move on, and a new run
+  // is created: the pages that follow still hold each older run once.
+  for (const std::string& id : {expected[0], expected[25]}) {
+    Change change;
+    auto before = store_->GetRun(id);
+    ASSERT_TRUE(before);
+    change.run = *before;
+    change.run.version = before->version + 1;
+    change.run.updated_at = "2027-01-01T00:00:00.000Z";
+    ASSERT_TRUE(store_->ApplyChange(id, before->version, change)) << id;
+  }
+  Change late = NewRunChange("run-late");
+  late.run.created_at = late.run.updated_at = "2027-01-01T00:00:00.000Z";
+  ASSERT_TRUE(store_->CreateRun(late));
+  std::vector<std::string> ids;
+  for (const auto& run : first->runs) ids.push_back(run.run_id);
+  query.before = first->next;
+  auto rest = AllPages(*store_, query);
+  ids.insert(ids.end(), rest.begin(), rest.end());
+  EXPECT_EQ(ids, expected);
+}
+
+TEST_P(StoreTest, QueryRunsRefusesBadLimitsAndUnknownCursors) {
+  CreateManyRuns(*store_, 3);
+  for (int limit : {0, -1, kMaxRunPageSize + 1}) {
+    RunQuery query;
+    query.limit = limit;
+    auto page = store_->QueryRuns(query);
+    ASSERT_FALSE(page) << limit;
+    EXPECT_EQ(page.error().code(), ErrorCode::kInvalidArgument);
+  }
+  RunQuery query;
+  query.before = "run-404' OR '1'='1";
+  auto page = store_->QueryRuns(query);
+  ASSERT_FALSE(page);
+  EXPECT_EQ(page.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(page.error().message().find("Unknown cursor"), std::string::npos);
+  query.before = "run-000";  // the oldest created: nothing follows it
+  auto last = store_->QueryRuns(query);
+  ASSERT_TRUE(last);
+  EXPECT_TRUE(last->runs.empty());
+  EXPECT_FALSE(last->next);
 }
 
 // covers TEL-007, TEL-256
