@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 using testing::WriteFile;
 using Strings = std::vector<std::string>;
 
-std::vector<std::string_view> Views(const Strings& paths) { return {paths.begin(), paths.end()}; }
+std::vector<std::string_view> ViewsOf(const Strings& paths) { return {paths.begin(), paths.end()}; }
 
 RankedCandidate Candidate(std::string_view path, int64_t score) {
   RankedCandidate candidate;
@@ -65,8 +65,8 @@ TEST(GroundingSelectionTest, OrderDoesNotDependOnTheInputOrder) {
   // Sorted input takes a stable sort by score; any other input a full sort.
   const Strings sorted = {"AGENTS.md", "a/client.ts", "b/api/z.ts", "b/client.ts", "c.ts", "d/api.ts", "e.md"};
   Strings shuffled = {"e.md", "b/client.ts", "AGENTS.md", "d/api.ts", "c.ts", "b/api/z.ts", "a/client.ts"};
-  auto from_sorted = RankCandidates(Views(sorted), "api client", {});
-  auto from_shuffled = RankCandidates(Views(shuffled), "api client", {});
+  auto from_sorted = RankCandidates(ViewsOf(sorted), "api client", {});
+  auto from_shuffled = RankCandidates(ViewsOf(shuffled), "api client", {});
   ASSERT_EQ(from_sorted.size(), from_shuffled.size());
   Strings order;
   for (size_t i = 0; i < from_sorted.size(); ++i) {
