@@ -390,6 +390,8 @@ Result<Report> ReportFromJson(const Json& json) {
     if (!json["escalationRequired"].is_boolean()) return Invalid("'escalationRequired' must be a boolean");
     u.escalation_required = json["escalationRequired"].get<bool>();
     TELIC_ASSIGN_OR_RETURN(u.escalation_reason, r.OptString("escalationReason"));
+    // "none" states that there is no reason, as in the text form (D54).
+    if (u.escalation_reason && IsEmptyListMarker("escalationReason", *u.escalation_reason)) u.escalation_reason.reset();
     TELIC_ASSIGN_OR_RETURN(u.evidence_anchors, r.Strings("evidenceAnchors"));
     TELIC_ASSIGN_OR_RETURN(u.planned_actions_pending_approval, r.Strings("plannedActionsPendingApproval"));
     TELIC_ASSIGN_OR_RETURN(u.notes, r.OptString("notes"));

@@ -97,6 +97,35 @@ TEST(UpwardReportText, EscalationReasonRules) {
   EXPECT_NE(ErrorOf(maybe).find("must be true or false"), std::string::npos);
 }
 
+// covers RPT-005, RPT-006: issue 21 item 2's class of defect in a single-line
+// field. "escalation-reason: none" says there is no reason: accepted when no
+// escalation is required, and no reason at all when one is (D54).
+TEST(UpwardReportText, EscalationReasonNoneMeansNoReason) {
+  for (const char* marker : {"none", "None.", "n/a", "(none)"}) {
+    auto r = ParseReportText(Upward() + "  escalation-reason: " + marker + "\n");
+    ASSERT_TRUE(r) << marker << ": " << r.error().message();
+    EXPECT_FALSE(std::get<UpwardReport>(*r).escalation_reason) << marker;
+    std::string required = Upward();
+    required.replace(required.find("escalation-required: false"), 26, "escalation-required: true");
+    EXPECT_NE(ErrorOf(required + "  escalation-reason: " + marker + "\n").find("escalation-reason is missing"),
+              std::string::npos)
+        << marker;
+  }
+  EXPECT_NE(ErrorOf(Upward() + "  escalation-reason: none yet, but soon\n").find("escalation-required is false"),
+            std::string::npos);
+}
+
+TEST(StructuredReports, EscalationReasonNoneMeansNoReason) {  // covers RPT-005, RPT-006
+  Json u = ReportToJson(*ParseReportText(Upward()));
+  u["escalationReason"] = "N/A";
+  auto parsed = ReportFromJson(u);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_FALSE(std::get<UpwardReport>(*parsed).escalation_reason);
+  EXPECT_FALSE(ReportToJson(*parsed).contains("escalationReason"));
+  u["escalationRequired"] = true;
+  EXPECT_NE(ReportFromJson(u).error().message().find("escalation-reason is missing"), std::string::npos);
+}
+
 // covers RPT-001, RPT-009, RPT-010
 TEST(UpwardReportText, MalformedBlocksAreRejectedPrecisely) {
   EXPECT_NE(ErrorOf("All done, trust me.").find("no report found"), std::string::npos);

@@ -239,7 +239,9 @@ Result<Report> ParseUpward(const std::vector<Line>& lines, size_t header, size_t
     return Invalid(fmt::format("escalation-required '{}' must be true or false", escalation));
   }
   r.escalation_required = escalation == "true";
-  if (auto it = fields.find("escalation-reason"); it != fields.end() && !it->second.value.empty()) {
+  // "escalation-reason: none" states that there is no reason (D54).
+  if (auto it = fields.find("escalation-reason");
+      it != fields.end() && !it->second.value.empty() && !IsEmptyListMarker("escalation-reason", it->second.value)) {
     r.escalation_reason = it->second.value;
   }
   TELIC_ASSIGN_OR_RETURN(r.evidence_anchors, RequiredList(fields, "evidence-anchors", kWhat));
