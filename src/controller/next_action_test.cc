@@ -589,6 +589,8 @@ TEST(NextActionTest, OnlyStoredArtifactsCountNeverPriorConversation) {
 
 // ------------------------------------------------------------- TEL-201..208
 
+// covers TEL-084: a known fact without an admissible source (unselected repository
+// context, a user fact citing the repository) is refused.
 // covers TEL-201: framing sees the request, the envelope and the grounded
 // manifest only, may not execute or edit, and a fact citing repository
 // context that was not grounded (an invented fact) is refused.
@@ -612,6 +614,8 @@ TEST(NextActionTest, FrameActionInputsPermissionsAndInventedFacts) {
   ExpectRejectedUnchanged(s, "Evidence", s.Body(s.Step("captures the source")), "only during the bounded executor phase");
 }
 
+// covers TEL-094: a stored ScenarioSpec is not in the compile projection.
+// covers TEL-036: a contract granting a shell command beyond the run authorization is refused.
 // covers TEL-202: compilation sees the request, envelope, manifest and the
 // authoritative frame, never a stored ScenarioSpec; it grants nothing; a
 // contract resting on anything but the frame, or widening its scope, is refused.
@@ -645,6 +649,8 @@ TEST(NextActionTest, CompileActionInputsAndRefusedContracts) {
   ASSERT_TRUE(s.Submit("TaskContract", contract));
 }
 
+// covers TEL-120: the frame is frozen during review (a new ProblemFrame is refused) and the
+// rubric is the frozen contract-readiness-v1.
 // covers TEL-203: the contract review sees the frozen frame, the contract and
 // the request only; it grants nothing; it must use the frozen rubric and can
 // neither reframe the request nor implement.

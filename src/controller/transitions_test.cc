@@ -24,6 +24,7 @@ std::string Next(const store::RunRecord& run, const std::string& type, const Jso
   return t->run.status == "running" ? t->run.phase : t->run.status;
 }
 
+// covers TEL-039: a report_only plan goes straight to review (no executor phase, so no investigation action).
 // covers TEL-211 TEL-215 TEL-216 TEL-218 TEL-219 TEL-221 TEL-222 TEL-223 TEL-225 TEL-227 TEL-228: the linear edges of the standard diagram.
 TEST(TransitionsTest, StandardPathEdges) {
   EXPECT_EQ(Next(MakeRun("context_grounding"), "ContextManifest", Json::object()), "agent_1_frame");
@@ -57,6 +58,7 @@ TEST(TransitionsTest, ForensicReverify) {
 }
 
 // covers TEL-217 TEL-220 TEL-237 TEL-238: one prompt revision, block goes to a blocked report.
+// covers TEL-112: Agent 1 may send the contract back once per run; a second revise ends blocked.
 TEST(TransitionsTest, PromptReviewBudget) {
   auto t = AdvanceRun(MakeRun("agent_1_review"), "PromptReview", Decision("revise"));
   ASSERT_TRUE(t);
@@ -76,6 +78,7 @@ TEST(TransitionsTest, PromptReviewBudget) {
 }
 
 // covers TEL-224 TEL-226 TEL-239: one post-execution remediation shared by Agent 3 and Agent 5.
+// covers TEL-166: an audit remediate returns to the controller, whose next phase is Agent 3 planning.
 TEST(TransitionsTest, RemediationIsSharedAndBounded) {
   auto t = AdvanceRun(MakeRun("agent_3_review"), "QualityReview", Decision("remediate"));
   ASSERT_TRUE(t);
@@ -96,6 +99,7 @@ TEST(TransitionsTest, RemediationIsSharedAndBounded) {
 }
 
 // covers TEL-040 TEL-224: proceed_to_fix only in analyze_and_fix, never in micro.
+// covers TEL-033: fix_only has no diagnosis-to-fix step (an unknown cause needs analyze_and_fix).
 TEST(TransitionsTest, ProceedToFix) {
   EXPECT_EQ(Next(MakeRun("agent_3_review", "forensic", "analyze_and_fix"), "QualityReview", Decision("proceed_to_fix")),
             "agent_3_plan");
@@ -117,6 +121,7 @@ TEST(TransitionsTest, MicroEscalation) {
 }
 
 // covers TEL-182 TEL-228 TEL-229 TEL-230: terminal statuses and honest hints.
+// covers TEL-174: a submitted report cannot end cancelled (only the four report statuses).
 TEST(TransitionsTest, TerminalReports) {
   store::RunRecord report = MakeRun("agent_5_report");
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "failed_verification"}}), "partial");

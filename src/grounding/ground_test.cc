@@ -42,6 +42,7 @@ void ExpectSchemaValid(const std::string& schema_path, const Json& body) {
   EXPECT_EQ(copy, body) << "validation added defaults: the body was not complete";
 }
 
+// covers TEL-056 TEL-057 TEL-058 TEL-069
 // TEL-056/057/058/069: the manifest is schema-valid, every candidate carries
 // its provenance, and the budget counters agree with the candidates.
 void ExpectValidResult(const GroundingResult& result) {
@@ -148,6 +149,7 @@ class GroundingGroundTest : public ::testing::Test {
   std::string outside_root_;
 };
 
+// covers TEL-069: candidateFiles is the inventory's candidate count (3).
 TEST_F(GroundingGroundTest, GitInventoryPinsInstructionsAndRanksRequestPaths) {
   // TEL-056, TEL-057, TEL-062.
   WriteFile(root_, "AGENTS.md", "Follow repository architecture rules.\n");
@@ -751,6 +753,8 @@ TEST_F(GroundingGroundTest, ProgressReportsEachStage) {
   EXPECT_EQ(stages, (std::set<std::string>{"inventory", "rank", "read"}));
 }
 
+// covers TEL-039: report_only grounds nothing new (no candidates, a fixed empty
+// manifest), so the report rests only on evidence that existed before the run.
 TEST(GroundingReportOnlyTest, FixedEmptyManifest) {
   Json manifest = ReportOnlyManifest("0f6c2b8e-5f43-4c0e-9a55-6a1f2e3d4c5b");
   ExpectSchemaValid("artifacts/ContextManifest.json", manifest);

@@ -21,6 +21,7 @@ Json Choice(std::string id, std::string authority, std::string effect) {
   return {{"id", id}, {"label", id}, {"consequence", "consequence of " + id}, {"authorityEffect", authority}, {"runEffect", effect}};
 }
 
+// covers TEL-074: duplicate choice ids are refused (/responseChoices/1/id).
 TEST(RefinementsTest, ClarificationChoicesFollowTheirReason) {
   Json ok = {{"reason", "permission_expanding"}, {"permissionExpansionRequired", true},
              {"responseChoices", {Choice("keep", "within_current_authority", "resume"), Choice("new", "requires_new_run", "new_run")}}};
@@ -92,6 +93,7 @@ TEST(RefinementsTest, WorkPlanDependencyNamedTwiceIsRefused) {
 }
 
 // covers TEL-003
+// covers TEL-140: an observed claim filed under inferences is refused (/inferences/0/status).
 TEST(RefinementsTest, WorkResultCompletionNeedsEvidence) {
   Json result = {{"status", "completed"},
                  {"observations", {{{"status", "observed"}, {"evidenceRefs", Json::array()}}}},

@@ -160,6 +160,7 @@ class RunRulesTest(unittest.TestCase):
         self.assertEqual(payload["nextAction"]["phase"], "agent_2_compile")
 
     # covers TEL-078 TEL-079 TEL-214: cancel and new_run choices end the run as cancelled.
+    # covers TEL-038: work beyond the current approval (requires_new_run) is not done in this run: new_run ends it.
     def test_clarification_cancel_and_new_run(self):
         for choice in ["stop", "bigger"]:
             d = sc.Driver(self.server, self.scenario, self.ws.repo)
