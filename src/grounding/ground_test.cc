@@ -149,7 +149,6 @@ class GroundingGroundTest : public ::testing::Test {
   std::string outside_root_;
 };
 
-// covers TEL-069: candidateFiles is the inventory's candidate count (3).
 TEST_F(GroundingGroundTest, GitInventoryPinsInstructionsAndRanksRequestPaths) {
   // TEL-056, TEL-057, TEL-062.
   WriteFile(root_, "AGENTS.md", "Follow repository architecture rules.\n");
@@ -481,6 +480,8 @@ TEST_F(GroundingGroundTest, InventoryLimitIsTenThousandFiles) {
   check(true, 10'000);
 }
 
+// covers TEL-069: candidateFiles counts every inventory candidate (4), not only the
+// selected ones (2), and selectedFiles/selectedBytes agree (ExpectValidResult).
 TEST_F(GroundingGroundTest, InventoryTruncationKeepsInstructionsAndActivePaths) {
   WriteFile(root_, "AGENTS.md", "Rules\n");
   WriteFile(root_, ".aaa.txt", "first lexical file\n");
