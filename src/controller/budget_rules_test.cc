@@ -11,6 +11,8 @@
 namespace telic::controller {
 namespace {
 
+using testing_support::ContractReviseReview;
+using testing_support::RevisedContract;
 using testing_support::ScenarioRun;
 
 // The clarification of tests/e2e/test_run_rules.py (choices resume / cancel / new run).
@@ -32,31 +34,9 @@ Json Clarification(const ScenarioRun& s) {
   return cli::SubstituteNames(body, s.names());
 }
 
-// The scenario's contract review turned into a `revise` of requiredOutputs.
-Json ReviseReview(const ScenarioRun& s) {
-  Json review = s.Body(s.Step("reviews the contract"));
-  review["decision"] = "revise";
-  review["dimensionScores"]["testableAcceptance"] = 50;
-  review["overallScore"] = 90;
-  review["findings"] = Json::parse(R"([{"id":"PR-1","severity":"blocking","claim":"Required outputs are vague.",
-    "sourceRefs":[],"rubricDimension":"testableAcceptance","requiredCorrection":"Name the diff and the re-read.",
-    "preserveFields":["scope"],"correctionFields":["requiredOutputs"],"rationaleSummary":"Outputs must be checkable."}])");
-  review["findings"][0]["sourceRefs"] = Json::array({review["targetRef"]});
-  return review;
-}
-
-// The revised (version 2) contract of ReviseReview.
-Json RevisedContract(const ScenarioRun& s) {
-  Json contract = s.Body(s.Step("compiles the task contract"));
-  contract["id"] = "contract-02";
-  contract["version"] = 2;
-  contract["requiredOutputs"] = Json::array({"A diff and a re-read of src/greet.py"});
-  return contract;
-}
-
 // The re-review of contract-02 with `decision`.
 Json ReReview(const ScenarioRun& s, const std::string& decision) {
-  Json review = decision == "revise" ? ReviseReview(s) : s.Body(s.Step("reviews the contract"));
+  Json review = decision == "revise" ? ContractReviseReview(s) : s.Body(s.Step("reviews the contract"));
   review["id"] = "prompt-review-02";
   review["targetRef"] = s.Uri("contract-02");
   review["revisionNumber"] = 1;
@@ -117,7 +97,7 @@ TEST(BudgetRulesTest, SnapshotsFollowThePromptRevisionCounter) {
     ExpectSnapshotsFrom(s, from, step["say"]);
   }
   size_t from = s.Trace().size();
-  ASSERT_TRUE(s.Submit("PromptReview", ReviseReview(s)));
+  ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
   ASSERT_EQ(s.run().prompt_revisions_remaining, 0);
   ExpectSnapshotsFrom(s, from, "revise");
   from = s.Trace().size();
@@ -178,7 +158,7 @@ TEST(BudgetRulesTest, ClarificationDoesNotRestoreThePromptRevision) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
-  ASSERT_TRUE(s.Submit("PromptReview", ReviseReview(s)));
+  ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
   ASSERT_EQ(s.run().phase, "agent_2_revise");
   ASSERT_EQ(Of(s.run()), (Counters{0, 1}));
   auto asked = s.Submit("ClarificationRequest", Clarification(s));
@@ -299,7 +279,7 @@ TEST(BudgetRulesTest, RetriedPhaseSubmissionNeitherRerunsThePhaseNorResetsBudget
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
-  SubmitRequest review{s.run().run_id, ActionId(s.run()), s.run().version, "PromptReview", ReviseReview(s), {}, {}, {}};
+  SubmitRequest review{s.run().run_id, ActionId(s.run()), s.run().version, "PromptReview", ContractReviseReview(s), {}, {}, {}};
   auto accepted = s.Send(review);
   ASSERT_TRUE(accepted);
   ASSERT_EQ(Of(s.run()), (Counters{0, 1}));

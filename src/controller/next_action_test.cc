@@ -19,6 +19,8 @@
 namespace telic::controller {
 namespace {
 
+using testing_support::ContractReviseReview;
+using testing_support::RevisedContract;
 using testing_support::ScenarioRun;
 using Types = std::set<std::string>;
 
@@ -373,20 +375,10 @@ TEST(NextActionTest, ReReviewSeesThePriorContractThroughTheRevisionsSourceRefs) 
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
-  Json review = s.Body(s.Step("reviews the contract"));
-  review["decision"] = "revise";
-  review["dimensionScores"]["testableAcceptance"] = 50;
-  review["overallScore"] = 90;
-  review["findings"] = Json::parse(R"([{"id":"PR-1","severity":"blocking","claim":"Required outputs are vague.",
-    "sourceRefs":[],"rubricDimension":"testableAcceptance","requiredCorrection":"Name the diff and the re-read.",
-    "preserveFields":["scope"],"correctionFields":["requiredOutputs"],"rationaleSummary":"Outputs must be checkable."}])");
-  review["findings"][0]["sourceRefs"] = Json::array({review["targetRef"]});
+  Json review = ContractReviseReview(s);
   ASSERT_TRUE(s.Submit("PromptReview", review)) << "revise";
   ASSERT_EQ(s.action()["phase"], "agent_2_revision");
-  Json contract = s.Body(s.Step("compiles the task contract"));
-  contract["id"] = "contract-02";
-  contract["version"] = 2;
-  contract["requiredOutputs"] = Json::array({"A diff and a re-read of src/greet.py"});
+  Json contract = RevisedContract(s);
   auto revised = s.Submit("TaskContract", contract, Uris(s, {"contract-01", "prompt-review-01"}));
   ASSERT_TRUE(revised) << revised.error().message();
   ASSERT_EQ(s.action()["phase"], "agent_1_review");

@@ -205,4 +205,27 @@ class ScenarioRun {
   mutable std::vector<store::ArtifactMeta> artifacts_cache_;
 };
 
+// The scenario's contract review turned into a `revise` of requiredOutputs
+// that preserves `scope` (examples/analyze_and_fix, at "reviews the contract").
+inline Json ContractReviseReview(const ScenarioRun& s) {
+  Json review = s.Body(s.Step("reviews the contract"));
+  review["decision"] = "revise";
+  review["dimensionScores"]["testableAcceptance"] = 50;
+  review["overallScore"] = 90;
+  review["findings"] = Json::parse(R"([{"id":"PR-1","severity":"blocking","claim":"Required outputs are vague.",
+    "sourceRefs":[],"rubricDimension":"testableAcceptance","requiredCorrection":"Name the diff and the re-read.",
+    "preserveFields":["scope"],"correctionFields":["requiredOutputs"],"rationaleSummary":"Outputs must be checkable."}])");
+  review["findings"][0]["sourceRefs"] = Json::array({review["targetRef"]});
+  return review;
+}
+
+// The revised (version 2) contract that ContractReviseReview asks for.
+inline Json RevisedContract(const ScenarioRun& s) {
+  Json contract = s.Body(s.Step("compiles the task contract"));
+  contract["id"] = "contract-02";
+  contract["version"] = 2;
+  contract["requiredOutputs"] = Json::array({"A diff and a re-read of src/greet.py"});
+  return contract;
+}
+
 }  // namespace telic::controller::testing_support

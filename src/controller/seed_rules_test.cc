@@ -16,6 +16,8 @@
 namespace telic::controller {
 namespace {
 
+using testing_support::ContractReviseReview;
+using testing_support::RevisedContract;
 using testing_support::ScenarioRun;
 
 // A refused submission names `needle` and changes neither run nor ledger.
@@ -28,28 +30,6 @@ void SeedExpectRefused(ScenarioRun& s, const std::string& type, const Json& body
   EXPECT_NE(result.error().message().find(needle), std::string::npos) << result.error().message();
   EXPECT_EQ(s.store().GetRun(before.run_id)->version, before.version);
   EXPECT_EQ(s.Artifacts().size(), artifacts);
-}
-
-// The scenario's contract review turned into a `revise` of requiredOutputs
-// that preserves `scope`.
-Json SeedReviseReview(const ScenarioRun& s) {
-  Json review = s.Body(s.Step("reviews the contract"));
-  review["decision"] = "revise";
-  review["dimensionScores"]["testableAcceptance"] = 50;
-  review["overallScore"] = 90;
-  review["findings"] = Json::parse(R"([{"id":"PR-1","severity":"blocking","claim":"Required outputs are vague.",
-    "sourceRefs":[],"rubricDimension":"testableAcceptance","requiredCorrection":"Name the diff and the re-read.",
-    "preserveFields":["scope"],"correctionFields":["requiredOutputs"],"rationaleSummary":"Outputs must be checkable."}])");
-  review["findings"][0]["sourceRefs"] = Json::array({review["targetRef"]});
-  return review;
-}
-
-Json SeedRevisedContract(const ScenarioRun& s) {
-  Json contract = s.Body(s.Step("compiles the task contract"));
-  contract["id"] = "contract-02";
-  contract["version"] = 2;
-  contract["requiredOutputs"] = Json::array({"A diff and a re-read of src/greet.py"});
-  return contract;
 }
 
 Json SeedScenarioSpec(const ScenarioRun& s) {
@@ -151,7 +131,7 @@ TEST(SeedRulesTest, AuthorizationSurvivesClarificationAndRevisionUnchanged) {
   std::string envelope_sha = s.Find(s.run().run_id)->sha256;
   Json authorization = s.Artifact(s.run().run_id)["authorization"];
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
-  ASSERT_TRUE(s.Submit("PromptReview", SeedReviseReview(s)));
+  ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
   ASSERT_EQ(s.run().phase, "agent_2_revise");
   ASSERT_TRUE(s.Submit("ClarificationRequest", SeedClarification(s)));
   ASSERT_TRUE(s.Answer("greeting-only"));
@@ -163,11 +143,11 @@ TEST(SeedRulesTest, AuthorizationSurvivesClarificationAndRevisionUnchanged) {
   }
   std::vector<std::string> lineage = {s.Uri("contract-01"), s.Uri("prompt-review-01"), s.Uri("clarification-01"),
                                       s.Uri(answer)};
-  Json broader = SeedRevisedContract(s);
+  Json broader = RevisedContract(s);
   broader["permissions"]["repository"]["write"] = Json::array({"**"});
   SeedExpectRefused(s, "TaskContract", broader, "TaskContract revision permissions cannot broaden the prior contract",
                     lineage);
-  auto revised = s.Submit("TaskContract", SeedRevisedContract(s), lineage);
+  auto revised = s.Submit("TaskContract", RevisedContract(s), lineage);
   ASSERT_TRUE(revised) << revised.error().message();
   EXPECT_EQ(s.Find(s.run().run_id)->sha256, envelope_sha);
 }
@@ -180,15 +160,15 @@ TEST(SeedRulesTest, RevisedContractCitesPriorContractAndReview) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
-  ASSERT_TRUE(s.Submit("PromptReview", SeedReviseReview(s)));
+  ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
   const std::string needle = "Revised TaskContract must be version 2 and cite its contract review lineage";
-  SeedExpectRefused(s, "TaskContract", SeedRevisedContract(s), needle, {s.Uri("contract-01")});
-  SeedExpectRefused(s, "TaskContract", SeedRevisedContract(s), needle, {s.Uri("prompt-review-01")});
-  SeedExpectRefused(s, "TaskContract", SeedRevisedContract(s), needle, {});
-  Json version_one = SeedRevisedContract(s);
+  SeedExpectRefused(s, "TaskContract", RevisedContract(s), needle, {s.Uri("contract-01")});
+  SeedExpectRefused(s, "TaskContract", RevisedContract(s), needle, {s.Uri("prompt-review-01")});
+  SeedExpectRefused(s, "TaskContract", RevisedContract(s), needle, {});
+  Json version_one = RevisedContract(s);
   version_one["version"] = 1;
   SeedExpectRefused(s, "TaskContract", version_one, needle, {s.Uri("contract-01"), s.Uri("prompt-review-01")});
-  ASSERT_TRUE(s.Submit("TaskContract", SeedRevisedContract(s), {s.Uri("contract-01"), s.Uri("prompt-review-01")}));
+  ASSERT_TRUE(s.Submit("TaskContract", RevisedContract(s), {s.Uri("contract-01"), s.Uri("prompt-review-01")}));
   EXPECT_EQ(s.run().phase, "agent_1_review");
 }
 
@@ -199,9 +179,9 @@ TEST(SeedRulesTest, RevisedContractPreservesDeclaredFields) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
-  ASSERT_TRUE(s.Submit("PromptReview", SeedReviseReview(s)));
+  ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
   std::vector<std::string> lineage = {s.Uri("contract-01"), s.Uri("prompt-review-01")};
-  Json scoped = SeedRevisedContract(s);
+  Json scoped = RevisedContract(s);
   scoped["scope"]["exclude"] = Json::array({"src/vendor"});
   {
     auto refused = s.Submit("TaskContract", scoped, lineage);
@@ -209,13 +189,13 @@ TEST(SeedRulesTest, RevisedContractPreservesDeclaredFields) {
     ASSERT_EQ(refused.error().issues().size(), 1u) << refused.error().message();
     EXPECT_EQ(refused.error().issues()[0].pointer, "/scope") << refused.error().message();
   }
-  Json objective = SeedRevisedContract(s);
+  Json objective = RevisedContract(s);
   objective["objective"] = "Diagnose and correct every greeting.";
   SeedExpectRefused(s, "TaskContract", objective, "field objective is outside the typed correction scope", lineage);
-  Json unapplied = SeedRevisedContract(s);
+  Json unapplied = RevisedContract(s);
   unapplied["requiredOutputs"] = s.Body(s.Step("compiles the task contract"))["requiredOutputs"];
   SeedExpectRefused(s, "TaskContract", unapplied, "did not apply declared correction field requiredOutputs", lineage);
-  ASSERT_TRUE(s.Submit("TaskContract", SeedRevisedContract(s), lineage));
+  ASSERT_TRUE(s.Submit("TaskContract", RevisedContract(s), lineage));
 }
 
 // --------------------------------------------------------------- ScenarioSpec
