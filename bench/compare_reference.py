@@ -4,7 +4,8 @@ N telic_start_run round trips (plus get_run and get_trace) over real stdio,
 one client process, same machine, same temporary repository.
 
 Usage: bench/compare_reference.py TELIC_BINARY [N]
-The peer runs only when REFERENCE_NODE (a Node 24 binary) and
+The floor (bench/echo_floor.py: answers every request with a fixed result,
+stores nothing) always runs beside telic. The peer runs only when REFERENCE_NODE (a Node 24 binary) and
 REFERENCE_SERVER (the reference's dist/mcp/server.js) are set; otherwise only
 telic is measured. Never used in CI (the peer needs the npm registry)."""
 
@@ -51,7 +52,8 @@ def main():
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
     base = tempfile.mkdtemp(prefix="telic-bench-")
     repo = make_git_repo(os.path.join(base, "repo"))
-    peers = [("telic", [telic, "serve"])]
+    peers = [("telic", [telic, "serve"]),
+             ("floor", [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "echo_floor.py")])]
     node, server_js = os.environ.get("REFERENCE_NODE"), os.environ.get("REFERENCE_SERVER")
     if node and server_js:
         peers.append(("reference", [node, server_js]))
@@ -64,6 +66,8 @@ def main():
         for name in results:
             p50, p99 = summary(results[name][tool])
             line += f"  {name}: {p50:7.3f} / {p99:7.3f}"
+        floor = summary(results["floor"][tool])[0]
+        line += f"  (telic above floor: {summary(results['telic'][tool])[0] - floor:.3f})"
         if "reference" in results:
             ratio = summary(results["reference"][tool])[0] / summary(results["telic"][tool])[0]
             line += f"  (telic p50 is {ratio:.1f}x faster)" if ratio >= 1 else f"  (telic p50 is {1 / ratio:.1f}x slower)"
