@@ -797,6 +797,7 @@ class BodyReadCountingStore final : public store::Store {
   }
   Result<store::RunRecord> GetRun(std::string_view run_id) override { return inner_.GetRun(run_id); }
   Result<std::vector<store::RunRecord>> ListRuns(int limit) override { return inner_.ListRuns(limit); }
+  Result<store::RunPage> QueryRuns(const store::RunQuery& query) override { return inner_.QueryRuns(query); }
   Result<std::vector<store::ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) override {
     return inner_.ListArtifactsAfter(run_id, after_seq);
   }

@@ -5,9 +5,7 @@
 // know which one they hold.
 #pragma once
 
-#include <algorithm>
 #include <array>
-#include <climits>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -114,11 +112,10 @@ class Store {
   // Newest first: updated_at descending, then run_id ascending.
   virtual Result<std::vector<RunRecord>> ListRuns(int limit) = 0;
 
-  // One page of runs (see RunQuery), filtered by status and mode. Errors:
-  // kInvalidArgument for a limit out of range or a cursor naming no run.
-  // Both backends answer from an index; this default, for wrappers that only
-  // forward the other calls, reads every run through ListRuns and pages in memory.
-  virtual Result<RunPage> QueryRuns(const RunQuery& query);
+  // One page of runs (see RunQuery), filtered by status and mode, read from
+  // an index. Errors: kInvalidArgument for a limit out of range or a cursor
+  // naming no run.
+  virtual Result<RunPage> QueryRuns(const RunQuery& query) = 0;
 
   // Artifact metadata of a run in insertion order.
   Result<std::vector<ArtifactMeta>> ListArtifacts(std::string_view run_id) { return ListArtifactsAfter(run_id, 0); }
@@ -135,30 +132,5 @@ class Store {
   // Events with sequence > after_sequence, ascending, at most `limit`.
   virtual Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) = 0;
 };
-
-inline Result<RunPage> Store::QueryRuns(const RunQuery& query) {
-  TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
-  TELIC_ASSIGN_OR_RETURN(std::vector<RunRecord> all, ListRuns(INT_MAX));
-  auto newer = [](const RunRecord& a, const RunRecord& b) {
-    return a.created_at != b.created_at ? a.created_at > b.created_at : a.run_id < b.run_id;
-  };
-  std::sort(all.begin(), all.end(), newer);
-  auto from = all.begin();
-  if (query.before) {
-    from = std::find_if(all.begin(), all.end(), [&](const RunRecord& r) { return r.run_id == *query.before; });
-    if (from == all.end()) return std::unexpected(UnknownRunCursor(*query.before));
-    ++from;
-  }
-  RunPage page;
-  for (auto it = from; it != all.end(); ++it) {
-    if ((query.status && it->status != *query.status) || (query.mode && it->requested_mode != *query.mode)) continue;
-    if (page.runs.size() == static_cast<size_t>(query.limit)) {
-      page.next = page.runs.back().run_id;
-      break;
-    }
-    page.runs.push_back(*it);
-  }
-  return page;
-}
 
 }  // namespace telic::store
