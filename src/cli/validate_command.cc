@@ -102,7 +102,7 @@ int RunSchemaCommand(const std::string& type, bool list, std::ostream& out, std:
     err << "telic: unknown artifact type " << (type.empty() ? "(none)" : type) << "; see telic schema --list\n";
     return 2;
   }
-  auto bundled = schema::BundleForHost(schema::Registry::Default(), "artifacts/" + type + ".json");
+  auto bundled = schema::BundleForStockValidators(schema::Registry::Default(), "artifacts/" + type + ".json");
   if (!bundled) {
     err << "telic: " << bundled.error().message() << "\n";
     return 1;

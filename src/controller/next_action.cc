@@ -11,7 +11,7 @@
 #include "controller/phases.h"
 #include "policy/engine.h"
 #include "policy/permission_set.h"
-#include "schema/bundle.h"
+#include "schema/host_schemas.h"
 #include "schema/registry.h"
 
 namespace telic::controller {
@@ -69,15 +69,10 @@ std::string InstructionRef(const RunRecord& run, const PhaseInfo& phase) {
   return "artifact://system/roles/" + role + "-v1";
 }
 
-// Bundled host schemas never change at run time: bundle each type once.
+// The schema served for an artifact type (built once, schema/host_schemas.h).
 Result<Json> ArtifactSchema(const std::string& type) {
-  static std::mutex mutex;
-  static std::map<std::string, Json> cache;
-  std::lock_guard lock(mutex);
-  auto found = cache.find(type);
-  if (found != cache.end()) return found->second;
-  TELIC_ASSIGN_OR_RETURN(Json bundled, schema::BundleForHost(schema::Registry::Default(), "artifacts/" + type + ".json"));
-  return cache.emplace(type, std::move(bundled)).first->second;
+  TELIC_ASSIGN_OR_RETURN(const schema::HostSchema* schema, schema::ArtifactHostSchema(type));
+  return schema->json();
 }
 
 // Σ of node budgets.maximumToolCalls over every stored WorkPlan.

@@ -6,6 +6,7 @@
 #include "base/text.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/prompts.h"
+#include "mcp/result_writer.h"
 #include "mcp/tools.h"
 #include "schema/bundle.h"
 #include "schema/registry.h"
@@ -47,24 +48,37 @@ const std::vector<std::string>& SupportedProtocolVersions() {
 
 // Error messages may quote caller input (a target, a field value): they are
 // redacted like everything else telic returns or stores.
-Json ToolErrorResult(const Error& error) {
+Json ToolErrorPayload(const Error& error) {
   Json payload = {{"ok", false}, {"code", ErrorCodeName(error.code())}, {"error", RedactedText(CleanMessage(error.message()))}};
   if (!error.issues().empty()) {
     Json issues = Json::array();
     for (size_t i = 0; i < error.issues().size() && i < 32; ++i) issues.push_back(store::RedactedJson(IssueToJson(error.issues()[i])));
     payload["issues"] = issues;
   }
-  return {{"content", Json::array({{{"type", "text"}, {"text", Compact(payload)}}})},
-          {"structuredContent", payload},
-          {"isError", true}};
+  return payload;
 }
 
-Json ToolSuccessResult(const Json& fields) {
+Json ToolSuccessPayload(Json fields) {
   Json payload = {{"ok", true}};
-  for (auto it = fields.begin(); it != fields.end(); ++it) payload[it.key()] = it.value();
-  return {{"content", Json::array({{{"type", "text"}, {"text", payload.dump(2, ' ', false, Json::error_handler_t::replace)}}})},
-          {"structuredContent", payload}};
+  for (auto it = fields.begin(); it != fields.end(); ++it) payload[it.key()] = std::move(it.value());
+  return payload;
 }
+
+namespace {
+
+Json ToolResultObject(Json payload, bool is_error) {
+  std::string text = ToolResultText(payload, !is_error);
+  Json result = {{"content", Json::array({{{"type", "text"}, {"text", std::move(text)}}})},
+                 {"structuredContent", std::move(payload)}};
+  if (is_error) result["isError"] = true;
+  return result;
+}
+
+}  // namespace
+
+Json ToolErrorResult(const Error& error) { return ToolResultObject(ToolErrorPayload(error), true); }
+
+Json ToolSuccessResult(const Json& fields) { return ToolResultObject(ToolSuccessPayload(fields), false); }
 
 Server::Server(controller::RunService& service) : service_(service), tools_(BuildTools(service)) {}
 
@@ -86,18 +100,19 @@ Json Server::ListTools() const {
   return tools;
 }
 
-std::optional<Json> Server::CallTool(const std::string& name, const Json* arguments) {
+std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& name, const Json* arguments) {
   auto it = std::find_if(tools_.begin(), tools_.end(), [&](const ToolSpec& t) { return t.name == name; });
   if (it == tools_.end()) return std::nullopt;
   Json args = arguments ? *arguments : Json();
   if (!arguments) {
-    return ToolErrorResult(Error(ErrorCode::kInvalidArgument,
-                                 fmt::format("Input validation error: Invalid arguments for tool {}: arguments is "
-                                             "required (expected object, received undefined)",
-                                             name),
-                                 {Issue{"", "invalid_type", "expected object, received undefined"}}));
+    return ToolPayload{ToolErrorPayload(Error(ErrorCode::kInvalidArgument,
+                                              fmt::format("Input validation error: Invalid arguments for tool {}: "
+                                                          "arguments is required (expected object, received undefined)",
+                                                          name),
+                                              {Issue{"", "invalid_type", "expected object, received undefined"}})),
+                       true};
   }
-  if (auto valid = ValidateArguments(*it, args); !valid) return ToolErrorResult(valid.error());
+  if (auto valid = ValidateArguments(*it, args); !valid) return ToolPayload{ToolErrorPayload(valid.error()), true};
   Result<Json> result = [&]() -> Result<Json> {
     try {
       return it->handler(args);
@@ -105,9 +120,15 @@ std::optional<Json> Server::CallTool(const std::string& name, const Json* argume
       return Fail(ErrorCode::kInternal, fmt::format("internal error: {}", ex.what()));
     }
   }();
-  if (!result) return ToolErrorResult(result.error());
+  if (!result) return ToolPayload{ToolErrorPayload(result.error()), true};
   if (observer_) observer_(*it, *result);
-  return ToolSuccessResult(*result);
+  return ToolPayload{ToolSuccessPayload(std::move(*result)), false};
+}
+
+std::optional<Json> Server::CallTool(const std::string& name, const Json* arguments) {
+  auto payload = CallToolPayload(name, arguments);
+  if (!payload) return std::nullopt;
+  return ToolResultObject(std::move(payload->payload), payload->is_error);
 }
 
 Json Server::Initialize(const Json& params) const {
@@ -141,9 +162,9 @@ std::optional<std::string> Server::Dispatch(const Json& id, const std::string& m
       return ErrorResponse(id, kInvalidParams, "Invalid params: arguments must be an object");
     }
     std::string name = params["name"].get<std::string>();
-    auto result = CallTool(name, arguments);
+    auto result = CallToolPayload(name, arguments);
     if (!result) return ErrorResponse(id, kInvalidParams, fmt::format("Tool {} not found", name));
-    return ResultResponse(id, *result);
+    return ToolResultLine(id, result->payload, ToolResultText(result->payload, !result->is_error), result->is_error);
   }
   return ErrorResponse(id, kMethodNotFound, "Method not found");
 }

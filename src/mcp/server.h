@@ -60,6 +60,12 @@ class Server {
   void set_tool_observer(std::function<void(const ToolSpec&, const Json&)> observer) { observer_ = std::move(observer); }
 
  private:
+  // A tool's result payload ({ok, ...}) before it is written as a result.
+  struct ToolPayload {
+    Json payload;
+    bool is_error = false;
+  };
+  std::optional<ToolPayload> CallToolPayload(const std::string& name, const Json* arguments);
   std::optional<std::string> Dispatch(const Json& id, const std::string& method, const Json& params);
   Json Initialize(const Json& params) const;
 
@@ -69,9 +75,14 @@ class Server {
 };
 
 // The tool result for a handled failure: isError, structuredContent
-// {ok:false, code, error, issues?}, text = the same object as compact JSON.
+// {ok:false, code, error, issues?}, text = the same object as compact JSON
+// (members in wire order, mcp/result_writer.h).
 Json ToolErrorResult(const Error& error);
-// The tool result for a success payload: {ok:true, ...payload}, text pretty.
+// The tool result for a success payload: {ok:true, ...payload}, text pretty
+// (members in wire order).
 Json ToolSuccessResult(const Json& payload);
+// The structuredContent of those results.
+Json ToolErrorPayload(const Error& error);
+Json ToolSuccessPayload(Json fields);
 
 }  // namespace telic::mcp

@@ -49,7 +49,77 @@ void LocalRefs(const Json& node, std::set<std::string>& out) {
   }
 }
 
+// The wire's date-time shape (YYYY-MM-DDTHH:MM[:SS[.f+]] then Z or +-HH:MM,
+// fields in range); telic's own check also rejects impossible calendar dates.
+constexpr const char* kDateTimePattern =
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]"
+    "(:[0-5][0-9](\\.[0-9]+)?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
+constexpr const char* kUuidPattern =
+    "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+
+void AddComment(Json& node, const std::string& text) {
+  auto it = node.find("$comment");
+  if (it == node.end() || !it->is_string()) {
+    node["$comment"] = text;
+  } else {
+    *it = it->get<std::string>() + " " + text;
+  }
+}
+
+// Rewrites one schema object's telic-only keywords (see bundle.h).
+Status StockKeywords(Json& node) {
+  if (auto it = node.find("x-maxUtf8Bytes"); it != node.end()) {
+    std::string cap = it->dump();
+    node.erase(it);
+    AddComment(node, "At most " + cap + " UTF-8 bytes (telic checks this on submission).");
+  }
+  if (auto it = node.find("x-nonBlank"); it != node.end()) {
+    bool required = it->is_boolean() && it->get<bool>();
+    node.erase(it);
+    if (required) AddComment(node, "Must hold a non-whitespace character (telic checks this on submission).");
+  }
+  if (auto it = node.find("format"); it != node.end() && it->is_string()) {
+    std::string format = it->get<std::string>();
+    if (format != "date-time" && format != "uuid") return Fail(ErrorCode::kInternal, "no stock form for format " + format);
+    if (node.contains("pattern")) return Fail(ErrorCode::kInternal, "format " + format + " beside a pattern");
+    node.erase(it);
+    if (format == "date-time") {
+      node["pattern"] = kDateTimePattern;
+      AddComment(node, "An RFC 3339 date-time; telic also rejects impossible calendar dates.");
+    } else {
+      node["pattern"] = kUuidPattern;
+      AddComment(node, "A UUID; telic also requires version 1-8 and the RFC 4122 variant (or the nil/max UUID).");
+    }
+  }
+  return Ok();
+}
+
 }  // namespace
+
+Status ToStockVocabulary(Json& schema) {
+  if (schema.is_array()) {
+    for (Json& item : schema) TELIC_RETURN_IF_ERROR(ToStockVocabulary(item));
+    return Ok();
+  }
+  if (!schema.is_object()) return Ok();
+  TELIC_RETURN_IF_ERROR(StockKeywords(schema));
+  for (auto it = schema.begin(); it != schema.end(); ++it) {
+    // Values that are data, not subschemas, are left alone.
+    if (it.key() == "const" || it.key() == "enum" || it.key() == "default" || it.key() == "examples") continue;
+    if (it.key() == "properties" || it.key() == "$defs" || it.key() == "definitions") {
+      for (auto member = it->begin(); member != it->end(); ++member) TELIC_RETURN_IF_ERROR(ToStockVocabulary(*member));
+      continue;
+    }
+    TELIC_RETURN_IF_ERROR(ToStockVocabulary(*it));
+  }
+  return Ok();
+}
+
+Result<Json> BundleForStockValidators(const Registry& registry, std::string_view path) {
+  TELIC_ASSIGN_OR_RETURN(Json bundle, BundleForHost(registry, path));
+  TELIC_RETURN_IF_ERROR(ToStockVocabulary(bundle));
+  return bundle;
+}
 
 Result<Json> BundleForHost(const Registry& registry, std::string_view path) {
   const Json* document = registry.Document(path);

@@ -10,9 +10,25 @@ namespace telic::schema {
 
 // The embedded schema at `path` with every cross-document $ref
 // ("common.json#/$defs/X") rewritten to a local "#/$defs/X" and the referenced
-// definitions (transitively) copied into its own $defs, so a host can use it
-// alone. Telic's "x-" extension keywords are kept: JSON Schema validators
-// of hosts ignore unknown keywords (telic's own validator enforces them).
+// definitions (transitively) copied into its own $defs, so it can be used
+// alone. Telic's extension keywords (x-maxUtf8Bytes, x-nonBlank) and formats
+// are kept: this is the form telic's own validator compiles.
 Result<Json> BundleForHost(const Registry& registry, std::string_view path);
+
+// What hosts are served (NextAction output schemas, tools/list inputSchema,
+// `telic schema`): BundleForHost rewritten into the standard JSON Schema
+// 2020-12 vocabulary that a stock validator accepts with its defaults (Ajv2020
+// strict mode, no format plugins) - see docs/DECISIONS.md D-P1:
+//   x-maxUtf8Bytes N  -> dropped; "$comment" states the UTF-8 byte cap
+//   x-nonBlank true   -> dropped; "$comment" states the rule
+//   format date-time  -> "pattern" of the wire's date-time shape; "$comment"
+//                        says the calendar date is checked by telic
+//   format uuid       -> "pattern" of a UUID (8-4-4-4-12 hex digits)
+// telic keeps enforcing every one of these on submission; the served schema
+// is never stricter than telic and only looser where its $comment says so.
+Result<Json> BundleForStockValidators(const Registry& registry, std::string_view path);
+
+// The rewrite of BundleForStockValidators applied to any schema (in place).
+Status ToStockVocabulary(Json& schema);
 
 }  // namespace telic::schema

@@ -1,0 +1,170 @@
+#include "base/json_writer.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace telic {
+namespace {
+
+// 1 for the bytes a JSON string cannot hold raw (controls, '"', '\\') and
+// for every non-ASCII byte (checked as UTF-8 by the slow path).
+constexpr bool NeedsCare(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+
+// Length of the valid UTF-8 sequence starting at s[i] (RFC 3629: no
+// overlongs, no surrogates, at most U+10FFFF), or 0 if it is invalid.
+size_t Utf8Sequence(std::string_view s, size_t i) {
+  auto at = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  unsigned char c = at(i);
+  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) { return at(k) >= lo && at(k) <= hi; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c == 0xE0) return cont(i + 1, 0xA0) && cont(i + 2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
+  if (c == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;
+  if (c == 0xF0) return cont(i + 1, 0x90) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  if (c == 0xF4) return cont(i + 1, 0x80, 0x8F) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  return 0;
+}
+
+void WriteEscape(unsigned char c, std::string& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    case '\n': out += "\\n"; break;
+    case '\r': out += "\\r"; break;
+    case '\t': out += "\\t"; break;
+    default:
+      out += "\\u00";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+  }
+}
+
+void Newline(int indent, int depth, std::string& out) {
+  out.push_back('\n');
+  out.append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
+}
+
+class Writer {
+ public:
+  Writer(int indent, std::string& out, const WriteOrder* order) : indent_(indent), out_(out), order_(order) {}
+
+  void Value(const Json& value, int context, int depth) {
+    switch (value.type()) {
+      case Json::value_t::null: out_ += "null"; break;
+      case Json::value_t::boolean: out_ += value.get<bool>() ? "true" : "false"; break;
+      case Json::value_t::number_integer: Integer(value.get<int64_t>()); break;
+      case Json::value_t::number_unsigned: Integer(value.get<uint64_t>()); break;
+      case Json::value_t::string: WriteJsonString(value.get_ref<const std::string&>(), out_); break;
+      case Json::value_t::array: Array(value, depth); break;
+      case Json::value_t::object: Object(value, context, depth); break;
+      default:  // floats, binary, discarded: exactly as nlohmann writes them
+        out_ += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+  }
+
+ private:
+  template <typename T>
+  void Integer(T number) {
+    char buffer[24];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, number);
+    out_.append(buffer, end);
+  }
+
+  void Array(const Json& array, int depth) {
+    if (array.empty()) {
+      out_ += "[]";
+      return;
+    }
+    out_.push_back('[');
+    bool first = true;
+    for (const Json& item : array) {
+      if (!first) out_.push_back(',');
+      first = false;
+      if (indent_ >= 0) Newline(indent_, depth + 1, out_);
+      Value(item, 0, depth + 1);
+    }
+    if (indent_ >= 0) Newline(indent_, depth, out_);
+    out_.push_back(']');
+  }
+
+  void Member(std::string_view key, const Json& value, int context, int depth, bool& first) {
+    if (!first) out_.push_back(',');
+    first = false;
+    if (indent_ >= 0) Newline(indent_, depth + 1, out_);
+    WriteJsonString(key, out_);
+    out_ += indent_ >= 0 ? ": " : ":";
+    if (order_) {
+      if (auto text = order_->Precomputed(context, key, value, depth + 1)) {
+        out_ += *text;
+        return;
+      }
+      Value(value, order_->ChildContext(context, key), depth + 1);
+    } else {
+      Value(value, 0, depth + 1);
+    }
+  }
+
+  void Object(const Json& object, int context, int depth) {
+    if (object.empty()) {
+      out_ += "{}";
+      return;
+    }
+    out_.push_back('{');
+    bool first = true;
+    std::span<const std::string_view> keys = order_ ? order_->FirstKeys(context) : std::span<const std::string_view>();
+    for (std::string_view key : keys) {
+      auto it = object.find(std::string(key));
+      if (it != object.end()) Member(key, *it, context, depth, first);
+    }
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      if (!keys.empty() && std::find(keys.begin(), keys.end(), std::string_view(it.key())) != keys.end()) continue;
+      Member(it.key(), *it, context, depth, first);
+    }
+    if (indent_ >= 0) Newline(indent_, depth, out_);
+    out_.push_back('}');
+  }
+
+  int indent_;
+  std::string& out_;
+  const WriteOrder* order_;
+};
+
+}  // namespace
+
+void WriteJsonString(std::string_view text, std::string& out) {
+  const size_t start = out.size();
+  out.push_back('"');
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (!NeedsCare(c)) {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      size_t length = Utf8Sequence(text, i);
+      if (length == 0) {  // invalid UTF-8: nlohmann's replacement rules decide
+        out.resize(start);
+        out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+        return;
+      }
+      i += length;
+      continue;
+    }
+    out.append(text.data() + run, i - run);
+    WriteEscape(c, out);
+    run = ++i;
+  }
+  out.append(text.data() + run, text.size() - run);
+  out.push_back('"');
+}
+
+void WriteJson(const Json& value, int indent, std::string& out, const WriteOrder* order, int context, int depth) {
+  Writer(indent, out, order).Value(value, context, depth);
+}
+
+}  // namespace telic

@@ -1,0 +1,113 @@
+#include "mcp/result_writer.h"
+
+#include <array>
+
+#include "base/json_writer.h"
+#include "schema/host_schemas.h"
+
+namespace telic::mcp {
+namespace {
+
+// Contexts of ResultOrder (0 is plain: map order).
+enum Context : int {
+  kPlain = 0,
+  kRoot,
+  kRun,
+  kRunBudgets,
+  kNextAction,
+  kAdditionalSchemas,
+};
+
+constexpr std::array<std::string_view, 11> kRootOrder = {
+    "ok", "error", "code", "issues", "run", "artifact", "artifacts", "events", "hasMore", "nextAction", "manifest"};
+// The reference's RunEnvelope member order (its start_run result).
+constexpr std::array<std::string_view, 15> kRunOrder = {
+    "runId",   "schemaVersion", "repositoryRoot", "requestedMode", "topology",    "escalationCount",
+    "priorRunId", "status",     "phase",          "resumePhase",   "version",     "budgets",
+    "outcomeHint", "createdAt", "updatedAt"};
+constexpr std::array<std::string_view, 2> kRunBudgetsOrder = {"promptRevisionsRemaining",
+                                                              "postExecutionRemediationsRemaining"};
+// The reference's NextAction member order.
+constexpr std::array<std::string_view, 18> kNextActionOrder = {
+    "schemaVersion",      "id",           "runId",          "createdAt",          "rationaleSummary",
+    "kind",               "phase",        "logicalRole",    "instructionRef",     "inputRefs",
+    "contextManifestRef", "requiredOutputType", "requiredOutputSchema", "additionalOutputSchemas",
+    "workNodeId",         "effectivePermissions", "remainingBudgets", "stopConditions"};
+
+// The precomputed text of a served artifact schema when `value` is one.
+std::optional<std::string_view> ServedSchemaText(const Json& value, int indent, int depth) {
+  if (!value.is_object()) return std::nullopt;
+  auto title = value.find("title");
+  if (title == value.end() || !title->is_string()) return std::nullopt;
+  auto schema = schema::ArtifactHostSchema(title->get_ref<const std::string&>());
+  if (!schema || !(value == (*schema)->json())) return std::nullopt;
+  if (indent < 0) return std::string_view((*schema)->compact());
+  if (indent == 2) return (*schema)->pretty(depth);
+  return std::nullopt;
+}
+
+class ResultOrder : public WriteOrder {
+ public:
+  // reorder: the wire order of the text content; otherwise map order.
+  ResultOrder(int indent, bool reorder) : indent_(indent), reorder_(reorder) {}
+
+  std::span<const std::string_view> FirstKeys(int context) const override {
+    if (!reorder_) return {};
+    switch (context) {
+      case kRoot: return kRootOrder;
+      case kRun: return kRunOrder;
+      case kRunBudgets: return kRunBudgetsOrder;
+      case kNextAction: return kNextActionOrder;
+      default: return {};
+    }
+  }
+
+  int ChildContext(int context, std::string_view key) const override {
+    if (context == kRoot && key == "run") return kRun;
+    if (context == kRoot && key == "nextAction") return kNextAction;
+    if (context == kRun && key == "budgets") return kRunBudgets;
+    if (context == kNextAction && key == "additionalOutputSchemas") return kAdditionalSchemas;
+    return kPlain;
+  }
+
+  std::optional<std::string_view> Precomputed(int context, std::string_view key, const Json& value,
+                                              int depth) const override {
+    if ((context == kNextAction && key == "requiredOutputSchema") || context == kAdditionalSchemas) {
+      return ServedSchemaText(value, indent_, depth);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  int indent_;
+  bool reorder_;
+};
+
+}  // namespace
+
+std::string ToolResultText(const Json& payload, bool pretty) {
+  const int indent = pretty ? 2 : -1;
+  ResultOrder order(indent, true);
+  std::string out;
+  out.reserve(pretty ? 32 * 1024 : 512);
+  WriteJson(payload, indent, out, &order, kRoot);
+  return out;
+}
+
+std::string ToolResultLine(const Json& id, const Json& payload, std::string_view text, bool is_error) {
+  ResultOrder order(-1, false);
+  std::string out;
+  out.reserve(text.size() * 2 + 1024);
+  out += "{\"id\":";
+  WriteJson(id, -1, out);
+  out += ",\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":";
+  WriteJsonString(text, out);
+  out += ",\"type\":\"text\"}],";
+  if (is_error) out += "\"isError\":true,";
+  out += "\"structuredContent\":";
+  WriteJson(payload, -1, out, &order, kRoot);
+  out += "}}";
+  return out;
+}
+
+}  // namespace telic::mcp

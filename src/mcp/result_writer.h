@@ -1,0 +1,32 @@
+// Tool results on the wire, written straight to text (issue 18, issue 22 item 5).
+//
+// The text content of a result puts its short fields first, in the order the
+// reference server writes them (JSON.stringify of its objects): `ok`, then
+// `error`/`code`/`issues` or `run`, `artifact`, `artifacts`, `events`,
+// `hasMore`, `nextAction`, `manifest`; inside `run` and `nextAction` the
+// reference's member order, so `requiredOutputType` precedes the schemas.
+// Every other object (artifact bodies, schemas, events) keeps bytewise key
+// order as before. `structuredContent` and the JSON-RPC envelope are byte-for-
+// byte what nlohmann's dump() wrote before; hashes never cover any of this
+// (they are computed over canonical JSON, src/base/canonical_json.h).
+// The served artifact schemas inside a NextAction are copied from their
+// precomputed text (schema/host_schemas.h) when they equal it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/canonical_json.h"
+
+namespace telic::mcp {
+
+// The text content of a tool result: pretty (2-space indent) for a success,
+// compact for an error, members in wire order.
+std::string ToolResultText(const Json& payload, bool pretty);
+
+// The JSON-RPC response line of a tools/call result: exactly
+// ResultResponse(id, {content: [{type: "text", text}], structuredContent:
+// payload, isError: true when is_error}).
+std::string ToolResultLine(const Json& id, const Json& payload, std::string_view text, bool is_error);
+
+}  // namespace telic::mcp

@@ -1,0 +1,40 @@
+#include "schema/host_schemas.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "base/json_writer.h"
+#include "schema/bundle.h"
+#include "schema/registry.h"
+
+namespace telic::schema {
+
+HostSchema::HostSchema(Json json) : json_(std::move(json)) { WriteJson(json_, -1, compact_); }
+
+std::string_view HostSchema::pretty(int depth) const {
+  if (depth < 0 || depth >= kDepths) {
+    thread_local std::string scratch;
+    scratch.clear();
+    WriteJson(json_, 2, scratch, nullptr, 0, depth);
+    return scratch;
+  }
+  std::call_once(pretty_once_[depth], [&] { WriteJson(json_, 2, pretty_[depth], nullptr, 0, depth); });
+  return pretty_[depth];
+}
+
+Result<const HostSchema*> ArtifactHostSchema(std::string_view type) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<HostSchema>, std::less<>> cache;
+  std::lock_guard lock(mutex);
+  auto found = cache.find(type);
+  if (found != cache.end()) return found->second.get();
+  TELIC_ASSIGN_OR_RETURN(Json bundled,
+                         BundleForStockValidators(Registry::Default(), "artifacts/" + std::string(type) + ".json"));
+  auto schema = std::make_unique<HostSchema>(std::move(bundled));
+  const HostSchema* pointer = schema.get();
+  cache.emplace(std::string(type), std::move(schema));
+  return pointer;
+}
+
+}  // namespace telic::schema
