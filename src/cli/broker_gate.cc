@@ -77,23 +77,29 @@ Ordered Decide(const store::Environment& env, const std::string& cwd, const std:
     location->ledger_path = std::filesystem::absolute(db_flag).lexically_normal().string();
     location->state_dir = std::filesystem::path(location->ledger_path).parent_path().string();
   }
-  std::optional<controller::ActiveSession> session = controller::ReadActiveSession(location->state_dir);
-  if (!session || session->repository_root != location->repository_root) {
-    return unavailable("Telic broker is in strict mode but no active Telic session matches this repository.",
-                       kStartOrResume);
-  }
+  // No ledger, or no running run in it: no session to evaluate against.
   std::error_code ec;
   if (!std::filesystem::is_regular_file(location->ledger_path, ec)) {
-    return unavailable("Telic broker is in strict mode but no ledger exists for this repository.",
-                       "Run telic doctor and ensure Telic state is initialized before mutating tools.");
+    return unavailable("Telic broker is in strict mode but no active Telic session matches this repository.",
+                       kStartOrResume);
   }
   auto store = store::SqliteStore::Open(location->ledger_path);
   if (!store) {
     return unavailable("Telic broker is in strict mode but the ledger cannot be opened.",
                        "Run telic doctor and ensure Telic state is initialized before mutating tools.");
   }
-  auto run = (*store)->GetRun(session->run_id);
-  if (!run || run->status != "running" || run->version != session->run_version) {
+  auto found = controller::FindActiveRun(**store, location->repository_root);
+  if (!found) {
+    return unavailable("Telic broker is in strict mode but the ledger cannot be read.",
+                       "Run telic doctor and ensure Telic state is initialized before mutating tools.");
+  }
+  if (!*found) {
+    return unavailable("Telic broker is in strict mode but no active Telic session matches this repository.",
+                       kStartOrResume);
+  }
+  const store::RunRecord& active = **found;
+  auto run = (*store)->GetRun(active.run_id);
+  if (!run || run->status != "running" || run->version != active.version) {
     return unavailable("Telic broker is in strict mode but the active session run is not running.", kStartOrResume);
   }
   SystemClock clock;

@@ -27,14 +27,14 @@ std::optional<HookToolCall> MapHookInput(const Json& hook_input);
 
 // Reads one JSON object from `in` (empty input is {}), decides it and prints
 // one compact line {"permission":"allow"} or {"permission":"deny",
-// "user_message":..., "agent_message":...}. The run evaluated is the one in
-// <stateDir>/active-session.json, if it is for this repository, running, and
-// at the session's version; the decision is recorded as a broker_decision
-// event ("Hook broker allowed|denied ...").
+// "user_message":..., "agent_message":...}. The run evaluated is the running
+// run of this repository that changed last, read from the ledger
+// (controller::FindActiveRun, D-P2); the decision is recorded as a
+// broker_decision event ("Hook broker allowed|denied ...").
 //
-// Strict by default: when no run can be evaluated (no session for this
-// repository, no ledger, a run that is missing, not running or at another
-// version, unreadable hook input, a decision that cannot be recorded) the
+// Strict by default: when no run can be evaluated (no ledger, no running run
+// of this repository, unreadable hook input, a decision that cannot be
+// recorded) the
 // call is denied. TELIC_BROKER_PERMISSIVE=1 fails open instead (local
 // development only). Returns 0; 1 only on an unexpected exception.
 int RunBrokerGate(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,

@@ -57,8 +57,8 @@ class BrokerGateTest : public ::testing::Test {
     EXPECT_EQ(out.str().find('\n'), out.str().size() - 1) << "one line";
     return Json::parse(out.str());
   }
-  // Starts a fix_only run that may write src/** and run `npm test`, and
-  // records it as the active session the way `telic serve` does.
+  // Starts a fix_only run that may write src/** and run `npm test`: the
+  // running run of this repository, so the active one.
   store::RunRecord StartActiveRun() {
     auto store = std::move(*store::SqliteStore::Open(state_ + "/telic.sqlite3"));
     controller::RunService service(*store, clock_, ids_, root_);
@@ -70,8 +70,6 @@ class BrokerGateTest : public ::testing::Test {
     r.shell_execute_allowlist = {"npm test"};
     auto started = service.StartRun(r);
     EXPECT_TRUE(started);
-    EXPECT_TRUE(controller::UpdateActiveSession(state_, controller::RunToJson(started->run),
-                                                started->next_action["id"]));
     return started->run;
   }
   testing::TempDir dir_;
@@ -98,20 +96,19 @@ TEST_F(BrokerGateTest, StrictByDefaultWhenNoRunCanBeEvaluated) {
   EXPECT_EQ(Gate(R"({"command":"npm test"})"), Json({{"permission", "allow"}}));
 }
 
-TEST_F(BrokerGateTest, SessionForAnotherRepositoryOrStaleRunIsDenied) {
+TEST_F(BrokerGateTest, NoRunningRunOfThisRepositoryIsDenied) {
   auto run = StartActiveRun();
-  // The session's run moved on (another version): not evaluable.
+  // The run ended: nothing is evaluable.
   auto store = std::move(*store::SqliteStore::Open(state_ + "/telic.sqlite3"));
   controller::RunService service(*store, clock_, ids_, root_);
   ASSERT_TRUE(service.CancelRun(run.run_id, "action:" + run.run_id + ":1", 1));
   Json reply = Gate(R"({"command":"npm test"})");
   EXPECT_EQ(reply["permission"], "deny");
-  EXPECT_NE(reply["user_message"].get<std::string>().find("not running"), std::string::npos);
-  // A session file naming another repository does not count.
+  EXPECT_NE(reply["user_message"].get<std::string>().find("no active Telic session"), std::string::npos);
+  // A session file (what the reference writes) is not read: the ledger decides.
   std::ofstream(state_ + "/active-session.json")
-      << Json{{"runId", run.run_id}, {"actionId", "a"}, {"runVersion", 2}, {"repositoryRoot", "/elsewhere"}}.dump();
-  EXPECT_NE(Gate(R"({"command":"npm test"})")["user_message"].get<std::string>().find("no active Telic session"),
-            std::string::npos);
+      << Json{{"runId", run.run_id}, {"actionId", "a"}, {"runVersion", 2}, {"repositoryRoot", root_}}.dump();
+  EXPECT_EQ(Gate(R"({"command":"npm test"})")["permission"], "deny");
 }
 
 // covers TEL-045, TEL-047, TEL-048

@@ -177,11 +177,8 @@ int Serve(const Options& options) {
   }
   mcp::Server server(*(*context)->service);
   server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
-  // Keeps active-session.json current for `telic broker-gate` (WIRE-CONTRACT §17.4).
-  server.set_tool_observer([state_dir = (*context)->location.state_dir](const mcp::ToolSpec& tool, const Json& payload) {
-    if (tool.read_only || !payload.contains("run") || !payload.contains("nextAction")) return;
-    (void)controller::UpdateActiveSession(state_dir, payload["run"], payload["nextAction"].value("id", ""));
-  });
+  // `telic broker-gate` finds the active run in the ledger (D-P2): nothing
+  // besides the commit is written per call (no active-session.json).
   if (!options.http.empty()) return ServeOverHttp(options, server, **context);
   std::cerr << "Telic MCP ready for " << (*context)->location.repository_root << std::endl;
   return mcp::ServeStdio(server, stdin, stdout);

@@ -153,66 +153,20 @@ Json BrokerExplanationToJson(const BrokerDecision& decision) {
           {"layers", layers}});
 }
 
-// ---------------------------------------------------------------------------
-// active-session.json
-
-std::string ActiveSessionPath(const std::string& state_dir) {
-  return (std::filesystem::path(state_dir) / "active-session.json").string();
-}
-
-Status UpdateActiveSession(const std::string& state_dir, const Json& run, const std::string& action_id) {
-  const std::string path = ActiveSessionPath(state_dir);
-  if (!run.is_object() || run.value("status", "") != "running") {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      return Fail(ErrorCode::kInternal, "cannot remove " + path);
+Result<std::optional<store::RunRecord>> FindActiveRun(store::Store& store, const std::string& repository_root) {
+  store::RunQuery query;
+  query.limit = store::kMaxRunPageSize;
+  query.status = "running";
+  std::optional<store::RunRecord> active;
+  while (true) {
+    TELIC_ASSIGN_OR_RETURN(store::RunPage page, store.QueryRuns(query));
+    for (store::RunRecord& run : page.runs) {
+      if (run.repository_root != repository_root) continue;
+      if (!active || run.updated_at > active->updated_at) active = std::move(run);
     }
-    return Ok();
+    if (!page.next) return active;
+    query.before = page.next;
   }
-  Json session = {{"schemaVersion", "1.0"},
-                  {"runId", run.value("runId", "")},
-                  {"actionId", action_id},
-                  {"runVersion", run.value("version", int64_t{0})},
-                  {"repositoryRoot", run.value("repositoryRoot", "")},
-                  {"requestedMode", run.value("requestedMode", "")},
-                  {"updatedAt", run.value("updatedAt", "")}};
-  const std::string temporary = path + ".tmp-" + RandomHex(8);
-  {
-    int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return Fail(ErrorCode::kInternal, "cannot write " + temporary);
-    std::string text = session.dump() + "\n";
-    bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::close(fd);
-    if (!written) {
-      ::unlink(temporary.c_str());
-      return Fail(ErrorCode::kInternal, "cannot write " + temporary);
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    ::unlink(temporary.c_str());
-    return Fail(ErrorCode::kInternal, "cannot replace " + path);
-  }
-  return Ok();
-}
-
-std::optional<ActiveSession> ReadActiveSession(const std::string& state_dir) {
-  std::ifstream in(ActiveSessionPath(state_dir), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  Json json = Json::parse(text.str(), nullptr, false);
-  if (!json.is_object()) return std::nullopt;
-  auto string = [&](const char* key) -> std::optional<std::string> {
-    auto it = json.find(key);
-    if (it == json.end() || !it->is_string()) return std::nullopt;
-    return it->get<std::string>();
-  };
-  auto run_id = string("runId");
-  auto action_id = string("actionId");
-  auto root = string("repositoryRoot");
-  auto version = json.find("runVersion");
-  if (!run_id || !action_id || !root || version == json.end() || !version->is_number_integer()) return std::nullopt;
-  return ActiveSession{*run_id, *action_id, version->get<int64_t>(), *root, string("requestedMode").value_or(""),
-                       string("updatedAt").value_or("")};
 }
 
 }  // namespace telic::controller

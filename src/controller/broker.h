@@ -61,22 +61,11 @@ Json BrokerDecisionToJson(const BrokerDecision& decision);
 // telic's explanation beside it: {decidingLayer, rule, scope, layers: [{layer, allowed, rule}]}.
 Json BrokerExplanationToJson(const BrokerDecision& decision);
 
-// active-session.json (WIRE-CONTRACT §17.4): which run and action the hook
-// broker evaluates. One file per state directory, last writer wins.
-struct ActiveSession {
-  std::string run_id;
-  std::string action_id;
-  int64_t run_version = 0;
-  std::string repository_root;
-  std::string requested_mode;
-  std::string updated_at;
-};
-std::string ActiveSessionPath(const std::string& state_dir);
-// Writes the session for a running run (atomically: a temporary file, then
-// rename), or removes the file when the run is not running. `run` is the
-// wire run record (controller/views.h RunToJson), `action_id` its NextAction's id.
-Status UpdateActiveSession(const std::string& state_dir, const Json& run, const std::string& action_id);
-// nullopt when the file is missing or not a well-formed session.
-std::optional<ActiveSession> ReadActiveSession(const std::string& state_dir);
+// The run the hook broker evaluates (WIRE-CONTRACT §17.4 names it in
+// active-session.json; telic reads it from the ledger instead, D-P2): of the
+// runs of `repository_root` that are running, the one whose state changed
+// last (greatest updated_at; on a tie the newer run). nullopt when none is
+// running. The write path therefore writes nothing besides its commit.
+Result<std::optional<store::RunRecord>> FindActiveRun(store::Store& store, const std::string& repository_root);
 
 }  // namespace telic::controller

@@ -1,5 +1,5 @@
 // The tool broker over a real SQLite store: run-level authority, trace
-// events, terminal runs, and active-session.json.
+// events, terminal runs, and the active run the hook evaluates.
 #include "controller/broker.h"
 
 #include <filesystem>
@@ -222,26 +222,25 @@ TEST_F(BrokerTest, NoEnvelopeGrantsNothing) {
   EXPECT_EQ(unknown.reason_code, "capability_not_granted");
 }
 
-TEST_F(BrokerTest, ActiveSessionIsWrittenForRunningRunsAndRemovedOtherwise) {
-  auto run = Start("fix_only", {"repository.read"});
-  const std::string state = dir_.File("state");
-  std::filesystem::create_directories(state);
-  EXPECT_FALSE(ReadActiveSession(state));
-  ASSERT_TRUE(UpdateActiveSession(state, RunToJson(run), "action:" + run.run_id + ":1"));
-  auto session = ReadActiveSession(state);
-  ASSERT_TRUE(session);
-  EXPECT_EQ(session->run_id, run.run_id);
-  EXPECT_EQ(session->action_id, "action:" + run.run_id + ":1");
-  EXPECT_EQ(session->run_version, 1);
-  EXPECT_EQ(session->repository_root, root_);
-  EXPECT_EQ(std::filesystem::status(ActiveSessionPath(state)).permissions() & std::filesystem::perms::all,
-            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  store::RunRecord done = run;
-  done.status = "cancelled";
-  ASSERT_TRUE(UpdateActiveSession(state, RunToJson(done), "action:x"));
-  EXPECT_FALSE(std::filesystem::exists(ActiveSessionPath(state)));
-  std::ofstream(ActiveSessionPath(state)) << "{not json";
-  EXPECT_FALSE(ReadActiveSession(state));
+// The hook broker's run comes from the ledger (D-P2): the running run of the
+// repository that changed last; none once no run is running.
+TEST_F(BrokerTest, TheActiveRunIsTheRunningRunOfTheRepositoryThatChangedLast) {
+  auto none = FindActiveRun(*store_, root_);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  auto first = Start("fix_only", {"repository.read"});
+  auto second = Start("fix_only", {"repository.read"});
+  auto active = FindActiveRun(*store_, root_);
+  ASSERT_TRUE(active && *active);
+  EXPECT_EQ((*active)->run_id, second.run_id);
+  EXPECT_FALSE(*FindActiveRun(*store_, root_ + "/elsewhere"));
+  // Once the second ends, the first (still running) is the active one.
+  ASSERT_TRUE(service_->CancelRun(second.run_id, "action:" + second.run_id + ":1", 1));
+  active = FindActiveRun(*store_, root_);
+  ASSERT_TRUE(active && *active);
+  EXPECT_EQ((*active)->run_id, first.run_id);
+  ASSERT_TRUE(service_->CancelRun(first.run_id, "action:" + first.run_id + ":1", 1));
+  EXPECT_FALSE(*FindActiveRun(*store_, root_));
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ class Server {
   static constexpr size_t kMaxMessageBytes = 16 * 1024 * 1024;
 
   // Called after every successful tool call with the tool and its payload
-  // (e.g. to keep active-session.json current).
+  // (e.g. for tests that watch results).
   void set_tool_observer(std::function<void(const ToolSpec&, const Json&)> observer) { observer_ = std::move(observer); }
 
  private:
