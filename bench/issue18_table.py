@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Issue 18's stdio table in one run: telic, the floor and (when given) the
+reference server, measured interleaved (rounds of telic / floor / reference
+/ SQLite commit, so machine load hits all of them alike), with the ratios the
+issue's targets are stated in.
+
+Usage: bench/issue18_table.py TELIC_BINARY [N] [ROUNDS]
+  REFERENCE_NODE=/path/node REFERENCE_SERVER=/path/dist/mcp/server.js to add
+  the reference. Prints `uptime` before and after: rerun when the load is high.
+
+Rows:
+  reads      telic_get_run, telic_get_next_action: p50/p99; "added" is p50
+             above the floor, the floor answering with a message of the same
+             size and shape (the response telic gave, replayed by
+             bench/echo_floor.py with FLOOR_REPLIES). Target 1: telic added
+             <= 0.10 x reference added; telic p99 <= 0.25 x reference p99.
+  writes     telic_start_run p50 against floor (small reply) + one fsync'd
+             SQLite commit (python sqlite3, WAL, synchronous=FULL, one
+             512-byte row per transaction) measured in the same rounds.
+             Target 2: <= 1.3x. fsync/fdatasync per call: strace -f -c over
+             a separate N-call run (skipped without strace).
+  start-up   spawn + initialize until the reply, telic vs floor. Target 3: <= 2x.
+  memory     telic's RSS (VmRSS) after start and after all calls of this run.
+Not here (their own scripts): HTTP concurrency bench/http_bench.sh, history
+sizes bench/controller_bench.cc, grounding bench/grounding_bench.sh."""
+
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
+from mcp_client import McpProcess, make_git_repo  # noqa: E402
+
+READS = ["telic_get_run", "telic_get_next_action"]
+
+
+def p50(values):
+    return statistics.median(values) * 1000
+
+
+def p99(values):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Peer:
+    """One server process (telic, floor or reference) with its samples."""
+
+    def __init__(self, name, argv, env, repo):
+        self.name, self.argv, self.env, self.repo = name, argv, env, repo
+        self.samples = {tool: [] for tool in ["telic_start_run", *READS]}
+        self.startup = []
+        self.server = None
+        self.run_id = None
+        self.rss = []
+
+    def open(self):
+        t0 = time.perf_counter()
+        self.server = McpProcess(self.argv, self.env, cwd=self.repo, wait_ready=False)
+        self.server.initialize()
+        self.startup.append(time.perf_counter() - t0)
+        self.server.wait_for_stderr("Telic MCP ready for")
+        self.run_id = self.start()["structuredContent"]["run"]["runId"]
+        self.rss.append(rss_kb(self.server.proc.pid))
+
+    def start(self, i=0):
+        return self.server.call("telic_start_run", {"original_request": f"Explain what src/app.ts does ({i})",
+                                                    "mode": "plan_only"})
+
+    def round(self, n, offset):
+        for i in range(n):
+            t0 = time.perf_counter()
+            self.start(offset + i)
+            t1 = time.perf_counter()
+            self.server.call("telic_get_run", {"run_id": self.run_id})
+            t2 = time.perf_counter()
+            self.server.call("telic_get_next_action", {"run_id": self.run_id})
+            t3 = time.perf_counter()
+            self.samples["telic_start_run"].append(t1 - t0)
+            self.samples["telic_get_run"].append(t2 - t1)
+            self.samples["telic_get_next_action"].append(t3 - t2)
+
+    def startup_once(self):
+        t0 = time.perf_counter()
+        server = McpProcess(self.argv, self.env, cwd=self.repo, wait_ready=False)
+        server.initialize()
+        self.startup.append(time.perf_counter() - t0)
+        server.close()
+
+    def close(self):
+        self.rss.append(rss_kb(self.server.proc.pid))
+        self.server.close()
+
+
+def sqlite_commits(path, n):
+    """n fsync'd commits of one 512-byte row each (WAL, synchronous=FULL)."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body TEXT)")
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO t (body) VALUES (?)", ("x" * 512,))
+        db.execute("COMMIT")
+        out.append(time.perf_counter() - t0)
+    db.close()
+    return out
+
+
+def fsyncs_per_call(telic, env, repo, n):
+    if not shutil.which("strace"):
+        return None
+    log = tempfile.mktemp(prefix="telic-strace-")
+    server = McpProcess(["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", log, telic, "serve"], env,
+                        cwd=repo)
+    server.initialize()
+    for i in range(n):
+        server.call("telic_start_run", {"original_request": f"count fsyncs ({i})", "mode": "plan_only"})
+    server.close()
+    calls = 0
+    with open(log) as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[-1] in ("fsync", "fdatasync"):
+                calls += int(parts[3])  # % time, seconds, usecs/call, calls, [errors,] syscall
+    os.unlink(log)
+    return calls / n
+
+
+def uptime():
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def main():
+    telic = os.path.abspath(sys.argv[1])
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    print("load before:", uptime())
+    base = tempfile.mkdtemp(prefix="telic-issue18-")
+    repo = make_git_repo(os.path.join(base, "repo"))
+
+    def env(name):
+        return dict(os.environ, TELIC_REPOSITORY_ROOT=repo, TELIC_STATE_DIR=os.path.join(base, "state-" + name))
+
+    # The floor replays telic's own responses: capture one per read tool.
+    probe = Peer("probe", [telic, "serve"], env("probe"), repo)
+    probe.open()
+    replies = {tool: probe.server.call(tool, {"run_id": probe.run_id}) for tool in READS}
+    probe.close()
+    replies_path = os.path.join(base, "floor-replies.json")
+    with open(replies_path, "w", encoding="utf-8") as f:
+        json.dump(replies, f, ensure_ascii=False)
+    sizes = {tool: len(json.dumps(replies[tool], separators=(",", ":"), ensure_ascii=False)) for tool in READS}
+    floor_argv = [sys.executable, os.path.join(HERE, "echo_floor.py")]
+
+    peers = [Peer("telic", [telic, "serve"], env("telic"), repo),
+             Peer("floor", floor_argv, dict(env("floor"), FLOOR_REPLIES=replies_path), repo),
+             Peer("floor-small", floor_argv, env("floor-small"), repo)]
+    node, server_js = os.environ.get("REFERENCE_NODE"), os.environ.get("REFERENCE_SERVER")
+    if node and server_js:
+        peers.append(Peer("reference", [node, server_js], env("reference"), repo))
+    for peer in peers:
+        peer.open()
+    commits = []
+    for r in range(rounds):
+        for peer in peers:
+            peer.round(n, r * n)
+        commits += sqlite_commits(os.path.join(base, "commit.sqlite3"), n)
+    for peer in peers:
+        peer.close()
+    for _ in range(rounds * 4):
+        for peer in peers:
+            peer.startup_once()
+    by = {peer.name: peer for peer in peers}
+    ref = by.get("reference")
+    fsyncs = fsyncs_per_call(telic, env("strace"), repo, n)
+
+    print(f"\n{rounds} interleaved rounds x {n} calls per peer over stdio; ms (p50 / p99)")
+    print("| row | telic | floor | reference | ratio | target |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    for tool in READS:
+        t, f = by["telic"].samples[tool], by["floor"].samples[tool]
+        line = f"| {tool} ({sizes[tool]} B) | {p50(t):.3f} / {p99(t):.3f} | {p50(f):.3f} / {p99(f):.3f} |"
+        if ref:
+            rs = ref.samples[tool]
+            added_ratio = (p50(t) - p50(f)) / max(1e-9, p50(rs) - p50(f))
+            line += (f" {p50(rs):.3f} / {p99(rs):.3f} | added {added_ratio:.2f}x, p99 {p99(t) / p99(rs):.2f}x |"
+                     " added <= 0.10x, p99 <= 0.25x |")
+        else:
+            line += f" - | added {p50(t) - p50(f):.3f} ms | (needs the reference) |"
+        print(line)
+    t, f = by["telic"].samples["telic_start_run"], by["floor-small"].samples["telic_start_run"]
+    floor_commit = p50(f) + p50(commits)
+    line = (f"| telic_start_run (durable) | {p50(t):.3f} / {p99(t):.3f} | {p50(f):.3f} + commit {p50(commits):.3f}"
+            f" = {floor_commit:.3f} |")
+    line += f" {p50(ref.samples['telic_start_run']):.3f} / {p99(ref.samples['telic_start_run']):.3f} |" if ref else " - |"
+    print(line + f" {p50(t) / floor_commit:.2f}x | <= 1.3x |")
+    print(f"| fsync+fdatasync per start_run | {fsyncs if fsyncs is None else f'{fsyncs:.2f}'} | 1 (the commit) | - | - |"
+          " exactly 1 |")
+    ts, fs = by["telic"].startup, by["floor-small"].startup
+    line = f"| start-up + initialize | {p50(ts):.1f} | {p50(fs):.1f} |"
+    line += f" {p50(ref.startup):.1f} |" if ref else " - |"
+    print(line + f" {p50(ts) / p50(fs):.2f}x | <= 2x |")
+    rss = by["telic"].rss
+    print(f"| telic RSS start / end (MB, {rounds * n * 3} calls) | {rss[0] / 1024:.1f} / {rss[-1] / 1024:.1f} | - | - |"
+          f" growth {(rss[-1] - rss[0]) / 1024:.1f} MB | <= 30 MB, no growth |")
+    print("\nload after:", uptime())
+    shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
