@@ -27,6 +27,7 @@
 #include "base/sha256.h"
 #include "base/text.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/revision.h"
 
 namespace telic::mcp {
 namespace {
@@ -465,7 +466,8 @@ class HttpTransport::Impl {
       if (req.method == "OPTIONS") {
         res.set_header("Access-Control-Allow-Methods", "POST, DELETE, OPTIONS");
         res.set_header("Access-Control-Allow-Headers",
-                       "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+                       "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, "
+                       "Mcp-Method, Mcp-Name, traceparent, tracestate");
         res.set_header("Access-Control-Max-Age", "600");
       }
     }
@@ -567,6 +569,7 @@ class HttpTransport::Impl {
       res.set_content(*classified.error_response, kJson);
       return;
     }
+    if (IsModernHttpRequest(req, classified)) return PostModern(req, res, classified);
     bool is_initialize = classified.message && classified.message->id && classified.message->method == "initialize";
     if (is_initialize) return Initialize(req, res);
     std::string id;
@@ -586,6 +589,48 @@ class HttpTransport::Impl {
     res.set_header("Mcp-Session-Id", id);
     if (reply) res.set_content(*reply, kJson);
     else res.status = 202;
+  }
+
+  // 2026-07-28: a modern MCP-Protocol-Version header or `_meta` version.
+  static bool IsModernHttpRequest(const httplib::Request& req, const Classified& classified) {
+    if (IsModernVersion(req.get_header_value("MCP-Protocol-Version"))) return true;
+    return classified.message && IsModernMessage(classified.message->params);
+  }
+
+  // A stateless request: no session; the mirrored headers must match the body.
+  void PostModern(const httplib::Request& req, httplib::Response& res, const Classified& classified) {
+    if (!classified.message || !classified.message->id) {
+      res.status = 202;  // a notification (no header rules in 2026-07-28) or a client response
+      return;
+    }
+    const Message& message = *classified.message;
+    if (auto refusal = CheckMirroredHeaders(MirroredHeadersOf(req), *message.id, message.method, message.params)) {
+      res.status = 400;
+      res.set_content(*refusal, kJson);
+      return;
+    }
+    InFlight in_flight(in_flight_, options_.max_in_flight);
+    if (!in_flight.ok()) {
+      res.set_header("Retry-After", "1");
+      return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
+    }
+    std::optional<std::string> reply = server_.HandleLine(req.body);
+    if (!reply) return Reject(res, 500, "Internal error: the request produced no reply");
+    res.status = ModernHttpStatus(*reply);
+    res.set_content(*reply, kJson);
+  }
+
+  static MirroredHeaders MirroredHeadersOf(const httplib::Request& req) {
+    MirroredHeaders headers;
+    auto read = [&](const char* name, std::optional<std::string>& out) {
+      size_t count = req.get_header_value_count(name);
+      if (count > 1) headers.duplicated = true;
+      if (count >= 1) out = req.get_header_value(name);
+    };
+    read("MCP-Protocol-Version", headers.protocol_version);
+    read("Mcp-Method", headers.method);
+    read("Mcp-Name", headers.name);
+    return headers;
   }
 
   void Initialize(const httplib::Request& req, httplib::Response& res) {

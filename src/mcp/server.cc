@@ -115,7 +115,7 @@ Json Server::Initialize(const Json& params) const {
   const auto& versions = SupportedProtocolVersions();
   bool known = std::find(versions.begin(), versions.end(), requested) != versions.end();
   return {{"protocolVersion", known ? requested : versions.front()},
-          {"capabilities", {{"tools", {{"listChanged", true}}}, {"prompts", {{"listChanged", true}}}}},
+          {"capabilities", Capabilities(false)},
           {"serverInfo", {{"name", kServerName}, {"version", kServerVersion}}}};
 }
 
@@ -155,6 +155,10 @@ std::optional<std::string> Server::HandleLine(std::string_view line) {
   if (!classified.message) return std::nullopt;
   const Message& message = *classified.message;
   if (!message.id) return std::nullopt;  // notifications: initialized, cancelled, others — nothing to answer
+  auto context = ReadRequestContext(*message.id, message.params);
+  if (const auto* refusal = std::get_if<std::string>(&context)) return *refusal;
+  const RequestContext& request = std::get<RequestContext>(context);
+  if (request.modern) return DispatchModern(*message.id, message.method, message.params, request);
   return Dispatch(*message.id, message.method, message.params);
 }
 

@@ -10,6 +10,7 @@
 #include "base/canonical_json.h"
 #include "base/status.h"
 #include "controller/run_service.h"
+#include "mcp/revision.h"
 
 namespace telic::mcp {
 
@@ -62,6 +63,11 @@ class Server {
  private:
   std::optional<std::string> Dispatch(const Json& id, const std::string& method, const Json& params);
   Json Initialize(const Json& params) const;
+  // 2026-07-28 requests (modern_dispatch.cc).
+  std::optional<std::string> DispatchModern(const Json& id, const std::string& method, const Json& params,
+                                            const RequestContext& context);
+  // The capabilities an era advertises (initialize, server/discover).
+  Json Capabilities(bool modern) const;
 
   controller::RunService& service_;
   std::vector<ToolSpec> tools_;
