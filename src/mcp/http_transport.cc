@@ -416,7 +416,10 @@ class HttpTransport::Impl {
   }
 
   bool Run() { return http_.listen_after_bind(); }
-  void Stop() { http_.stop(); }
+  void Stop() {
+    stopping_ = true;  // open listen streams send their closing result and end
+    http_.stop();
+  }
 
   size_t SessionCount() {
     std::lock_guard lock(mutex_);
@@ -614,10 +617,57 @@ class HttpTransport::Impl {
       res.set_header("Retry-After", "1");
       return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
     }
+    if (message.method == "subscriptions/listen") return Listen(res, message);
     std::optional<std::string> reply = server_.HandleLine(req.body);
     if (!reply) return Reject(res, 500, "Internal error: the request produced no reply");
     res.status = ModernHttpStatus(*reply);
     res.set_content(*reply, kJson);
+  }
+
+  // subscriptions/listen: an SSE response that stays open (one worker
+  // thread each; at most half the workers) and carries the acknowledgement,
+  // then the opted-in notifications, a comment line as keep-alive every 15 s,
+  // and the closing result when the server stops.
+  void Listen(httplib::Response& res, const Message& message) {
+    if (listeners_.fetch_add(1) >= std::max(1, options_.worker_threads / 2)) {
+      --listeners_;
+      res.set_header("Retry-After", "5");
+      return Reject(res, 503, "Service Unavailable: too many subscriptions/listen streams");
+    }
+    auto queue = std::make_shared<ListenQueue>();
+    auto opened = server_.OpenListen(*message.id, message.params, [queue](const std::string& line) { queue->Push(line); });
+    if (const auto* refusal = std::get_if<std::string>(&opened)) {
+      --listeners_;
+      res.set_content(*refusal, kJson);
+      return;
+    }
+    int64_t handle = std::get<int64_t>(opened);
+    CloseAfter(res);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    Json id = *message.id;
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, queue, id, quiet = SteadyClock::now()](size_t, httplib::DataSink& sink) mutable {
+          auto send = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
+          std::string line;
+          if (stopping_ || queue->Overflowed()) {
+            if (stopping_) send("event: message\ndata: " + SubscriptionClosedReply(id) + "\n\n");
+            sink.done();
+            return true;
+          }
+          if (queue->Pop(line, std::chrono::milliseconds(500))) {
+            quiet = SteadyClock::now();
+            return send("event: message\ndata: " + line + "\n\n");
+          }
+          if (SteadyClock::now() - quiet < std::chrono::seconds(15)) return sink.is_writable();
+          quiet = SteadyClock::now();
+          return send(":\n\n");
+        },
+        [this, handle](bool) {
+          server_.hub().Unlisten(handle);
+          --listeners_;
+        });
   }
 
   static MirroredHeaders MirroredHeadersOf(const httplib::Request& req) {
@@ -685,6 +735,8 @@ class HttpTransport::Impl {
   std::mutex mutex_;
   std::map<std::string, Session> sessions_;
   std::atomic<int> in_flight_{0};
+  std::atomic<int> listeners_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 HttpTransport::HttpTransport(Server& server, HttpOptions options)

@@ -16,19 +16,41 @@ constexpr CacheHint kStaticList{3600000, true};
 }  // namespace
 
 Json Server::Capabilities(bool modern) const {
-  (void)modern;
-  return {{"tools", {{"listChanged", true}}}, {"prompts", {{"listChanged", true}}}};
+  Json capabilities = {{"tools", {{"listChanged", true}}},
+                       {"prompts", {{"listChanged", true}}},
+                       {"resources", {{"subscribe", true}, {"listChanged", modern}}},
+                       {"completions", Json::object()}};
+  if (!modern) capabilities["logging"] = Json::object();  // 2026-07-28 removed logging/setLevel
+  return capabilities;
+}
+
+void Server::set_output(NotificationHub::Sink output) {
+  output_ = output;
+  hub_.set_legacy_sink(std::move(output));
+}
+
+std::variant<int64_t, std::string> Server::OpenListen(const Json& id, const Json& params, NotificationHub::Sink sink) {
+  auto filter = ParseSubscriptionFilter(params);
+  if (!filter) return ErrorResponse(id, kInvalidParams, filter.error().message());
+  sink(SubscriptionAcknowledgement(id, *filter));
+  return hub_.Listen(id, std::move(*filter), std::move(sink));
 }
 
 std::optional<std::string> Server::DispatchModern(const Json& id, const std::string& method, const Json& params,
                                                   const RequestContext& context) {
-  (void)context;
   if (!MethodExistsIn(true, method)) return ErrorResponse(id, kMethodNotFound, "Method not found");
   if (method == "server/discover") {
     return ResultResponse(id, ModernResult({{"supportedVersions", AllProtocolVersions()},
                                             {"capabilities", Capabilities(true)}},
                                            kStaticList));
   }
+  if (method == "subscriptions/listen") {
+    if (!output_) return ErrorResponse(id, kMethodNotFound, "Method not found");
+    auto opened = OpenListen(id, params, output_);
+    if (const auto* refusal = std::get_if<std::string>(&opened)) return *refusal;
+    return std::nullopt;  // the stream stays open; its result comes only when it is closed
+  }
+  if (auto handled = DispatchResources(id, method, params, context)) return handled;
   if (method == "tools/list") return ResultResponse(id, ModernResult({{"tools", ListTools()}}, kStaticList));
   if (method == "prompts/list") return ResultResponse(id, ModernResult({{"prompts", ListPrompts()}}, kStaticList));
   if (method == "prompts/get") {
