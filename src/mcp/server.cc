@@ -122,6 +122,9 @@ std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& na
   }();
   if (!result) return ToolPayload{ToolErrorPayload(result.error()), true};
   if (observer_) observer_(*it, *result);
+  if (!it->read_only && result->contains("run") && (*result)["run"].is_object()) {
+    hub_.PublishRunChanged((*result)["run"].value("runId", ""));
+  }
   return ToolPayload{ToolSuccessPayload(std::move(*result)), false};
 }
 
@@ -136,7 +139,7 @@ Json Server::Initialize(const Json& params) const {
   const auto& versions = SupportedProtocolVersions();
   bool known = std::find(versions.begin(), versions.end(), requested) != versions.end();
   return {{"protocolVersion", known ? requested : versions.front()},
-          {"capabilities", {{"tools", {{"listChanged", true}}}, {"prompts", {{"listChanged", true}}}}},
+          {"capabilities", Capabilities(false)},
           {"serverInfo", {{"name", kServerName}, {"version", kServerVersion}}}};
 }
 
@@ -146,6 +149,7 @@ std::optional<std::string> Server::Dispatch(const Json& id, const std::string& m
     return ResultResponse(id, Initialize(params));
   }
   if (method == "ping") return ResultResponse(id, Json::object());
+  if (auto handled = DispatchResources(id, method, params, RequestContext{})) return handled;
   if (method == "tools/list") return ResultResponse(id, Json{{"tools", ListTools()}});
   if (method == "prompts/list") return ResultResponse(id, Json{{"prompts", ListPrompts()}});
   if (method == "prompts/get") {
@@ -175,7 +179,16 @@ std::optional<std::string> Server::HandleLine(std::string_view line) {
   if (classified.error_response) return classified.error_response;
   if (!classified.message) return std::nullopt;
   const Message& message = *classified.message;
-  if (!message.id) return std::nullopt;  // notifications: initialized, cancelled, others — nothing to answer
+  if (!message.id) {  // notifications: initialized, cancelled, others — nothing to answer
+    if (message.method == "notifications/cancelled" && message.params.is_object() && message.params.contains("requestId")) {
+      hub_.CancelBySubscriptionId(message.params["requestId"]);  // stdio: ends a subscriptions/listen stream
+    }
+    return std::nullopt;
+  }
+  auto context = ReadRequestContext(*message.id, message.params);
+  if (const auto* refusal = std::get_if<std::string>(&context)) return *refusal;
+  const RequestContext& request = std::get<RequestContext>(context);
+  if (request.modern) return DispatchModern(*message.id, message.method, message.params, request);
   return Dispatch(*message.id, message.method, message.params);
 }
 
