@@ -79,11 +79,12 @@ if MISSING and os.environ.get("CI"):
 
 
 class UiServer:
-    """`telic ui --db LEDGER --http 127.0.0.1:0`, its URL read from stderr."""
+    """`telic ui --db LEDGER --http 127.0.0.1:0` (or `argv`), its URL read from stderr."""
 
-    def __init__(self, ledger, cwd):
-        self.proc = subprocess.Popen([telic_binary(), "ui", "--db", ledger, "--http", "127.0.0.1:0"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    def __init__(self, ledger, cwd, argv=None):
+        argv = argv or [telic_binary(), "ui", "--db", ledger, "--http", "127.0.0.1:0"]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, cwd=cwd)
         self.url = None
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -345,6 +346,15 @@ class UiBrowserTest(unittest.TestCase):
         with self.assertRaises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request)
         self.assertEqual(refused.exception.code, 403)
+        # telic serve --http --ui: the same pages under /ui beside /mcp.
+        served = UiServer(self.ledger, self.base, [telic_binary(), "serve", "--db", self.ledger, "--http", "127.0.0.1:0", "--ui"])
+        try:
+            self.driver.get(served.url + "runs/" + self.demo_run)
+            self.assertNoConsoleErrors("serve --ui")
+            self.assertEqual(self.text("#run-id"), self.demo_run)
+            self.assertEqual(self.text("#run-status"), "completed")
+        finally:
+            served.close()
         self.driver.get(self.ui.url + "runs/no-such-run")
         self.assertIn("Run not found", self.text("#error"))
         self.driver.get_log("browser")  # the 404 itself is logged; nothing else should be
