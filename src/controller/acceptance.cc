@@ -459,6 +459,36 @@ Status CheckCompletedWorkResult(RunSnapshot& snapshot, const Json& node, const J
   return Ok();
 }
 
+// Whether `action` is a completed read-only step that can confirm a known
+// correction still applies: a repository read, a typed inspection, or a
+// non-mutating command such as the failing test (D57).
+bool IsPreflightStep(const Json& action) {
+  static const std::vector<std::string> kPreflight = {"repository.read", "shell.inspect", "runtime.inspect", "shell.execute"};
+  return action.value("status", "") == "completed" && action.contains("mutating") && action["mutating"] == false &&
+         ContainsString(kPreflight, action.value("capability", ""));
+}
+
+// TEL-031: a fix_only execution begins with a minimal preflight. The first
+// mutating action the run attempts (completed or failed) must follow a
+// completed preflight step, in this WorkResult or in one accepted before it.
+Status CheckFixOnlyPreflight(RunSnapshot& snapshot, const Json& body, const Items& actions) {
+  auto first_mutation = std::find_if(actions.begin(), actions.end(), [](const Json& a) {
+    std::string st = a.value("status", "");
+    return a.value("mutating", false) == true && (st == "completed" || st == "failed");
+  });
+  if (first_mutation == actions.end()) return Ok();
+  if (std::any_of(actions.begin(), first_mutation, [](const Json& a) { return IsPreflightStep(a); })) return Ok();
+  for (const auto* meta : snapshot.All("WorkResult")) {
+    TELIC_ASSIGN_OR_RETURN(const Json* earlier, snapshot.Body(*meta));
+    Items done = Objects(*earlier, "actions");
+    if (std::any_of(done.begin(), done.end(), [](const Json& a) { return IsPreflightStep(a); })) return Ok();
+  }
+  return Reject(At(body, "actions", first_mutation->get()),
+                "fix_only execution must begin with a minimal preflight: a completed non-mutating repository.read, "
+                "shell.inspect, runtime.inspect or shell.execute action confirming the known correction still applies "
+                "must come before the first mutating action");
+}
+
 Status CheckWorkResult(RunSnapshot& snapshot, const Submission& s, std::optional<PermissionDenial>& denial) {
   const auto& run = snapshot.run();
   const Json& body = s.body;
@@ -524,7 +554,9 @@ Status CheckWorkResult(RunSnapshot& snapshot, const Submission& s, std::optional
   if (body.value("status", "") == "completed") {
     TELIC_RETURN_IF_ERROR(CheckCompletedWorkResult(snapshot, node, body, actions, coverage_ids));
   }
-  return CheckEvidenceSemantics(snapshot, s.type, body);
+  TELIC_RETURN_IF_ERROR(CheckEvidenceSemantics(snapshot, s.type, body));
+  // Last, so that a result refused for another reason names that reason.
+  return mode == "fix_only" ? CheckFixOnlyPreflight(snapshot, body, actions) : Ok();
 }
 
 // ---------------------------------------------------------------- QualityReview

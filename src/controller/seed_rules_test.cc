@@ -232,19 +232,33 @@ TEST(SeedRulesTest, FrameStaysAuthoritativeOverADifferingScenarioSpec) {
 }
 
 // covers TEL-091: for project work a ScenarioSpec may not add what its frame
-// lacks: a spec whose source map rests a field on a source the frame never
-// cited (here the run envelope, for "permissions") is refused.
-// DISABLED: product defect: telic checks only the spec's problemFrameRef
-// (controller/submit.cc SubmitSupportingAttempt), not that its sourceMap stays
-// within the frame's sources, so this spec is stored.
-TEST(SeedRulesTest, DISABLED_ScenarioSpecCannotAddSourcesAbsentFromTheFrame) {
+// lacks. A spec whose source map rests a presentation field on a source the
+// frame never cited (here the run envelope) is refused, and so is one that maps
+// a field a ScenarioSpec does not have ("permissions": it would add authority);
+// both leave the run unchanged. A spec resting its fields on the frame, the
+// request and the frame's own fact sources is stored.
+TEST(SeedRulesTest, ScenarioSpecCannotAddSourcesAbsentFromTheFrame) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("compiles the task contract"));
-  Json spec = SeedScenarioSpec(s);
-  spec["sourceMap"] = Json::array({{{"field", "permissions"}, {"sourceRefs", Json::array({s.Uri(s.run().run_id)})}}});
-  auto stored = s.Submit("ScenarioSpec", spec);
-  EXPECT_FALSE(stored) << "a ScenarioSpec citing a source outside its ProblemFrame was stored";
+  Json outside = SeedScenarioSpec(s);
+  outside["sourceMap"] = Json::array({{{"field", "narrative"}, {"sourceRefs", Json::array({s.Uri(s.run().run_id)})}}});
+  SeedExpectRefused(s, "ScenarioSpec", outside, "/sourceMap/0/sourceRefs/0: " + s.Uri(s.run().run_id) +
+                                                    " is not cited by its ProblemFrame");
+  Json unknown_field = SeedScenarioSpec(s);
+  unknown_field["sourceMap"] = Json::array({{{"field", "permissions"}, {"sourceRefs", Json::array({s.Uri("frame-01")})}}});
+  SeedExpectRefused(s, "ScenarioSpec", unknown_field, "/sourceMap/0/field: 'permissions' is not a presentation field");
+
+  Json frame = s.Artifact("frame-01");
+  Json within = SeedScenarioSpec(s);
+  within["sourceMap"] = Json::array({{{"field", "title"}, {"sourceRefs", Json::array({s.Uri("frame-01")})}},
+                                     {{"field", "observableSymptoms[0]"},
+                                      {"sourceRefs", Json::array({frame["originalRequestRef"]})}}});
+  for (const Json& fact : frame["knownFacts"]) {
+    within["sourceMap"].push_back({{"field", "narrative"}, {"sourceRefs", Json::array({fact["sourceRef"]})}});
+  }
+  auto stored = s.Submit("ScenarioSpec", within);
+  ASSERT_TRUE(stored) << stored.error().message();
 }
 
 // ---------------------------------------------------------------- projections

@@ -98,6 +98,53 @@ bool ContainsSecretInValue(const Json& value) {
   return false;
 }
 
+// The references a ProblemFrame cites: the frame itself, its original request,
+// every fact's and inference's source, the evidence its unknowns inspected, its
+// rule references and its clarification request.
+std::vector<std::string> FrameCitedRefs(const std::string& frame_uri, const Json& frame) {
+  std::vector<std::string> refs{frame_uri, frame.value("originalRequestRef", "")};
+  for (const Json& fact : frame.value("knownFacts", Json::array())) refs.push_back(fact.value("sourceRef", ""));
+  for (const Json& inference : frame.value("inferences", Json::array())) {
+    for (const auto& ref : StringArray(inference, "sourceRefs")) refs.push_back(ref);
+  }
+  for (const Json& unknown : frame.value("unknowns", Json::array())) {
+    for (const auto& ref : StringArray(unknown, "evidenceInspected")) refs.push_back(ref);
+  }
+  for (const auto& ref : StringArray(frame, "applicableRuleRefs")) refs.push_back(ref);
+  if (frame.contains("clarification")) refs.push_back(frame["clarification"].value("requestRef", ""));
+  return refs;
+}
+
+// TEL-091: a ScenarioSpec presents its ProblemFrame and may not add to it.
+// Every source-map entry names one of the spec's own presentation fields
+// (optionally with a path below it: "observableSymptoms[0]") and rests it only
+// on references the frame itself cites (D56).
+Status CheckScenarioSourceMap(const Json& spec, const std::string& frame_uri, const Json& frame) {
+  static const std::vector<std::string> kPresentationFields = {"title", "narrative", "actor", "observableSymptoms",
+                                                               "desiredOutcome"};
+  std::vector<std::string> cited = FrameCitedRefs(frame_uri, frame);
+  const Json& map = spec.contains("sourceMap") ? spec["sourceMap"] : Json::array();
+  for (size_t i = 0; i < map.size(); ++i) {
+    std::string field = map[i].value("field", "");
+    std::string head = field.substr(0, field.find_first_of("[./"));
+    if (!ContainsString(kPresentationFields, head)) {
+      return Reject(fmt::format("ScenarioSpec /sourceMap/{}/field: '{}' is not a presentation field of a ScenarioSpec "
+                                "(title, narrative, actor, observableSymptoms, desiredOutcome); a ScenarioSpec may not "
+                                "add requirements or permissions to its ProblemFrame",
+                                i, field));
+    }
+    std::vector<std::string> refs = StringArray(map[i], "sourceRefs");
+    for (size_t j = 0; j < refs.size(); ++j) {
+      if (!ContainsString(cited, refs[j])) {
+        return Reject(fmt::format("ScenarioSpec /sourceMap/{}/sourceRefs/{}: {} is not cited by its ProblemFrame; a "
+                                  "ScenarioSpec may not add facts absent from the frame",
+                                  i, j, refs[j]));
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<SubmitResult> RunService::SubmitArtifact(const SubmitRequest& r) {
@@ -366,6 +413,8 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
     if (!frame || body.value("problemFrameRef", "") != snapshot.Uri(*fid) || frame->type != "ProblemFrame") {
       return Reject("ScenarioSpec must reference an existing ProblemFrame in the same run");
     }
+    TELIC_ASSIGN_OR_RETURN(const Json* frame_body, snapshot.Body(*frame));
+    TELIC_RETURN_IF_ERROR(CheckScenarioSourceMap(body, snapshot.Uri(*fid), *frame_body));
   }
   std::string producer = evidence ? "executor" : "scenario_author";
   std::string now = FormatIsoMillis(clock_.NowMillis());

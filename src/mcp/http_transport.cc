@@ -27,6 +27,7 @@
 #include "base/sha256.h"
 #include "base/text.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/revision.h"
 
 namespace telic::mcp {
 namespace {
@@ -434,7 +435,10 @@ class HttpTransport::Impl {
       if (!server_ || owned) mount.decorate(res);
     }
   }
-  void Stop() { http_.stop(); }
+  void Stop() {
+    stopping_ = true;  // open listen streams send their closing result and end
+    http_.stop();
+  }
 
   size_t SessionCount() {
     std::lock_guard lock(mutex_);
@@ -484,7 +488,8 @@ class HttpTransport::Impl {
       if (req.method == "OPTIONS") {
         res.set_header("Access-Control-Allow-Methods", "POST, DELETE, OPTIONS");
         res.set_header("Access-Control-Allow-Headers",
-                       "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+                       "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, "
+                       "Mcp-Method, Mcp-Name, traceparent, tracestate");
         res.set_header("Access-Control-Max-Age", "600");
       }
     }
@@ -586,6 +591,7 @@ class HttpTransport::Impl {
       res.set_content(*classified.error_response, kJson);
       return;
     }
+    if (IsModernHttpRequest(req, classified)) return PostModern(req, res, classified);
     bool is_initialize = classified.message && classified.message->id && classified.message->method == "initialize";
     if (is_initialize) return Initialize(req, res);
     std::string id;
@@ -605,6 +611,95 @@ class HttpTransport::Impl {
     res.set_header("Mcp-Session-Id", id);
     if (reply) res.set_content(*reply, kJson);
     else res.status = 202;
+  }
+
+  // 2026-07-28: a modern MCP-Protocol-Version header or `_meta` version.
+  static bool IsModernHttpRequest(const httplib::Request& req, const Classified& classified) {
+    if (IsModernVersion(req.get_header_value("MCP-Protocol-Version"))) return true;
+    return classified.message && IsModernMessage(classified.message->params);
+  }
+
+  // A stateless request: no session; the mirrored headers must match the body.
+  void PostModern(const httplib::Request& req, httplib::Response& res, const Classified& classified) {
+    if (!classified.message || !classified.message->id) {
+      res.status = 202;  // a notification (no header rules in 2026-07-28) or a client response
+      return;
+    }
+    const Message& message = *classified.message;
+    if (auto refusal = CheckMirroredHeaders(MirroredHeadersOf(req), *message.id, message.method, message.params)) {
+      res.status = 400;
+      res.set_content(*refusal, kJson);
+      return;
+    }
+    InFlight in_flight(in_flight_, options_.max_in_flight);
+    if (!in_flight.ok()) {
+      res.set_header("Retry-After", "1");
+      return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
+    }
+    if (message.method == "subscriptions/listen") return Listen(res, message);
+    std::optional<std::string> reply = server_->HandleLine(req.body);
+    if (!reply) return Reject(res, 500, "Internal error: the request produced no reply");
+    res.status = ModernHttpStatus(*reply);
+    res.set_content(*reply, kJson);
+  }
+
+  // subscriptions/listen: an SSE response that stays open (one worker
+  // thread each; at most half the workers) and carries the acknowledgement,
+  // then the opted-in notifications, a comment line as keep-alive every 15 s,
+  // and the closing result when the server stops.
+  void Listen(httplib::Response& res, const Message& message) {
+    if (listeners_.fetch_add(1) >= std::max(1, options_.worker_threads / 2)) {
+      --listeners_;
+      res.set_header("Retry-After", "5");
+      return Reject(res, 503, "Service Unavailable: too many subscriptions/listen streams");
+    }
+    auto queue = std::make_shared<ListenQueue>();
+    auto opened = server_->OpenListen(*message.id, message.params, [queue](const std::string& line) { queue->Push(line); });
+    if (const auto* refusal = std::get_if<std::string>(&opened)) {
+      --listeners_;
+      res.set_content(*refusal, kJson);
+      return;
+    }
+    int64_t handle = std::get<int64_t>(opened);
+    CloseAfter(res);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    Json id = *message.id;
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, queue, id, quiet = SteadyClock::now()](size_t, httplib::DataSink& sink) mutable {
+          auto send = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
+          std::string line;
+          if (stopping_ || queue->Overflowed()) {
+            if (stopping_) send("event: message\ndata: " + SubscriptionClosedReply(id) + "\n\n");
+            sink.done();
+            return true;
+          }
+          if (queue->Pop(line, std::chrono::milliseconds(500))) {
+            quiet = SteadyClock::now();
+            return send("event: message\ndata: " + line + "\n\n");
+          }
+          if (SteadyClock::now() - quiet < std::chrono::seconds(15)) return sink.is_writable();
+          quiet = SteadyClock::now();
+          return send(":\n\n");
+        },
+        [this, handle](bool) {
+          server_->hub().Unlisten(handle);
+          --listeners_;
+        });
+  }
+
+  static MirroredHeaders MirroredHeadersOf(const httplib::Request& req) {
+    MirroredHeaders headers;
+    auto read = [&](const char* name, std::optional<std::string>& out) {
+      size_t count = req.get_header_value_count(name);
+      if (count > 1) headers.duplicated = true;
+      if (count >= 1) out = req.get_header_value(name);
+    };
+    read("MCP-Protocol-Version", headers.protocol_version);
+    read("Mcp-Method", headers.method);
+    read("Mcp-Name", headers.name);
+    return headers;
   }
 
   void Initialize(const httplib::Request& req, httplib::Response& res) {
@@ -659,6 +754,8 @@ class HttpTransport::Impl {
   std::mutex mutex_;
   std::map<std::string, Session> sessions_;
   std::atomic<int> in_flight_{0};
+  std::atomic<int> listeners_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 HttpTransport::HttpTransport(Server& server, HttpOptions options)

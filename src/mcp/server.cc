@@ -107,6 +107,9 @@ std::optional<Json> Server::CallTool(const std::string& name, const Json* argume
   }();
   if (!result) return ToolErrorResult(result.error());
   if (observer_) observer_(*it, *result);
+  if (!it->read_only && result->contains("run") && (*result)["run"].is_object()) {
+    hub_.PublishRunChanged((*result)["run"].value("runId", ""));
+  }
   return ToolSuccessResult(*result);
 }
 
@@ -115,7 +118,7 @@ Json Server::Initialize(const Json& params) const {
   const auto& versions = SupportedProtocolVersions();
   bool known = std::find(versions.begin(), versions.end(), requested) != versions.end();
   return {{"protocolVersion", known ? requested : versions.front()},
-          {"capabilities", {{"tools", {{"listChanged", true}}}, {"prompts", {{"listChanged", true}}}}},
+          {"capabilities", Capabilities(false)},
           {"serverInfo", {{"name", kServerName}, {"version", kServerVersion}}}};
 }
 
@@ -125,6 +128,7 @@ std::optional<std::string> Server::Dispatch(const Json& id, const std::string& m
     return ResultResponse(id, Initialize(params));
   }
   if (method == "ping") return ResultResponse(id, Json::object());
+  if (auto handled = DispatchResources(id, method, params, RequestContext{})) return handled;
   if (method == "tools/list") return ResultResponse(id, Json{{"tools", ListTools()}});
   if (method == "prompts/list") return ResultResponse(id, Json{{"prompts", ListPrompts()}});
   if (method == "prompts/get") {
@@ -154,7 +158,16 @@ std::optional<std::string> Server::HandleLine(std::string_view line) {
   if (classified.error_response) return classified.error_response;
   if (!classified.message) return std::nullopt;
   const Message& message = *classified.message;
-  if (!message.id) return std::nullopt;  // notifications: initialized, cancelled, others — nothing to answer
+  if (!message.id) {  // notifications: initialized, cancelled, others — nothing to answer
+    if (message.method == "notifications/cancelled" && message.params.is_object() && message.params.contains("requestId")) {
+      hub_.CancelBySubscriptionId(message.params["requestId"]);  // stdio: ends a subscriptions/listen stream
+    }
+    return std::nullopt;
+  }
+  auto context = ReadRequestContext(*message.id, message.params);
+  if (const auto* refusal = std::get_if<std::string>(&context)) return *refusal;
+  const RequestContext& request = std::get<RequestContext>(context);
+  if (request.modern) return DispatchModern(*message.id, message.method, message.params, request);
   return Dispatch(*message.id, message.method, message.params);
 }
 

@@ -5,11 +5,14 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "base/canonical_json.h"
 #include "base/status.h"
 #include "controller/run_service.h"
+#include "mcp/revision.h"
+#include "mcp/subscriptions.h"
 
 namespace telic::mcp {
 
@@ -59,13 +62,40 @@ class Server {
   // (e.g. to keep active-session.json current).
   void set_tool_observer(std::function<void(const ToolSpec&, const Json&)> observer) { observer_ = std::move(observer); }
 
+  // Where a transport that shares one channel for every message (stdio)
+  // delivers server-initiated lines: subscriptions/listen notifications and
+  // legacy resources/updated. Unset: no stream can be opened in HandleLine.
+  void set_output(NotificationHub::Sink output);
+  NotificationHub& hub() { return hub_; }
+
+  // Opens a subscriptions/listen stream for request `id`: delivers the
+  // acknowledgement through `sink`, then registers it. Returns the hub handle
+  // or the JSON-RPC error reply.
+  std::variant<int64_t, std::string> OpenListen(const Json& id, const Json& params, NotificationHub::Sink sink);
+
  private:
   std::optional<std::string> Dispatch(const Json& id, const std::string& method, const Json& params);
   Json Initialize(const Json& params) const;
+  // 2026-07-28 requests (modern_dispatch.cc).
+  std::optional<std::string> DispatchModern(const Json& id, const std::string& method, const Json& params,
+                                            const RequestContext& context);
+  // The capabilities an era advertises (initialize, server/discover).
+  Json Capabilities(bool modern) const;
+  // Resources, completion, legacy subscribe and logging (resources.cc);
+  // nullopt when `method` is none of them.
+  std::optional<std::string> DispatchResources(const Json& id, const std::string& method, const Json& params,
+                                               const RequestContext& context);
+  std::string ListResources(const Json& id, const Json& params, bool modern);
+  std::string ReadResource(const Json& id, const Json& params, bool modern);
+  std::string Complete(const Json& id, const Json& params, bool modern);
+  // A read-only tool's payload for validated `arguments` (resources/read).
+  Result<Json> ReadToolPayload(const std::string& name, Json arguments);
 
   controller::RunService& service_;
   std::vector<ToolSpec> tools_;
   std::function<void(const ToolSpec&, const Json&)> observer_;
+  NotificationHub hub_;
+  NotificationHub::Sink output_;
 };
 
 // The tool result for a handled failure: isError, structuredContent

@@ -1,6 +1,8 @@
 #include "mcp/stdio.h"
 
 #include <csignal>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include <fmt/format.h>
@@ -51,17 +53,25 @@ int ServeStdio(Server& server, std::FILE* in, std::FILE* out) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  // Replies and notifications share stdout; one line at a time.
+  auto write_mutex = std::make_shared<std::mutex>();
+  auto write = [out, write_mutex](const std::string& text) {
+    std::lock_guard lock(*write_mutex);
+    WriteLine(out, text);
+  };
+  server.set_output(write);
   std::string line;
   bool too_long = false;
   while (!g_stop && ReadLine(in, line, Server::kMaxMessageBytes, too_long)) {
     if (too_long) {
-      WriteLine(out, ErrorResponse(nullptr, kInvalidRequest,
+      write(ErrorResponse(nullptr, kInvalidRequest,
                                    fmt::format("Invalid Request: message exceeds {} bytes", Server::kMaxMessageBytes)));
       continue;
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (auto reply = server.HandleLine(line)) WriteLine(out, *reply);
+    if (auto reply = server.HandleLine(line)) write(*reply);
   }
+  server.set_output(nullptr);
   return 0;
 }
 

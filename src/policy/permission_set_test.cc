@@ -1,6 +1,7 @@
 // Capabilities, mode ceilings and PermissionSets (WIRE-CONTRACT §6.1, §12.1-12.5).
 #include "policy/permission_set.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -45,6 +46,28 @@ TEST(ModesTest, FiveModes) {
   EXPECT_FALSE(IsMode("analyze"));
   EXPECT_FALSE(IsMode("REPORT_ONLY"));
   EXPECT_FALSE(IsMode("report-only"));
+}
+
+// covers TEL-030: fix_only's ceiling holds its work to a preflight (reads and
+// typed inspections), the scoped change (repository write/delete, the allowed
+// commands) and its verification: no new investigation (browser, network), no
+// restart, no browser or external mutation, however the run was granted.
+TEST(ModesTest, FixOnlyCeilingIsPreflightChangeAndVerification) {
+  const std::vector<std::string> allowed = {"repository.read", "repository.write", "repository.delete", "shell.inspect",
+                                            "shell.execute",   "runtime.inspect",  "subagent.spawn"};
+  for (const auto& kind : kKinds) {
+    bool expected = std::find(allowed.begin(), allowed.end(), kind) != allowed.end();
+    EXPECT_EQ(ModeAllows("fix_only", kind), expected) << kind;
+  }
+  Json everything = CapabilitiesToPermissionSet(kAllCapabilities, {"npm test"}, false, {"api.example.com"});
+  Json effective = EffectiveRunPermissions("fix_only", everything, EmptyPermissionSet());
+  EXPECT_EQ(effective["browser"]["inspect"], false);
+  EXPECT_EQ(effective["browser"]["mutateState"], false);
+  EXPECT_EQ(effective["network"]["readDomains"], Json::array());
+  EXPECT_EQ(effective["network"]["externalWrite"], false);
+  EXPECT_EQ(effective["runtime"]["restart"], Json::array());
+  EXPECT_EQ(effective["repository"]["write"], Json::array({"**"}));
+  EXPECT_EQ(effective["shell"]["executeAllowlist"], Json::array({"npm test"}));
 }
 
 TEST(DefaultGrantsForModeTest, PerMode) {

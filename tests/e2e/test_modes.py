@@ -321,7 +321,8 @@ class ModesTest(unittest.TestCase):
                                                  "status": "completed", "evidenceRefs": refs, "rationaleSummary": "Done."}
         result = {"id": "result-1", "workPlanRef": h.ref("plan-01"), "nodeId": "micro-execute", "status": "completed",
                   "observations": [], "inferences": [],
-                  "actions": [action("w", "repository.write", True, [h.ref("diff-1")]),
+                  "actions": [action("p", "repository.read", False, [h.ref("read-1")]),
+                              action("w", "repository.write", True, [h.ref("diff-1")]),
                               action("r", "repository.read", False, [h.ref("read-1")])],
                   "filesChanged": [{"path": "src/app.ts", "changeType": "modified", "beforeHash": "sha256:" + "0" * 64,
                                     "afterHash": "sha256:" + "1" * 64, "diffRef": h.ref("diff-1")}],
@@ -329,8 +330,12 @@ class ModesTest(unittest.TestCase):
                   "acceptanceCoverage": [passed("AC-1", [h.ref("read-1")])], "unresolvedIssues": [], "deviations": [],
                   "rationaleSummary": "Fixed and re-read."}
         early = copy.deepcopy(result)
-        early["actions"].reverse()
+        early["actions"] = [early["actions"][2], early["actions"][1]]
         h.refuse("WorkResult", early, "must run after the final mutating action")
+        # covers TEL-031: the write may not come first; a preflight read must precede it (D57).
+        no_preflight = copy.deepcopy(result)
+        no_preflight["actions"] = no_preflight["actions"][1:]
+        h.refuse("WorkResult", no_preflight, "fix_only execution must begin with a minimal preflight")
         h.submit("WorkResult", result)
         self.assertEqual(h.action["phase"], "agent_3_quality_review")
         verification = [{"requirementId": "VR-MICRO", "capability": "repository.read", "status": "pass",

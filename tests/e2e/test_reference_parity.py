@@ -510,7 +510,7 @@ class FullFlowTest(ParityCase):
     def plan(self, r, pid="plan-01", nid="investigate", mutation=None, inputs=None):
         mode = r.mode
         mutation = mode == "fix_only" if mutation is None else mutation
-        calls = 0 if mode == "report_only" else (2 if mutation else 1)
+        calls = 0 if mode == "report_only" else (3 if mutation and mode == "fix_only" else 2 if mutation else 1)
         tools = [] if mode == "report_only" else (["repository.write", "repository.read"] if mutation
                                                   else ["repository.read"])
         perms = (permissions(read=["**"], write=["src/**"]) if mutation
@@ -531,8 +531,11 @@ class FullFlowTest(ParityCase):
         body = result_body(r, ev, rid, nid, pid, cid=cid)
         body["observations"][0]["id"] = f"observation-{rid}"
         if mutation:
-            body["actions"] = [action("repository.write", "src/fix.ts", [ev], f"action-{rid}"),
-                               action("repository.read", "src/fix.ts", [ev], f"verify-{rid}")]
+            # telic requires a fix_only preflight before the first write (TEL-031, D57); the reference accepts
+            # the same result with or without it.
+            preflight = [action("repository.read", API, [ev], f"preflight-{rid}")] if r.mode == "fix_only" else []
+            body["actions"] = preflight + [action("repository.write", "src/fix.ts", [ev], f"action-{rid}"),
+                                           action("repository.read", "src/fix.ts", [ev], f"verify-{rid}")]
             body["filesChanged"] = [file_change("src/fix.ts", ev, "created")]
         else:
             body["actions"] = [action("repository.read", API, [ev], f"action-{rid}")]
@@ -2255,7 +2258,8 @@ class TopologyLoopsTest(ParityCase):
         ev = r.ref("evidence-01")
         r.submit("Evidence", evidence_body(r, kind="diff", content='{"diff":"bar→baz"}'))
         result = result_body(r, ev, nid="micro-execute",
-                             actions=[action("repository.write", "src/foo.ts", [ev], "action-01"),
+                             actions=[action("repository.read", "src/foo.ts", [ev], "preflight-01"),  # TEL-031, D57
+                                      action("repository.write", "src/foo.ts", [ev], "action-01"),
                                       action("repository.read", "src/foo.ts", [ev], "verify-01")],
                              files=[file_change("src/foo.ts", ev)])
         if not observations:
