@@ -26,9 +26,11 @@
 #include "mcp/graph_tools.h"
 #include "cli/broker_gate.h"
 #include "cli/check_command.h"
+#include "cli/ui_command.h"
 #include "controller/broker.h"
 #include "controller/grounder.h"
 #include "controller/run_service.h"
+#include "controller/verify.h"
 #include "controller/views.h"
 #include "mcp/child_client.h"
 #include "mcp/http_transport.h"
@@ -52,6 +54,7 @@ struct Options {
   std::string auth_token_file;
   std::vector<std::string> allow_origins;
   std::vector<std::string> allow_hosts;
+  bool ui = false;  // serve --http --ui: the web UI under /ui
 };
 
 // Everything a command needs: where state lives, the open store, the service.
@@ -151,22 +154,39 @@ Result<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
-int ServeOverHttp(const Options& options, mcp::Server& server, Context& context) {
-  auto address = mcp::ParseListenAddress(options.http);
-  if (!address) return Failure(address.error());
+// The HTTP listener settings shared by `serve --http` and `ui`: address,
+// bearer token, extra origins and hosts.
+Result<mcp::HttpOptions> HttpSettings(const Options& options, Context& context) {
+  TELIC_ASSIGN_OR_RETURN(auto address, mcp::ParseListenAddress(options.http));
   mcp::HttpOptions http;
-  http.host = address->first;
-  http.port = address->second;
+  http.host = address.first;
+  http.port = address.second;
   if (!options.auth_token_file.empty()) {
-    auto token = ReadToken(options.auth_token_file);
-    if (!token) return Failure(token.error());
-    http.auth_token = *token;
+    TELIC_ASSIGN_OR_RETURN(http.auth_token, ReadToken(options.auth_token_file));
   }
   http.allowed_origins = options.allow_origins;
   http.allowed_hosts = options.allow_hosts;
   store::Store& ledger = *context.store;
   http.readiness = [&ledger] { return store::CheckStoreReady(ledger); };
-  return mcp::ServeHttp(server, std::move(http), context.location.repository_root);
+  return http;
+}
+
+int ServeOverHttp(const Options& options, mcp::Server& server, Context& context) {
+  auto http = HttpSettings(options, context);
+  if (!http) return Failure(http.error());
+  UiBinding ui;
+  if (options.ui) ui = MountUi(*http, *context.store, context.graph->store.get(), *context.service);
+  return mcp::ServeHttp(server, std::move(*http), context.location.repository_root);
+}
+
+// telic ui: the read-only web trace viewer over the ledger (no /mcp).
+int Ui(Options options) {
+  if (options.http.empty()) options.http = "127.0.0.1:7420";
+  auto context = OpenContext(options, false);
+  if (!context) return Failure(context.error());
+  auto http = HttpSettings(options, **context);
+  if (!http) return Failure(http.error());
+  return ServeUi(std::move(*http), *(*context)->store, (*context)->graph->store.get(), *(*context)->service);
 }
 
 int Serve(const Options& options) {
@@ -372,44 +392,18 @@ int Doctor(const Options& options) {
 int Verify(const Options& options, const std::string& run_id) {
   auto context = OpenContext(options, false);
   if (!context) return Failure(context.error());
-  auto& service = *(*context)->service;
-  auto detail = service.GetRun(run_id);
-  if (!detail) return Failure(detail.error());
-  std::vector<std::string> problems;
-  size_t artifacts_ok = 0;
-  for (const auto& meta : detail->artifacts) {
-    auto artifact = service.GetArtifact(run_id, meta.id);
-    if (artifact) {
-      ++artifacts_ok;
-    } else {
-      problems.push_back(artifact.error().message());
-    }
-  }
-  int64_t after = 0, events = 0;
-  std::string prev;
-  while (true) {
-    auto page = service.GetTrace(run_id, after, 500);
-    if (!page) return Failure(page.error());
-    for (const auto& event : page->events) {
-      ++events;
-      if (event.sequence != after + 1) problems.push_back(fmt::format("trace gap before sequence {}", event.sequence));
-      if (event.prev_hash != prev) problems.push_back(fmt::format("event {} does not chain to its predecessor", event.sequence));
-      if (store::ComputeTraceEventHash(event) != event.hash) problems.push_back(fmt::format("event {} hash mismatch", event.sequence));
-      prev = event.hash;
-      after = event.sequence;
-    }
-    if (!page->has_more) break;
-  }
-  Json report = {{"ok", problems.empty()}, {"runId", run_id}, {"artifactsVerified", artifacts_ok},
-                 {"artifacts", detail->artifacts.size()}, {"traceEvents", events}, {"problems", problems}};
+  auto report = controller::VerifyRun(*(*context)->service, run_id);
+  if (!report) return Failure(report.error());
+  bool ok = (*report)["ok"].get<bool>();
   if (options.json) {
-    PrintJson(report, options);
+    PrintJson(*report, options);
   } else {
-    std::cout << fmt::format("{}: {} of {} artifacts verified, {} trace events chained{}\n", run_id, artifacts_ok,
-                             detail->artifacts.size(), events, problems.empty() ? ", no problems" : "");
-    for (const auto& p : problems) std::cout << "  problem: " << p << "\n";
+    std::cout << fmt::format("{}: {} of {} artifacts verified, {} trace events chained{}\n", run_id,
+                             (*report)["artifactsVerified"].get<size_t>(), (*report)["artifacts"].get<size_t>(),
+                             (*report)["traceEvents"].get<int64_t>(), ok ? ", no problems" : "");
+    for (const Json& p : (*report)["problems"]) std::cout << "  problem: " << p.get<std::string>() << "\n";
   }
-  return problems.empty() ? 0 : 1;
+  return ok ? 0 : 1;
 }
 
 std::string SelfExecutable(const char* argv0) {
@@ -523,8 +517,13 @@ int RunCli(int argc, char** argv) {
   auto* broker_gate = app.add_subcommand("broker-gate", "host hook: decide one tool call read from stdin against the active run");
   broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
   broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
-  for (auto* sub : {serve, mcp_alias}) {
-    sub->add_option("--http", options.http, "serve MCP Streamable HTTP on HOST:PORT (POST /mcp) instead of stdio");
+  auto* ui = app.add_subcommand("ui", "serve the read-only web trace viewer (default http://127.0.0.1:7420/ui/)");
+  ui->add_option("--http", options.http, "listen on HOST:PORT (default 127.0.0.1:7420; port 0: any free port)");
+  add_common(ui);
+  serve->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
+  mcp_alias->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
+  for (auto* sub : {serve, mcp_alias, ui}) {
+    if (sub != ui) sub->add_option("--http", options.http, "serve MCP Streamable HTTP on HOST:PORT (POST /mcp) instead of stdio");
     sub->add_option("--auth-token-file", options.auth_token_file,
                     "require this bearer token on every HTTP request (needed to listen beyond loopback)");
     sub->add_option("--allow-origin", options.allow_origins, "an extra Origin allowed over HTTP (exact, repeatable)");
@@ -537,7 +536,12 @@ int RunCli(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  if ((*serve || *mcp_alias) && options.ui && options.http.empty()) {
+    std::cerr << "telic: --ui needs --http HOST:PORT\n";
+    return 2;
+  }
   if (*serve || *mcp_alias) return Serve(options);
+  if (*ui) return Ui(options);
   if (*runs) return Runs(options, runs_args);
   if (*show) return Show(options, run_id);
   if (*status) {

@@ -353,7 +353,8 @@ bool SecretsEqual(std::string_view a, std::string_view b) {
 
 class HttpTransport::Impl {
  public:
-  Impl(Server& server, HttpOptions options) : server_(server), options_(std::move(options)), http_(options_) {}
+  // `server` null: no /mcp endpoint, only the mounts.
+  Impl(Server* server, HttpOptions options) : server_(server), options_(std::move(options)), http_(options_) {}
 
   Status Bind(int& port_out) {
     if (!IsLoopbackHost(options_.host) && options_.auth_token.empty()) {
@@ -373,17 +374,11 @@ class HttpTransport::Impl {
       res.status = 500;
       res.set_content(TransportError("Internal error", kInternalError), kJson);
     });
-    http_.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Post(req, res); });
-    http_.Delete("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Delete(req, res); });
-    http_.Get("/mcp", [](const httplib::Request&, httplib::Response& res) {
-      res.status = 405;
-      res.set_header("Allow", "POST, DELETE");
-      res.set_content(TransportError("Method Not Allowed: this server sends no server-initiated messages"), kJson);
-    });
-    http_.Options("/mcp", [](const httplib::Request&, httplib::Response& res) {
-      res.status = 204;
-      res.set_header("Allow", "POST, DELETE, OPTIONS");
-    });
+    if (server_) InstallMcp();
+    for (const auto& mount : options_.mounts) {
+      if (mount.install) mount.install(http_);
+    }
+    http_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) { Decorate(req, res); });
     http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"status":"ok"})", kJson);
     });
@@ -416,6 +411,30 @@ class HttpTransport::Impl {
   }
 
   bool Run() { return http_.listen_after_bind(); }
+
+  void InstallMcp() {
+    http_.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Post(req, res); });
+    http_.Delete("/mcp", [this](const httplib::Request& req, httplib::Response& res) { Delete(req, res); });
+    http_.Get("/mcp", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "POST, DELETE");
+      res.set_content(TransportError("Method Not Allowed: this server sends no server-initiated messages"), kJson);
+    });
+    http_.Options("/mcp", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 204;
+      res.set_header("Allow", "POST, DELETE, OPTIONS");
+    });
+  }
+
+  // Every response passes here (the guard's refusals too): a mount decorates
+  // the responses of its paths, or every response without /mcp.
+  void Decorate(const httplib::Request& req, httplib::Response& res) {
+    for (const auto& mount : options_.mounts) {
+      if (!mount.decorate) continue;
+      bool owned = req.path == mount.prefix || req.path.starts_with(mount.prefix + "/");
+      if (!server_ || owned) mount.decorate(res);
+    }
+  }
   void Stop() {
     stopping_ = true;  // open listen streams send their closing result and end
     http_.stop();
@@ -588,7 +607,7 @@ class HttpTransport::Impl {
       res.set_header("Retry-After", "1");
       return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
     }
-    std::optional<std::string> reply = server_.HandleLine(req.body);
+    std::optional<std::string> reply = server_->HandleLine(req.body);
     res.set_header("Mcp-Session-Id", id);
     if (reply) res.set_content(*reply, kJson);
     else res.status = 202;
@@ -618,7 +637,7 @@ class HttpTransport::Impl {
       return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
     }
     if (message.method == "subscriptions/listen") return Listen(res, message);
-    std::optional<std::string> reply = server_.HandleLine(req.body);
+    std::optional<std::string> reply = server_->HandleLine(req.body);
     if (!reply) return Reject(res, 500, "Internal error: the request produced no reply");
     res.status = ModernHttpStatus(*reply);
     res.set_content(*reply, kJson);
@@ -635,7 +654,7 @@ class HttpTransport::Impl {
       return Reject(res, 503, "Service Unavailable: too many subscriptions/listen streams");
     }
     auto queue = std::make_shared<ListenQueue>();
-    auto opened = server_.OpenListen(*message.id, message.params, [queue](const std::string& line) { queue->Push(line); });
+    auto opened = server_->OpenListen(*message.id, message.params, [queue](const std::string& line) { queue->Push(line); });
     if (const auto* refusal = std::get_if<std::string>(&opened)) {
       --listeners_;
       res.set_content(*refusal, kJson);
@@ -665,7 +684,7 @@ class HttpTransport::Impl {
           return send(":\n\n");
         },
         [this, handle](bool) {
-          server_.hub().Unlisten(handle);
+          server_->hub().Unlisten(handle);
           --listeners_;
         });
   }
@@ -685,7 +704,7 @@ class HttpTransport::Impl {
 
   void Initialize(const httplib::Request& req, httplib::Response& res) {
     if (!CheckProtocolVersion(req, res, nullptr)) return;
-    std::optional<std::string> reply = server_.HandleLine(req.body);
+    std::optional<std::string> reply = server_->HandleLine(req.body);
     if (!reply) return Reject(res, 500, "Internal error: initialize produced no reply");
     Json parsed = Json::parse(*reply, nullptr, false);
     if (!parsed.is_object() || !parsed.contains("result")) {  // invalid params: no session
@@ -726,7 +745,7 @@ class HttpTransport::Impl {
     }
   }
 
-  Server& server_;
+  Server* server_;
   HttpOptions options_;
   GuardedServer http_;
   int port_ = 0;
@@ -740,7 +759,8 @@ class HttpTransport::Impl {
 };
 
 HttpTransport::HttpTransport(Server& server, HttpOptions options)
-    : impl_(std::make_unique<Impl>(server, std::move(options))) {}
+    : impl_(std::make_unique<Impl>(&server, std::move(options))) {}
+HttpTransport::HttpTransport(HttpOptions options) : impl_(std::make_unique<Impl>(nullptr, std::move(options))) {}
 HttpTransport::~HttpTransport() = default;
 
 Status HttpTransport::Bind() { return impl_->Bind(port_); }
@@ -748,22 +768,27 @@ bool HttpTransport::Run() { return impl_->Run(); }
 void HttpTransport::Stop() { impl_->Stop(); }
 size_t HttpTransport::session_count() const { return impl_->SessionCount(); }
 
-int ServeHttp(Server& server, HttpOptions options, const std::string& repository_root) {
-  // Termination signals are taken by one thread (sigwait), which stops the server.
+namespace {
+
+// Binds `transport` (on failure: "<what> failed: <why>" on stderr, exit 1),
+// announces it (`announce(base_url)`, then each mount's URL), then serves
+// until SIGINT/SIGTERM. Returns the process exit code.
+int ServeUntilSignal(HttpTransport& transport, const HttpOptions& options, std::string_view what,
+                     const std::function<void(const std::string&)>& announce) {
+  if (auto bound = transport.Bind(); !bound) {
+    std::cerr << what << " failed: " << bound.error().message() << "\n";
+    return 1;
+  }
+  std::string host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  std::string base = fmt::format("http://{}:{}", host, transport.port());
+  announce(base);
+  for (const auto& mount : options.mounts) {
+    std::cerr << fmt::format("{} at {}{}/", mount.name, base, mount.prefix) << std::endl;
+  }
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
-  HttpTransport transport(server, options);
-  if (auto bound = transport.Bind(); !bound) {
-    std::cerr << "Telic MCP failed: " << bound.error().message() << "\n";
-    return 1;
-  }
-  std::string host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
-  std::cerr << fmt::format("Telic MCP ready for {} at http://{}:{}/mcp", repository_root, host, transport.port())
-            << std::endl;
   std::thread stopper([&transport, signals] {
     int signal = 0;
     sigwait(&signals, &signal);
@@ -774,6 +799,34 @@ int ServeHttp(Server& server, HttpOptions options, const std::string& repository
   pthread_kill(stopper.native_handle(), SIGTERM);
   stopper.join();
   return ok ? 0 : 1;
+}
+
+// Termination signals are taken by one thread (sigwait), which stops the
+// server: they are blocked before any thread starts.
+void BlockTerminationSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+}  // namespace
+
+int ServeHttp(Server& server, HttpOptions options, const std::string& repository_root) {
+  BlockTerminationSignals();
+  HttpTransport transport(server, options);
+  return ServeUntilSignal(transport, options, "Telic MCP", [&](const std::string& base) {
+    std::cerr << fmt::format("Telic MCP ready for {} at {}/mcp", repository_root, base) << std::endl;
+  });
+}
+
+int ServeHttpMounts(HttpOptions options) {
+  BlockTerminationSignals();
+  HttpTransport transport(options);
+  std::string what = options.mounts.empty() ? "Telic" : options.mounts.front().name;
+  return ServeUntilSignal(transport, options, what, [](const std::string&) {});
 }
 
 }  // namespace telic::mcp

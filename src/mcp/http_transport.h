@@ -24,7 +24,27 @@
 #include "base/status.h"
 #include "mcp/server.h"
 
+namespace httplib {
+class Server;
+struct Response;
+}  // namespace httplib
+
 namespace telic::mcp {
+
+// Routes served beside /mcp, behind the same guard (Host, Origin, bearer
+// token, limits): e.g. the read-only web UI under /ui (src/ui/ui_server.h).
+struct HttpMount {
+  // The mount owns this path and every path under "<prefix>/" ("/ui").
+  std::string prefix;
+  // Printed with the mount's URL when serving starts ("Telic UI").
+  std::string name;
+  // Registers the mount's handlers.
+  std::function<void(httplib::Server&)> install;
+  // Applied to every response to a path the mount owns, the guard's
+  // refusals included (e.g. security headers). When the transport serves no
+  // MCP endpoint, to every response.
+  std::function<void(httplib::Response&)> decorate;
+};
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
@@ -52,6 +72,9 @@ struct HttpOptions {
 
   // GET /readyz: Ok when the store answers.
   std::function<Status()> readiness;
+
+  // Extra routes (see HttpMount), in registration order.
+  std::vector<HttpMount> mounts;
 };
 
 // Splits "HOST:PORT" ("127.0.0.1:8080", "[::1]:8080", "localhost:0").
@@ -64,6 +87,8 @@ bool SecretsEqual(std::string_view a, std::string_view b);
 class HttpTransport {
  public:
   HttpTransport(Server& server, HttpOptions options);
+  // Serves only options.mounts (and /healthz, /readyz): no /mcp endpoint.
+  explicit HttpTransport(HttpOptions options);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
@@ -88,6 +113,10 @@ class HttpTransport {
 
 // `telic serve --http`: binds, prints "Telic MCP ready for <root> at <url>" on
 // stderr, serves until SIGINT/SIGTERM. Returns the process exit code.
+// Each mount's URL is printed after it: "<name> at <url><prefix>/".
 int ServeHttp(Server& server, HttpOptions options, const std::string& repository_root);
+
+// The same for a transport without /mcp (`telic ui`): prints only the mounts' URLs.
+int ServeHttpMounts(HttpOptions options);
 
 }  // namespace telic::mcp

@@ -16,4 +16,7 @@ const std::vector<EmbeddedFile>& EmbeddedSchemaFiles();
 // Example scenarios embedded from examples/ (paths relative to examples/).
 const std::vector<EmbeddedFile>& EmbeddedExampleFiles();
 
+// The web UI's stylesheet and script, embedded from src/ui/assets/ (telic ui).
+const std::vector<EmbeddedFile>& EmbeddedUiAssets();
+
 }  // namespace telic::schema

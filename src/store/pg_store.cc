@@ -772,6 +772,19 @@ Result<RunPage> PgStore::QueryRuns(const RunQuery& query) {
     where += " AND requested_mode = " + next_param();
     params.Add(*query.mode);
   }
+  if (query.topology) {
+    where += " AND topology = " + next_param();
+    params.Add(*query.topology);
+  }
+  if (query.request_contains) {
+    // lower() of ASCII letters only on both sides, as SQLite's.
+    where += fmt::format(
+        " AND EXISTS (SELECT 1 FROM artifacts a JOIN blobs b ON b.sha256 = a.sha256 WHERE a.run_id = runs.run_id"
+        " AND a.type = 'UserMessage' AND a.source_refs_json = '[]'"
+        " AND strpos(translate((b.body::jsonb)->>'content', '{0}', '{1}'), translate({2}, '{0}', '{1}')) > 0)",
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz", next_param());
+    params.Add(*query.request_contains);
+  }
   std::string limit = next_param();
   params.Add(int64_t{query.limit} + 1);
   TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "run query",

@@ -516,12 +516,20 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   }
   if (query.status) where += " AND status = ?3";
   if (query.mode) where += " AND requested_mode = ?4";
+  if (query.topology) where += " AND topology = ?6";
+  if (query.request_contains) {
+    where += " AND EXISTS (SELECT 1 FROM artifacts a JOIN blobs b ON b.sha256 = a.sha256 WHERE a.run_id = runs.run_id"
+             " AND a.type = 'UserMessage' AND a.source_refs_json = '[]'"
+             " AND instr(lower(json_extract(b.body, '$.content')), lower(?7)) > 0)";
+  }
   Stmt s(db_, fmt::format("SELECT {} FROM runs WHERE 1{} ORDER BY created_at DESC, run_id ASC LIMIT ?5", kRunColumns,
                           where).c_str());
   if (!s.ok()) return std::unexpected(SqlError(db_, "run query"));
   if (query.before) s.Bind(1, cursor_created_at).Bind(2, *query.before);
   if (query.status) s.Bind(3, *query.status);
   if (query.mode) s.Bind(4, *query.mode);
+  if (query.topology) s.Bind(6, *query.topology);
+  if (query.request_contains) s.Bind(7, *query.request_contains);
   s.Bind(5, int64_t{query.limit} + 1);
   RunPage page;
   int rc;

@@ -67,6 +67,12 @@ struct RunQuery {
   std::optional<std::string> before;  // a cursor (RunPage::next): only the runs after it in this order
   std::optional<std::string> status;  // only runs with this status
   std::optional<std::string> mode;    // only runs with this requested_mode
+  std::optional<std::string> topology;  // only runs with this (current) topology
+  // Only runs whose original request (the run's first UserMessage, the one
+  // without source refs) contains this text, ASCII letters compared without
+  // case. It is matched inside the stored requests, so such a page reads
+  // the runs it skips as well.
+  std::optional<std::string> request_contains;
 };
 
 struct RunPage {

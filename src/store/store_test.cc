@@ -583,6 +583,46 @@ TEST_P(StoreTest, QueryRunsPagesEveryRunOnceNewestCreatedFirst) {
   EXPECT_FALSE(none->next);
 }
 
+// Issue 19 (telic ui): the runs page filters by topology and by the text of
+// the original request, case-insensitively for ASCII; a clarification
+// answer (a UserMessage with source refs) is not the request.
+TEST_P(StoreTest, QueryRunsFiltersByTopologyAndRequestText) {
+  const char* requests[] = {"Fix the Greeting in src/greet.py", "report the \"quoted\" <b>farewell</b>",
+                            "plan the GREETING change", "unrelated"};
+  for (int i = 0; i < 12; ++i) {
+    std::string id = "q-" + std::to_string(10 + i);
+    Change change = NewRunChange(id);
+    change.artifacts[0] = MakeArtifact({"req", id, "UserMessage", "1.0", "user", "", {}, "none", "t"},
+                                       Json{{"content", requests[i % 4]}, {"id", "req"}});
+    change.artifacts.push_back(MakeArtifact({"answer", id, "UserMessage", "1.0", "user", "", {"artifact://" + id + "/c"},
+                                             "none", "t"},
+                                            Json{{"content", "answer-greeting-" + id}}));
+    change.run.topology = i % 3 == 0 ? "micro" : i % 3 == 1 ? "standard" : "forensic";
+    change.run.created_at = change.run.updated_at = "2026-12-02T00:00:" + std::to_string(10 + i) + ".000Z";
+    ASSERT_TRUE(store_->CreateRun(change)) << id;
+  }
+  auto ids_of = [&](RunQuery query) {
+    query.limit = 2;
+    return AllPages(*store_, query);
+  };
+  RunQuery greeting;
+  greeting.request_contains = "greeting";
+  // Runs 0, 2, 4, 6, 8, 10 (requests 0 and 2), newest first; never by the answer's text.
+  EXPECT_EQ(ids_of(greeting), (std::vector<std::string>{"q-20", "q-18", "q-16", "q-14", "q-12", "q-10"}));
+  RunQuery markup;
+  markup.request_contains = "\"QUOTED\" <B>";
+  EXPECT_EQ(ids_of(markup), (std::vector<std::string>{"q-19", "q-15", "q-11"}));
+  RunQuery answers;
+  answers.request_contains = "answer-greeting";
+  EXPECT_TRUE(ids_of(answers).empty());
+  RunQuery micro;
+  micro.topology = "micro";
+  EXPECT_EQ(ids_of(micro), (std::vector<std::string>{"q-19", "q-16", "q-13", "q-10"}));
+  RunQuery both = greeting;
+  both.topology = "micro";
+  EXPECT_EQ(ids_of(both), (std::vector<std::string>{"q-16", "q-10"}));
+}
+
 TEST_P(StoreTest, QueryRunsCursorsSurviveUpdatesBetweenPages) {
   CreateManyRuns(*store_, 30);
   RunQuery query;

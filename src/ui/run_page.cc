@@ -1,0 +1,216 @@
+#include <set>
+
+#include <fmt/format.h>
+
+#include "controller/phases.h"
+#include "controller/verify.h"
+#include "ui/dag_layout.h"
+#include "ui/html.h"
+#include "ui/pages.h"
+#include "ui/phase_diagram.h"
+
+namespace telic::ui {
+namespace {
+
+// The run's artifact:// references inside `value` (every string), in order.
+void CollectRefs(const Json& value, const std::string& prefix, std::vector<std::string>& out) {
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text.starts_with(prefix)) out.push_back(text.substr(prefix.size()));
+  } else if (value.is_array() || value.is_object()) {
+    for (const auto& item : value) CollectRefs(item, prefix, out);
+  }
+}
+
+// Artifacts as nodes (title id, subtitle type), an edge from each artifact
+// to every artifact of the run it references (source refs and references
+// in its body); each node links to the artifact's page.
+DagGraph ArtifactGraph(store::Store& store, const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts) {
+  DagGraph graph;
+  std::set<std::string> ids;
+  for (const auto& meta : artifacts) ids.insert(meta.id);
+  const std::string prefix = "artifact://" + run.run_id + "/";
+  for (const auto& meta : artifacts) {
+    graph.nodes.push_back({meta.id, meta.id, meta.type, "artifact type-" + meta.type, ArtifactPath(run.run_id, meta.id),
+                           meta.type + " " + meta.id + " by " + meta.producer});
+    std::vector<std::string> refs;
+    for (const auto& ref : meta.source_refs) {
+      if (ref.starts_with(prefix)) refs.push_back(ref.substr(prefix.size()));
+    }
+    if (auto artifact = store.GetArtifact(run.run_id, meta.id)) {
+      Json body = Json::parse(artifact->canonical_body, nullptr, false);
+      if (!body.is_discarded()) CollectRefs(body, prefix, refs);
+    }
+    std::set<std::string> seen;
+    for (auto& ref : refs) {
+      ref = ref.substr(0, ref.find('#'));
+      if (ref == meta.id || !ids.contains(ref) || !seen.insert(ref).second) continue;
+      // The referenced artifact above the one that cites it.
+      graph.edges.push_back({ref, meta.id, "", "ref"});
+    }
+  }
+  return graph;
+}
+
+void Header(Html& out, Sources& sources, const store::RunRecord& run, const std::vector<store::TraceEventRecord>& trace,
+            size_t artifact_count) {
+  out.Open("h1").Text("Run ").Element("span", {{"class", "mono"}, {"id", "run-id"}}, run.run_id).Close("h1");
+  out.Open("div", {{"class", "grid"}});
+  out.Open("section", {{"class", "card"}}).Element("h2", {}, "Request");
+  out.Element("pre", {{"class", "request"}, {"id", "request"}}, RequestText(sources.runs, run));
+  out.Close("section");
+  out.Open("section", {{"class", "card"}}).Element("h2", {}, "State");
+  out.Open("dl", {{"class", "kv"}});
+  out.Element("dt", {}, "mode").Element("dd", {{"id", "run-mode"}}, run.requested_mode);
+  out.Element("dt", {}, "topology").Element("dd", {{"id", "run-topology"}},
+                                            run.topology + (run.escalation_count ? fmt::format(" (escalated {}×)", run.escalation_count) : ""));
+  out.Element("dt", {}, "status").Open("dd").Element("span", {{"class", "badge " + run.status}, {"id", "run-status"}}, run.status).Close("dd");
+  out.Element("dt", {}, "phase").Element("dd", {{"id", "run-phase"}}, run.phase);
+  out.Element("dt", {}, "version").Element("dd", {{"id", "run-version"}}, std::to_string(run.version));
+  out.Element("dt", {}, "created").Element("dd", {{"class", "mono"}}, run.created_at);
+  out.Element("dt", {}, "updated").Element("dd", {{"class", "mono"}}, run.updated_at);
+  out.Element("dt", {}, "repository").Element("dd", {{"class", "mono"}}, run.repository_root);
+  if (run.prior_run_id) out.Element("dt", {}, "prior run").Open("dd").Link(RunPath(*run.prior_run_id), *run.prior_run_id).Close("dd");
+  out.Close("dl");
+  out.Open("p").Link(TasksPath(run.run_id), "Task graph of this run", {{"id", "tasks-link"}}).Close("p");
+  out.Close("section");
+  bool clarified = std::any_of(trace.begin(), trace.end(), [](const auto& e) { return e.event_type == "clarification_requested"; });
+  out.Open("section", {{"class", "card"}, {"id", "budgets"}}).Element("h2", {}, "Budgets left");
+  out.Open("dl", {{"class", "kv"}});
+  out.Element("dt", {}, "prompt revisions").Element("dd", {{"id", "budget-prompt"}}, std::to_string(run.prompt_revisions_remaining));
+  out.Element("dt", {}, "remediations").Element("dd", {{"id", "budget-remediation"}}, std::to_string(run.remediations_remaining));
+  out.Element("dt", {}, "clarifications").Element("dd", {{"id", "budget-clarification"}}, clarified ? "0 of 1" : "1 of 1");
+  out.Element("dt", {}, "trace events").Element("dd", {}, fmt::format("{} of {}", store::kMaxTraceEventsPerRun - static_cast<int64_t>(trace.size()), store::kMaxTraceEventsPerRun));
+  out.Element("dt", {}, "artifacts").Element("dd", {}, fmt::format("{} of {}", store::kMaxArtifactsPerRun - artifact_count, store::kMaxArtifactsPerRun));
+  out.Close("dl").Close("section");
+  out.Close("div");
+}
+
+void Checks(Html& out, const Json& verify, const Result<Json>& replay) {
+  out.Open("section", {{"class", "card"}, {"id", "checks"}}).Element("h2", {}, "Verify and replay (on this read)");
+  bool ok = verify.value("ok", false);
+  out.Open("p", {{"id", "verify"}});
+  out.Element("span", {{"class", ok ? "check-ok" : "check-bad"}, {"data-ok", ok ? "true" : "false"}}, ok ? "✔ verified" : "✘ verify found problems");
+  out.Text(fmt::format(": {} of {} artifact digests match, {} trace events hash-chained", verify.value("artifactsVerified", 0),
+                       verify.value("artifacts", 0), verify.value("traceEvents", 0)));
+  out.Close("p");
+  if (verify.contains("problems")) {
+    out.Open("ul");
+    for (const Json& problem : verify["problems"]) out.Element("li", {{"class", "check-bad"}}, problem.get<std::string>());
+    out.Close("ul");
+  }
+  out.Open("p", {{"id", "replay"}});
+  if (!replay) {
+    out.Element("span", {{"class", "check-bad"}, {"data-ok", "false"}}, "✘ replay failed").Text(": " + replay.error().message());
+    out.Close("p").Close("section");
+    return;
+  }
+  bool consistent = (*replay)["stateCheck"].value("consistent", false);
+  size_t digests_ok = 0, steps = (*replay)["steps"].size();
+  for (const Json& step : (*replay)["steps"]) digests_ok += step.value("digestStatus", "") == "ok";
+  out.Element("span", {{"class", consistent ? "check-ok" : "check-bad"}, {"data-ok", consistent ? "true" : "false"}},
+              consistent ? "✔ replay consistent" : "✘ replay differs");
+  out.Text(fmt::format(": the stored run equals the state re-derived from its artifacts and events; {} of {} replay steps' digests ok",
+                       digests_ok, steps));
+  if ((*replay).value("degraded", false)) out.Text(" (micro topology: no per-step replay)");
+  out.Close("p");
+  const Json& differences = (*replay)["stateCheck"]["differences"];
+  if (!differences.empty()) {
+    out.Open("ul");
+    for (const Json& d : differences) out.Element("li", {{"class", "check-bad"}}, d.get<std::string>());
+    out.Close("ul");
+  }
+  for (const Json& highlight : (*replay)["traceHighlights"]) out.Element("p", {{"class", "muted"}}, "highlight: " + highlight.get<std::string>());
+  out.Close("section");
+}
+
+// The budget counters of every event where one changed (budget_snapshot).
+void BudgetUse(Html& out, const std::vector<store::TraceEventRecord>& trace) {
+  out.Element("h2", {}, "Budget use over the run");
+  out.Open("table", {{"id", "budget-use"}});
+  out.Raw("<thead><tr><th>event</th><th>phase</th><th>prompt revisions left</th><th>remediations left</th><th>trace used</th></tr></thead><tbody>");
+  Json last;
+  for (const auto& event : trace) {
+    if (event.budget_snapshot == last && &event != &trace.back()) continue;
+    last = event.budget_snapshot;
+    out.Open("tr");
+    out.Open("td").Raw(fmt::format("<a href=\"#event-{0}\">#{0}</a> ", event.sequence)).Element("code", {}, event.event_type).Close("td");
+    out.Element("td", {}, controller::ProtocolPhaseName(event.phase));
+    for (const char* key : {"promptRevisionsRemaining", "postExecutionRemediationsRemaining"}) {
+      std::string value = event.budget_snapshot.contains(key) ? event.budget_snapshot[key].dump() : "—";
+      out.Element("td", {}, value);
+    }
+    out.Element("td", {}, fmt::format("{} / {}", event.sequence, store::kMaxTraceEventsPerRun));
+    out.Close("tr");
+  }
+  out.Raw("</tbody></table>");
+}
+
+void ArtifactTable(Html& out, const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts) {
+  out.Open("table", {{"id", "artifacts"}});
+  out.Raw("<thead><tr><th>artifact</th><th>type</th><th>producer</th><th>sha256</th><th>created</th></tr></thead><tbody>");
+  for (const auto& meta : artifacts) {
+    out.Open("tr").Open("td").Link(ArtifactPath(run.run_id, meta.id), meta.id, {{"class", "artifact-link"}}).Close("td");
+    out.Element("td", {}, meta.type).Element("td", {}, meta.producer);
+    out.Element("td", {{"class", "mono"}, {"title", meta.sha256}}, meta.sha256.substr(0, 23) + "…");
+    out.Element("td", {{"class", "mono"}}, meta.created_at).Close("tr");
+  }
+  out.Raw("</tbody></table>");
+}
+
+}  // namespace
+
+Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, sources.runs.GetRun(run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::TraceEventRecord> trace, ReadWholeTrace(sources.runs, run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, sources.runs.ListArtifacts(run_id));
+  TELIC_ASSIGN_OR_RETURN(Json verify, controller::VerifyRun(sources.service, run_id));
+  Result<Json> replay = sources.service.ReplayRun(run_id);
+
+  Html out;
+  Header(out, sources, run, trace, artifacts.size());
+  Checks(out, verify, replay);
+
+  out.Element("h2", {}, "Phases: the path this run took");
+  DagOptions phase_options;
+  phase_options.id_prefix = "phases";
+  phase_options.aria_label = "phase state diagram";
+  out.Open("div", {{"class", "card scroll"}, {"id", "phase-diagram"}}).Raw(RenderDagSvg(PhaseDiagram(run, trace), phase_options));
+  std::vector<std::string> path = PathTaken(run, trace);
+  out.Open("p", {{"class", "muted"}, {"id", "path"}}).Text("path: ");
+  for (size_t i = 0; i < path.size(); ++i) out.Text(i ? " → " + path[i] : path[i]);
+  out.Close("p").Close("div");
+
+  out.Open("h2").Text("Trace timeline ").Element("span", {{"class", "muted"}}, "(").Element("span", {{"id", "event-count"}}, std::to_string(trace.size()));
+  out.Element("span", {{"class", "muted"}}, " events) ").Close("h2");
+  int64_t last = trace.empty() ? 0 : trace.back().sequence;
+  out.Element("p", {{"class", "live"}, {"id", "live"}, {"data-live-url", LivePath(run_id)}, {"data-after", std::to_string(last)},
+                    {"data-version", std::to_string(run.version)}},
+              "live: new events appear here as they are committed");
+  out.Open("div", {{"class", "scroll"}}).Open("table", {{"id", "timeline"}});
+  out.Raw("<thead><tr><th>#</th><th>time</th><th>actor</th><th>phase</th><th>event</th><th>summary and decision</th></tr></thead>");
+  TELIC_ASSIGN_OR_RETURN(std::string rows, TimelineRows(sources.runs, run_id, trace));
+  out.Raw("<tbody id=\"timeline-body\">").Raw(rows).Raw("</tbody></table></div>");
+
+  out.Element("h2", {}, "Artifacts and their references");
+  DagOptions artifact_options;
+  artifact_options.id_prefix = "artifacts";
+  artifact_options.aria_label = "artifact reference graph";
+  artifact_options.node_width = 190;
+  out.Open("div", {{"class", "card scroll"}, {"id", "artifact-graph"}})
+      .Raw(RenderDagSvg(ArtifactGraph(sources.runs, run, artifacts), artifact_options))
+      .Close("div");
+  ArtifactTable(out, run, artifacts);
+  BudgetUse(out, trace);
+  return PageShell("Run " + run_id, out.Take());
+}
+
+Result<Json> LiveUpdate(Sources& sources, const std::string& run_id, int64_t after) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, sources.runs.GetRun(run_id));
+  TELIC_ASSIGN_OR_RETURN(store::TracePage page, sources.runs.GetTrace(run_id, after, 200));
+  TELIC_ASSIGN_OR_RETURN(std::string rows, TimelineRows(sources.runs, run_id, page.events));
+  int64_t last = page.events.empty() ? after : page.events.back().sequence;
+  return Json{{"rows", rows}, {"after", last}, {"status", run.status}, {"phase", run.phase}, {"version", run.version}};
+}
+
+}  // namespace telic::ui

@@ -1,0 +1,151 @@
+#include "ui/ui_server.h"
+
+#include <charconv>
+
+#include <httplib.h>
+
+#include "schema/embedded.h"
+
+namespace telic::ui {
+namespace {
+
+constexpr const char* kHtml = "text/html; charset=utf-8";
+
+int HttpStatusOf(const Error& error) {
+  switch (error.code()) {
+    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kInvalidArgument: return 400;
+    default: return 500;
+  }
+}
+
+void SendPage(httplib::Response& res, const Result<std::string>& page) {
+  if (page) {
+    res.set_content(*page, kHtml);
+    return;
+  }
+  res.status = HttpStatusOf(page.error());
+  res.set_content(ErrorPage(res.status, page.error().message()), kHtml);
+}
+
+std::optional<std::string> Param(const httplib::Request& req, const char* name) {
+  if (!req.has_param(name)) return std::nullopt;
+  std::string value = req.get_param_value(name);
+  if (value.empty()) return std::nullopt;
+  return value;
+}
+
+// The runs page's query; kInvalidArgument for a limit that is not 1..kMaxRunsPerPage.
+Result<RunsFilter> ParseRunsFilter(const httplib::Request& req) {
+  RunsFilter filter;
+  filter.status = Param(req, "status");
+  filter.mode = Param(req, "mode");
+  filter.topology = Param(req, "topology");
+  filter.text = Param(req, "q");
+  filter.before = Param(req, "before");
+  if (auto limit = Param(req, "limit")) {
+    int value = 0;
+    auto [end, ec] = std::from_chars(limit->data(), limit->data() + limit->size(), value);
+    if (ec != std::errc() || end != limit->data() + limit->size() || value < 1 || value > kMaxRunsPerPage) {
+      return Fail(ErrorCode::kInvalidArgument, "limit must be a number from 1 to " + std::to_string(kMaxRunsPerPage));
+    }
+    filter.limit = value;
+  }
+  return filter;
+}
+
+// Every handler's body: store errors become error pages, never exceptions.
+template <typename F>
+httplib::Server::Handler Guarded(F body) {
+  return [body](const httplib::Request& req, httplib::Response& res) {
+    try {
+      body(req, res);
+    } catch (const std::exception&) {
+      res.status = 500;
+      res.set_content(ErrorPage(500, "internal error"), kHtml);
+    }
+  };
+}
+
+void Install(httplib::Server& http, Sources& sources) {
+  http.Get("/ui", [](const httplib::Request&, httplib::Response& res) { res.set_redirect(RunsPath()); });
+  http.Get("/ui/", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
+    auto filter = ParseRunsFilter(req);
+    SendPage(res, filter ? RunsPage(sources, *filter) : Result<std::string>(std::unexpected(filter.error())));
+  }));
+  http.Get(R"(/ui/runs/([^/]+))", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
+    SendPage(res, RunPage(sources, req.matches[1]));
+  }));
+  http.Get(R"(/ui/runs/([^/]+)/artifacts/([^/]+))", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
+    SendPage(res, ArtifactPage(sources, req.matches[1], req.matches[2]));
+  }));
+  http.Get(R"(/ui/runs/([^/]+)/tasks)", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
+    SendPage(res, TasksPage(sources, std::string(req.matches[1])));
+  }));
+  http.Get("/ui/tasks", Guarded([&sources](const httplib::Request&, httplib::Response& res) {
+    SendPage(res, TasksPage(sources, std::nullopt));
+  }));
+  http.Get(R"(/ui/api/runs/([^/]+)/live)", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
+    int64_t after = 0;
+    std::string text = req.get_param_value("after");
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), after);
+    if (ec != std::errc() || end != text.data() + text.size() || after < 0) {
+      res.status = 400;
+      res.set_content(R"({"error":"after must be a trace sequence number"})", "application/json");
+      return;
+    }
+    auto update = LiveUpdate(sources, req.matches[1], after);
+    if (!update) {
+      res.status = HttpStatusOf(update.error());
+      res.set_content(Json{{"error", update.error().message()}}.dump(), "application/json");
+      return;
+    }
+    res.set_content(update->dump(), "application/json");
+  }));
+  http.Get(R"(/ui/assets/([^/]+))", [](const httplib::Request& req, httplib::Response& res) {
+    auto asset = FindAsset(req.matches[1].str());
+    if (!asset) {
+      res.status = 404;
+      res.set_content(ErrorPage(404, "No such asset"), kHtml);
+      return;
+    }
+    res.set_content(std::string(asset->content), asset->content_type);
+  });
+  http.Get(R"(/ui/.*)", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 404;
+    res.set_content(ErrorPage(404, "No such page"), kHtml);
+  });
+}
+
+void Decorate(httplib::Response& res) {
+  res.set_header("Content-Security-Policy", kContentSecurityPolicy);
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("X-Frame-Options", "DENY");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("Cache-Control", "no-store");
+}
+
+}  // namespace
+
+std::optional<Asset> FindAsset(std::string_view name) {
+  for (const auto& file : schema::EmbeddedUiAssets()) {
+    if (file.path != name) continue;
+    std::string type = name.ends_with(".css") ? "text/css; charset=utf-8"
+                       : name.ends_with(".js") ? "text/javascript; charset=utf-8"
+                       : name.ends_with(".svg") ? "image/svg+xml"
+                                               : "application/octet-stream";
+    return Asset{file.content, type};
+  }
+  return std::nullopt;
+}
+
+mcp::HttpMount MakeUiMount(Sources& sources) {
+  mcp::HttpMount mount;
+  mount.prefix = "/ui";
+  mount.name = "Telic UI";
+  mount.install = [&sources](httplib::Server& http) { Install(http, sources); };
+  mount.decorate = Decorate;
+  return mount;
+}
+
+}  // namespace telic::ui
