@@ -23,6 +23,7 @@ import threading
 import time
 import unittest
 
+from http_client import Postgres
 from mcp_client import McpProcess, make_git_repo, run_tests, telic_binary
 import scenario as sc
 
@@ -110,9 +111,7 @@ class UiBrowserTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.base = tempfile.mkdtemp(prefix="telic-ui-e2e-")
-        # Its own folder: the ledger's folder is the state directory, which grounding never reads.
-        os.makedirs(os.path.join(cls.base, "ledger"))
-        cls.ledger = os.path.join(cls.base, "ledger", "telic.sqlite3")
+        cls.ledger = cls.make_ledger()
         demo = subprocess.run([telic_binary(), "demo", "--db", cls.ledger, "--workdir", os.path.join(cls.base, "demo")],
                               capture_output=True, text=True, timeout=120)
         if demo.returncode != 0:
@@ -135,6 +134,15 @@ class UiBrowserTest(unittest.TestCase):
         cls.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
         cls.driver.set_page_load_timeout(30)
         os.makedirs(SHOTS, exist_ok=True)
+
+    # The store every process of this class reads and writes (--db).
+    shot_prefix = ""
+
+    @classmethod
+    def make_ledger(cls):
+        # Its own folder: the ledger's folder is the state directory, which grounding never reads.
+        os.makedirs(os.path.join(cls.base, "ledger"))
+        return os.path.join(cls.base, "ledger", "telic.sqlite3")
 
     @classmethod
     def drive_rich_run(cls, repo):
@@ -187,7 +195,7 @@ class UiBrowserTest(unittest.TestCase):
         self.assertNoConsoleErrors(path)
         self.assertNotPwned()
         if shot:
-            self.driver.save_screenshot(os.path.join(SHOTS, shot))
+            self.driver.save_screenshot(os.path.join(SHOTS, self.shot_prefix + shot))
 
     def assertNoConsoleErrors(self, where):
         errors = [e for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -333,7 +341,7 @@ class UiBrowserTest(unittest.TestCase):
         self.assertIn("context_source_stored", types)
         WebDriverWait(self.driver, 3).until(lambda d: d.find_element(By.ID, "run-phase").text == "agent_1_frame")
         self.assertNoConsoleErrors("live update")
-        self.driver.save_screenshot(os.path.join(SHOTS, "live-after.png"))
+        self.driver.save_screenshot(os.path.join(SHOTS, self.shot_prefix + "live-after.png"))
 
     def test_security_headers_and_unknown_pages(self):
         import urllib.error
@@ -360,5 +368,24 @@ class UiBrowserTest(unittest.TestCase):
         self.driver.get_log("browser")  # the 404 itself is logged; nothing else should be
 
 
+class UiBrowserPostgresTest(UiBrowserTest):
+    """Every page of the test above, read from PostgreSQL: telic demo, serve and
+    ui share one fresh schema of the test server (`--db postgresql://…`)."""
+
+    shot_prefix = "pg-"
+
+    @classmethod
+    def make_ledger(cls):
+        pg = Postgres.shared()
+        if not pg.url:
+            if os.environ.get("TELIC_REQUIRE_POSTGRES") == "1":
+                raise RuntimeError(f"PostgreSQL required but unavailable: {pg.reason}")
+            raise unittest.SkipTest(f"SKIPPED: no PostgreSQL server: {pg.reason}")
+        return pg.new_database_url()
+
+
 if __name__ == "__main__":
-    run_tests(sys.argv)
+    try:
+        run_tests(sys.argv)
+    finally:
+        Postgres.stop_shared()
