@@ -316,7 +316,7 @@ class UiBrowserTest(unittest.TestCase):
         self.driver.find_element(By.ID, "tasks-link").click()
         self.assertNoConsoleErrors("tasks link")
         self.assertNotPwned()
-        self.driver.save_screenshot(os.path.join(SHOTS, "tasks.png"))
+        self.driver.save_screenshot(os.path.join(SHOTS, self.shot_prefix + "tasks.png"))
         names = self.texts("#tasks .task-name")
         self.assertEqual(names, ["plan-diagnosis/diagnose", "plan-fix/fix"])
         self.assertEqual(self.texts("#tasks [data-state]"), ["completed", "completed"])
