@@ -442,11 +442,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   // First, so that every later step (the migration check, BEGIN IMMEDIATE,
   // each read and write) waits for other connections' locks.
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  // A new ledger frees deleted runs' pages with incremental vacuum. Set
+  // before the switch to WAL, which writes the header of an empty file and
+  // fixes its auto_vacuum mode; a no-op on a ledger that has pages already
+  // (see ConvertToIncrementalVacuum).
+  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA auto_vacuum=INCREMENTAL"));
   TELIC_RETURN_IF_ERROR(EnableWal(db));
   TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
-  // A new ledger frees deleted runs' pages with incremental vacuum (a no-op
-  // on a ledger that has tables already; see ConvertToIncrementalVacuum).
-  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA auto_vacuum=INCREMENTAL"));
   TELIC_RETURN_IF_ERROR(store->Migrate());
   return store;
 }

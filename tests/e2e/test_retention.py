@@ -123,7 +123,8 @@ class SqliteRetentionTest(RetentionBase, unittest.TestCase):
 
     # covers issue 22 §2 (the append-only guards hold outside `telic runs delete`)
     def test_an_ordinary_delete_still_fails(self):
-        _, ended = self.start_runs(cancelled=1)
+        _, ended = self.start_runs(cancelled=2)
+        self.cli("runs", "delete", ended[1])  # a tombstone to try deleting
         db = sqlite3.connect(self.ledger())
         try:
             for sql in ("DELETE FROM trace_events", "DELETE FROM artifacts", "DELETE FROM runs", "DELETE FROM blobs",
@@ -170,7 +171,8 @@ class PostgresRetentionTest(RetentionBase, unittest.TestCase):
 
     # covers issue 22 §2 (the append-only guards hold outside `telic runs delete`)
     def test_an_ordinary_delete_still_fails(self):
-        _, ended = self.start_runs(cancelled=1)
+        _, ended = self.start_runs(cancelled=2)
+        self.cli("runs", "delete", ended[1])  # a tombstone to try deleting
         for sql in ("DELETE FROM trace_events", "DELETE FROM artifacts", "DELETE FROM runs", "DELETE FROM blobs",
                     "DELETE FROM run_tombstones"):
             with self.assertRaises(subprocess.CalledProcessError, msg=sql):
