@@ -967,6 +967,13 @@ void AddGraph(TaskStore& tasks, const std::string& run_id) {
   approval.action = "rm x";
   approval.binding_sha256 = "sha256:b";
   change.inserted_approvals = {approval};
+  StoryRecord story;
+  story.story_id = run_id + "-story";
+  story.run_id = run_id;
+  story.name = "s";
+  story.arbitration_task_id = task.task_id;
+  story.created_at = story.updated_at = task.created_at;
+  change.inserted_stories = {story};
   ASSERT_TRUE(tasks.Apply(change));
 }
 
@@ -994,6 +1001,8 @@ TEST_P(StoreTest, DeleteRunRemovesTheRunAndRecordsOneTombstone) {
   EXPECT_TRUE((*tasks)->ListTasks(std::string("gone"))->empty());
   EXPECT_TRUE((*tasks)->ListApprovals("gone-task")->empty());
   EXPECT_TRUE((*tasks)->ListEvents("gone-task")->empty());
+  EXPECT_TRUE((*tasks)->ListStories(std::string("gone"))->empty());
+  EXPECT_EQ((*tasks)->ListStories(std::string("kept"))->size(), 1u);
   // The blob only "gone" used is gone; the shared one and the other run stay whole.
   // (An INSERT of a blob row succeeds only when no row has that digest.)
   std::string only_gone = MakeArtifact({}, Json{{"by", "w-v1"}}).meta.sha256;
@@ -1039,7 +1048,7 @@ TEST_P(StoreTest, OrdinaryDeletesStillFailOnEveryGuardedTable) {
   ASSERT_TRUE(store_->DeleteRun("r2", 1, {"t", "me", "delete"}));
   tasks->reset();
   store_.reset();
-  for (const std::string& sql : {
+  for (const char* sql : {
            "DELETE FROM runs WHERE run_id = 'r1'", "DELETE FROM artifacts WHERE run_id = 'r1'",
            "DELETE FROM trace_events WHERE run_id = 'r1'", "DELETE FROM blobs",
            "DELETE FROM graph_tasks WHERE run_id = 'r1'", "DELETE FROM graph_events WHERE run_id = 'r1'",
@@ -1051,7 +1060,9 @@ TEST_P(StoreTest, OrdinaryDeletesStillFailOnEveryGuardedTable) {
        }) {
     EXPECT_NE(RawExec(sql), "") << sql;
   }
-  if (GetParam() == Backend::kPostgres) EXPECT_NE(RawExec("TRUNCATE run_tombstones"), "");
+  if (GetParam() == Backend::kPostgres) {
+    EXPECT_NE(RawExec("TRUNCATE run_tombstones"), "");
+  }
   auto reopened = Open();
   ASSERT_TRUE(reopened);
   EXPECT_EQ(CheckedTrace(**reopened, "r1").size(), 1u);
