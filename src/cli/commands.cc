@@ -23,6 +23,8 @@
 #include "cli/ground_command.h"
 #include "cli/validate_command.h"
 #include "cli/graph_commands.h"
+#include "cli/retention_command.h"
+#include "cli/bundle_command.h"
 #include "mcp/graph_tools.h"
 #include "cli/broker_gate.h"
 #include "cli/check_command.h"
@@ -193,6 +195,11 @@ int Serve(const Options& options) {
   auto context = OpenContext(options, true);
   if (!context) {
     std::cerr << "Telic MCP failed: " << CleanMessage(context.error().message()) << "\n";
+    return 1;
+  }
+  // Retention (issue 22): the state directory's config.json may ask to prune on start.
+  if (auto pruned = PruneOnStart((*context)->location.state_dir, *(*context)->service, std::cerr); !pruned) {
+    std::cerr << "Telic MCP failed: " << CleanMessage(pruned.error().message()) << "\n";
     return 1;
   }
   mcp::Server server(*(*context)->service);
@@ -477,6 +484,10 @@ int RunCli(int argc, char** argv) {
   std::vector<std::string> run_statuses(store::kRunStatuses.begin(), store::kRunStatuses.end());
   runs->add_option("--status", runs_args.status, "only runs with this status")->check(CLI::IsMember(run_statuses));
   runs->add_option("--mode", runs_args.mode, "only runs of this requested mode")->check(CLI::IsMember(policy::Modes()));
+  auto bundles = AddBundleCommands(app);
+  for (auto* sub : {bundles->export_cmd, bundles->import_cmd}) add_common(sub);
+  auto retention = AddRetentionCommands(runs);
+  for (auto* sub : {retention->remove, retention->prune, retention->deleted}) add_common(sub);
   auto* show = app.add_subcommand("show", "show one run, its artifacts and next action");
   show->add_option("RUN_ID", run_id)->required();
   auto* status = app.add_subcommand("status", "alias of show --json (the reference CLI's name)");
@@ -487,7 +498,9 @@ int RunCli(int argc, char** argv) {
   artifact->add_option("REF", run_id)->required();
   artifact->add_option("ARTIFACT_ID", second);
   auto* verify = app.add_subcommand("verify", "re-hash every artifact and check the trace hash chain of a run");
-  verify->add_option("RUN_ID", run_id)->required();
+  std::string bundle_file;
+  auto* verify_run = verify->add_option("RUN_ID", run_id);
+  verify->add_option("--bundle", bundle_file, "check a run bundle file instead (no ledger needed)")->excludes(verify_run);
   auto* doctor = app.add_subcommand("doctor", "check the repository, state directory and ledger");
   std::string ground_request;
   auto* ground = app.add_subcommand("ground", "preview the ContextManifest for a request, without a run");
@@ -542,6 +555,11 @@ int RunCli(int argc, char** argv) {
   }
   if (*serve || *mcp_alias) return Serve(options);
   if (*ui) return Ui(options);
+  if (retention->Selected()) {
+    auto context = OpenContext(options, false);
+    if (!context) return Failure(context.error());
+    return RunRetentionCommand(*retention, *(*context)->service, options.json, std::cout, std::cerr);
+  }
   if (*runs) return Runs(options, runs_args);
   if (*show) return Show(options, run_id);
   if (*status) {
@@ -550,7 +568,20 @@ int RunCli(int argc, char** argv) {
   }
   if (*trace) return Trace(options, run_id);
   if (*artifact) return Artifact(options, run_id, second);
+  if (*verify && !bundle_file.empty()) return RunVerifyBundle(bundle_file, options.json, std::cout, std::cerr);
+  if (*verify && run_id.empty()) {
+    std::cerr << "telic: verify needs RUN_ID or --bundle FILE\n";
+    return 2;
+  }
   if (*verify) return Verify(options, run_id);
+  if (*bundles->export_cmd || *bundles->import_cmd) {
+    auto context = OpenContext(options, static_cast<bool>(*bundles->import_cmd));
+    if (!context) return Failure(context.error());
+    if (*bundles->export_cmd) return RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
+    auto* tasks = (*context)->graph->service.get();
+    return RunImport(*bundles, *(*context)->store, [tasks](const std::string& id) { (void)tasks->SyncRun(id); },
+                     options.json, std::cout, std::cerr);
+  }
   if (*doctor) return Doctor(options);
   if (*ground) {
     std::string repo = options.repo;

@@ -808,6 +808,11 @@ class BodyReadCountingStore final : public store::Store {
   Result<store::TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override {
     return inner_.GetTrace(run_id, after_sequence, limit);
   }
+  Result<store::RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
+                                        const store::DeletionRequest& request) override {
+    return inner_.DeleteRun(run_id, expected_version, request);
+  }
+  Result<std::vector<store::RunTombstone>> ListTombstones(int limit) override { return inner_.ListTombstones(limit); }
   int body_reads = 0;
 
  private:

@@ -175,6 +175,104 @@ CREATE INDEX runs_by_creation ON runs (created_at COLLATE "C" DESC, run_id);
 CREATE INDEX runs_by_status_creation ON runs (status, created_at COLLATE "C" DESC, run_id);
 CREATE INDEX runs_by_mode_creation ON runs (requested_mode, created_at COLLATE "C" DESC, run_id);
 )sql",
+    // 6 (issue 22, retention): tombstones of deleted runs, and the one route
+    // by which a run's rows may be deleted: a row of run_deletion_marker,
+    // insertable only right after that run's tombstone (Store::DeleteRun
+    // inserts and removes it in its transaction; other transactions never see
+    // it). Updates and TRUNCATE stay refused; an ordinary DELETE still fails.
+    R"sql(
+CREATE TABLE IF NOT EXISTS run_tombstones (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  run_id TEXT COLLATE "C" NOT NULL,
+  final_trace_hash TEXT NOT NULL,
+  trace_events BIGINT NOT NULL,
+  artifacts BIGINT NOT NULL,
+  status TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  deleted_at TEXT NOT NULL,
+  deleted_by TEXT NOT NULL,
+  reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS run_tombstones_by_run ON run_tombstones (run_id);
+DROP TRIGGER IF EXISTS run_tombstones_append_only ON run_tombstones;
+CREATE TRIGGER run_tombstones_append_only BEFORE UPDATE OR DELETE ON run_tombstones
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+DROP TRIGGER IF EXISTS run_tombstones_no_truncate ON run_tombstones;
+CREATE TRIGGER run_tombstones_no_truncate BEFORE TRUNCATE ON run_tombstones
+  FOR EACH STATEMENT EXECUTE FUNCTION telic_refuse_change();
+CREATE TABLE IF NOT EXISTS run_deletion_marker (
+  run_id TEXT COLLATE "C" PRIMARY KEY,
+  tombstone_seq BIGINT NOT NULL
+);
+CREATE OR REPLACE FUNCTION telic_deletion_needs_tombstone() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF EXISTS (SELECT 1 FROM run_deletion_marker)
+     OR NEW.tombstone_seq IS DISTINCT FROM (SELECT max(seq) FROM run_tombstones)
+     OR NOT EXISTS (SELECT 1 FROM run_tombstones WHERE seq = NEW.tombstone_seq AND run_id = NEW.run_id) THEN
+    RAISE EXCEPTION 'telic: a run is deleted only right after its tombstone is recorded';
+  END IF;
+  RETURN NEW;
+END
+$fn$;
+DROP TRIGGER IF EXISTS run_deletion_needs_tombstone ON run_deletion_marker;
+CREATE TRIGGER run_deletion_needs_tombstone BEFORE INSERT ON run_deletion_marker
+  FOR EACH ROW EXECUTE FUNCTION telic_deletion_needs_tombstone();
+DROP TRIGGER IF EXISTS run_deletion_marker_fixed ON run_deletion_marker;
+CREATE TRIGGER run_deletion_marker_fixed BEFORE UPDATE ON run_deletion_marker
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+CREATE OR REPLACE FUNCTION telic_refuse_delete_unless_run_deletion() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  allowed boolean;
+BEGIN
+  IF TG_TABLE_NAME = 'blobs' THEN
+    allowed := EXISTS (SELECT 1 FROM run_deletion_marker)
+               AND NOT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = OLD.sha256);
+  ELSIF TG_TABLE_NAME = 'graph_approvals' THEN
+    allowed := EXISTS (SELECT 1 FROM run_deletion_marker m JOIN graph_tasks t ON t.run_id = m.run_id
+                       WHERE t.task_id = OLD.task_id);
+  ELSE
+    allowed := OLD.run_id IS NOT NULL AND EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id);
+  END IF;
+  IF NOT allowed THEN
+    RAISE EXCEPTION 'telic: % rows are immutable and append-only', TG_TABLE_NAME;
+  END IF;
+  RETURN OLD;
+END
+$fn$;
+CREATE INDEX IF NOT EXISTS artifacts_by_sha256 ON artifacts (sha256);
+DROP TRIGGER IF EXISTS blobs_immutable ON blobs;
+CREATE TRIGGER blobs_immutable BEFORE UPDATE ON blobs FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+DROP TRIGGER IF EXISTS blobs_append_only ON blobs;
+CREATE TRIGGER blobs_append_only BEFORE DELETE ON blobs
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+DROP TRIGGER IF EXISTS artifacts_immutable ON artifacts;
+CREATE TRIGGER artifacts_immutable BEFORE UPDATE ON artifacts FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+DROP TRIGGER IF EXISTS artifacts_append_only ON artifacts;
+CREATE TRIGGER artifacts_append_only BEFORE DELETE ON artifacts
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+DROP TRIGGER IF EXISTS trace_immutable ON trace_events;
+CREATE TRIGGER trace_immutable BEFORE UPDATE ON trace_events FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+DROP TRIGGER IF EXISTS trace_append_only ON trace_events;
+CREATE TRIGGER trace_append_only BEFORE DELETE ON trace_events
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+DROP TRIGGER IF EXISTS runs_kept ON runs;
+CREATE TRIGGER runs_kept BEFORE DELETE ON runs
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+DROP TRIGGER IF EXISTS graph_events_immutable ON graph_events;
+CREATE TRIGGER graph_events_immutable BEFORE UPDATE ON graph_events FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+DROP TRIGGER IF EXISTS graph_events_append_only ON graph_events;
+CREATE TRIGGER graph_events_append_only BEFORE DELETE ON graph_events
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+DROP TRIGGER IF EXISTS graph_approvals_append_only ON graph_approvals;
+CREATE TRIGGER graph_approvals_append_only BEFORE DELETE ON graph_approvals
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+DROP TRIGGER IF EXISTS graph_tasks_kept ON graph_tasks;
+CREATE TRIGGER graph_tasks_kept BEFORE DELETE ON graph_tasks
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+DROP TRIGGER IF EXISTS graph_stories_kept ON graph_stories;
+CREATE TRIGGER graph_stories_kept BEFORE DELETE ON graph_stories
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]));
@@ -844,6 +942,113 @@ Result<TracePage> PgStore::GetTrace(std::string_view run_id, int64_t after_seque
     page.events.pop_back();
   }
   return page;
+}
+
+// ---------------------------------------------------------------- retention
+
+namespace {
+
+// Serialises run deletions across instances (pg_advisory_xact_lock key): a
+// deletion marker may only follow the newest tombstone.
+constexpr const char* kDeletionLockKey = "7310455081224577026";
+// The task graph's write lock (kGraphLockKey below): a deletion holds it too,
+// so no graph change of the run interleaves with its removal.
+constexpr const char* kGraphLockKeyForDeletion = "7310455081224577025";
+
+const char kTombstoneColumns[] =
+    "seq, run_id, final_trace_hash, trace_events, artifacts, status, created_at, deleted_at, deleted_by, reason";
+
+RunTombstone ReadTombstone(const PGresult* r, int row) {
+  return RunTombstone{Int(r, row, 0),  Text(r, row, 1), Text(r, row, 2), Int(r, row, 3), Int(r, row, 4),
+                      Text(r, row, 5), Text(r, row, 6), Text(r, row, 7), Text(r, row, 8), Text(r, row, 9)};
+}
+
+// The body of DeleteRun's transaction (see Store::DeleteRun).
+Attempt DeleteInTransaction(PGconn* conn, const std::string& id, int64_t expected_version,
+                            const DeletionRequest& request, RunTombstone& tombstone) {
+  PG_DO(Run(conn, fmt::format("SELECT pg_advisory_xact_lock({})", kDeletionLockKey)));
+  PG_DO(Run(conn, fmt::format("SELECT pg_advisory_xact_lock({})", kGraphLockKeyForDeletion)));
+  PG_TRY(run, Run(conn, "SELECT version, status, created_at FROM runs WHERE run_id = $1 FOR UPDATE", Params().Add(id)));
+  if (pq::ntuples(run.get()) == 0) {
+    return std::unexpected(Because(Error(ErrorCode::kNotFound, fmt::format("Run not found: {}", id))));
+  }
+  if (Int(run.get(), 0, 0) != expected_version) {
+    return std::unexpected(Because(
+        Error(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version")));
+  }
+  tombstone = RunTombstone{};
+  tombstone.run_id = id;
+  tombstone.status = Text(run.get(), 0, 1);
+  tombstone.created_at = Text(run.get(), 0, 2);
+  PG_TRY(last, Run(conn, "SELECT sequence, hash FROM trace_events WHERE run_id = $1 ORDER BY sequence DESC LIMIT 1",
+                   Params().Add(id)));
+  if (pq::ntuples(last.get()) > 0) {
+    tombstone.trace_events = Int(last.get(), 0, 0);
+    tombstone.final_trace_hash = Text(last.get(), 0, 1);
+  }
+  PG_TRY(count, Run(conn, "SELECT count(*) FROM artifacts WHERE run_id = $1", Params().Add(id)));
+  tombstone.artifacts = Int(count.get(), 0, 0);
+  tombstone.deleted_at = request.deleted_at;
+  tombstone.deleted_by = request.deleted_by;
+  tombstone.reason = request.reason;
+  Params p;
+  p.Add(id).Add(tombstone.final_trace_hash).Add(tombstone.trace_events).Add(tombstone.artifacts).Add(tombstone.status);
+  p.Add(tombstone.created_at).Add(tombstone.deleted_at).Add(tombstone.deleted_by).Add(tombstone.reason);
+  PG_TRY(inserted, Run(conn,
+                       "INSERT INTO run_tombstones (run_id, final_trace_hash, trace_events, artifacts, status, "
+                       "created_at, deleted_at, deleted_by, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+                       "RETURNING seq",
+                       p));
+  tombstone.seq = Int(inserted.get(), 0, 0);
+  PG_DO(Run(conn, "INSERT INTO run_deletion_marker (run_id, tombstone_seq) VALUES ($1, $2)",
+            Params().Add(id).Add(tombstone.seq)));
+  for (const char* sql : {
+           "DELETE FROM graph_approvals WHERE task_id IN (SELECT task_id FROM graph_tasks WHERE run_id = $1)",
+           "DELETE FROM graph_events WHERE run_id = $1",
+           "DELETE FROM graph_stories WHERE run_id = $1",
+           "DELETE FROM graph_tasks WHERE run_id = $1",
+       }) {
+    PG_DO(Run(conn, sql, Params().Add(id)));
+  }
+  PG_TRY(digests, Run(conn, "DELETE FROM artifacts WHERE run_id = $1 RETURNING sha256", Params().Add(id)));
+  std::vector<std::string> shas;
+  for (int i = 0; i < pq::ntuples(digests.get()); ++i) shas.push_back(Text(digests.get(), i, 0));
+  std::sort(shas.begin(), shas.end());
+  shas.erase(std::unique(shas.begin(), shas.end()), shas.end());
+  for (const std::string& sha : shas) {
+    PG_DO(Run(conn, "DELETE FROM blobs WHERE sha256 = $1 AND NOT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = $1)",
+              Params().Add(sha)));
+  }
+  PG_DO(Run(conn, "DELETE FROM trace_events WHERE run_id = $1", Params().Add(id)));
+  PG_DO(Run(conn, "DELETE FROM runs WHERE run_id = $1", Params().Add(id)));
+  PG_DO(Run(conn, "DELETE FROM run_deletion_marker WHERE run_id = $1", Params().Add(id)));
+  return {};
+}
+
+}  // namespace
+
+Result<RunTombstone> PgStore::DeleteRun(std::string_view run_id, int64_t expected_version,
+                                        const DeletionRequest& request) {
+  RunTombstone tombstone;
+  std::string id(run_id);
+  TELIC_RETURN_IF_ERROR(InTransaction([this] { return Acquire(); }, [&](PGconn* conn) {
+    return DeleteInTransaction(conn, id, expected_version, request, tombstone);
+  }));
+  return tombstone;
+}
+
+Result<std::vector<RunTombstone>> PgStore::ListTombstones(int limit) {
+  if (limit < 1 || limit > kMaxRunPageSize) {
+    return Fail(ErrorCode::kInvalidArgument, fmt::format("Tombstone page size must be between 1 and {}", kMaxRunPageSize));
+  }
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "tombstone list",
+                                                      fmt::format("SELECT {} FROM run_tombstones ORDER BY seq DESC "
+                                                                  "LIMIT $1",
+                                                                  kTombstoneColumns),
+                                                      Params().Add(int64_t{limit})));
+  std::vector<RunTombstone> list;
+  for (int i = 0; i < pq::ntuples(rows.get()); ++i) list.push_back(ReadTombstone(rows.get(), i));
+  return list;
 }
 
 Status PgStore::Ping() {

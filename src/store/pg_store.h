@@ -46,6 +46,10 @@ class PgStore final : public Store {
   Result<StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override;
   Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override;
 
+  Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
+                                 const DeletionRequest& request) override;
+  Result<std::vector<RunTombstone>> ListTombstones(int limit) override;
+
   // A round trip to the server (readiness).
   Status Ping();
 

@@ -100,6 +100,60 @@ CREATE INDEX runs_by_creation ON runs (created_at DESC, run_id);
 CREATE INDEX runs_by_status_creation ON runs (status, created_at DESC, run_id);
 CREATE INDEX runs_by_mode_creation ON runs (requested_mode, created_at DESC, run_id);
 )sql",
+    // 5 (issue 22, retention): tombstones of deleted runs, and the one route
+    // by which a run's rows may be deleted. The delete guards on blobs,
+    // artifacts and trace events are recreated with one exception: the run
+    // named in run_deletion_marker, a row that can only be inserted right
+    // after that run's tombstone (Store::DeleteRun inserts and removes it in
+    // its transaction). Updates stay refused; an ordinary DELETE still fails.
+    R"sql(
+CREATE TABLE IF NOT EXISTS run_tombstones (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL,
+  final_trace_hash TEXT NOT NULL,
+  trace_events INTEGER NOT NULL,
+  artifacts INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  deleted_at TEXT NOT NULL,
+  deleted_by TEXT NOT NULL,
+  reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS run_tombstones_by_run ON run_tombstones (run_id);
+DROP TRIGGER IF EXISTS run_tombstones_immutable;
+CREATE TRIGGER run_tombstones_immutable BEFORE UPDATE ON run_tombstones BEGIN SELECT RAISE(ABORT, 'run tombstones are immutable'); END;
+DROP TRIGGER IF EXISTS run_tombstones_append_only;
+CREATE TRIGGER run_tombstones_append_only BEFORE DELETE ON run_tombstones BEGIN SELECT RAISE(ABORT, 'run tombstones are append-only'); END;
+CREATE TABLE IF NOT EXISTS run_deletion_marker (
+  run_id TEXT PRIMARY KEY,
+  tombstone_seq INTEGER NOT NULL
+) STRICT;
+DROP TRIGGER IF EXISTS run_deletion_needs_tombstone;
+CREATE TRIGGER run_deletion_needs_tombstone BEFORE INSERT ON run_deletion_marker
+  WHEN EXISTS (SELECT 1 FROM run_deletion_marker)
+    OR NEW.tombstone_seq IS NOT (SELECT max(seq) FROM run_tombstones)
+    OR NOT EXISTS (SELECT 1 FROM run_tombstones WHERE seq = NEW.tombstone_seq AND run_id = NEW.run_id)
+  BEGIN SELECT RAISE(ABORT, 'a run is deleted only right after its tombstone is recorded'); END;
+DROP TRIGGER IF EXISTS run_deletion_marker_fixed;
+CREATE TRIGGER run_deletion_marker_fixed BEFORE UPDATE ON run_deletion_marker BEGIN SELECT RAISE(ABORT, 'the deletion marker is fixed'); END;
+CREATE INDEX IF NOT EXISTS artifacts_by_sha256 ON artifacts (sha256);
+DROP TRIGGER IF EXISTS blobs_append_only;
+CREATE TRIGGER blobs_append_only BEFORE DELETE ON blobs
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker) OR EXISTS (SELECT 1 FROM artifacts WHERE sha256 = OLD.sha256)
+  BEGIN SELECT RAISE(ABORT, 'blobs are append-only'); END;
+DROP TRIGGER IF EXISTS artifacts_append_only;
+CREATE TRIGGER artifacts_append_only BEFORE DELETE ON artifacts
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'artifacts are append-only'); END;
+DROP TRIGGER IF EXISTS trace_append_only;
+CREATE TRIGGER trace_append_only BEFORE DELETE ON trace_events
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'trace events are append-only'); END;
+DROP TRIGGER IF EXISTS runs_kept;
+CREATE TRIGGER runs_kept BEFORE DELETE ON runs
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'runs are deleted only through telic runs delete'); END;
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
@@ -388,6 +442,11 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   // First, so that every later step (the migration check, BEGIN IMMEDIATE,
   // each read and write) waits for other connections' locks.
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  // A new ledger frees deleted runs' pages with incremental vacuum. Set
+  // before the switch to WAL, which writes the header of an empty file and
+  // fixes its auto_vacuum mode; a no-op on a ledger that has pages already
+  // (see ConvertToIncrementalVacuum).
+  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA auto_vacuum=INCREMENTAL"));
   TELIC_RETURN_IF_ERROR(EnableWal(db));
   TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
   TELIC_RETURN_IF_ERROR(store->Migrate());
@@ -588,6 +647,146 @@ Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_s
     page.events.pop_back();
   }
   return page;
+}
+
+// ---- Retention (issue 22): DeleteRun, tombstones, space reclamation ----
+
+namespace {
+
+const char kTombstoneColumns[] =
+    "seq, run_id, final_trace_hash, trace_events, artifacts, status, created_at, deleted_at, deleted_by, reason";
+
+RunTombstone ReadTombstone(const Stmt& s) {
+  return RunTombstone{s.Int(0),  s.Text(1), s.Text(2), s.Int(3), s.Int(4), s.Text(5),
+                      s.Text(6), s.Text(7), s.Text(8), s.Text(9)};
+}
+
+// Runs one statement with `run_id` bound to every parameter.
+Status ExecForRun(sqlite3* db, const char* sql, std::string_view run_id, std::string_view what) {
+  Stmt s(db, sql);
+  if (!s.ok()) return std::unexpected(SqlError(db, what));
+  s.Bind(1, run_id);
+  if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, what));
+  return Ok();
+}
+
+// Deletes the rows of `run_id` (whose marker is in place): task graph rows
+// when the ledger has them, artifacts and the blobs only they used, trace, run.
+Status DeleteRunRows(sqlite3* db, std::string_view run_id) {
+  TELIC_ASSIGN_OR_RETURN(int64_t has_graph, QueryInt(db, "SELECT count(*) FROM sqlite_master WHERE name = ?", "graph_tasks"));
+  if (has_graph > 0) {
+    TELIC_RETURN_IF_ERROR(ExecForRun(
+        db, "DELETE FROM graph_approvals WHERE task_id IN (SELECT task_id FROM graph_tasks WHERE run_id = ?1)", run_id,
+        "approval delete"));
+    TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM graph_events WHERE run_id = ?1", run_id, "task event delete"));
+    TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM graph_stories WHERE run_id = ?1", run_id, "story delete"));
+    TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM graph_tasks WHERE run_id = ?1", run_id, "task delete"));
+  }
+  std::vector<std::string> digests;
+  {
+    Stmt s(db, "SELECT DISTINCT sha256 FROM artifacts WHERE run_id = ?");
+    s.Bind(1, run_id);
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) digests.push_back(s.Text(0));
+    if (rc != SQLITE_DONE) return std::unexpected(SqlError(db, "artifact digests read"));
+  }
+  TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM artifacts WHERE run_id = ?1", run_id, "artifact delete"));
+  for (const std::string& digest : digests) {
+    Stmt s(db, "DELETE FROM blobs WHERE sha256 = ?1 AND NOT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = ?1)");
+    s.Bind(1, digest);
+    if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "blob delete"));
+  }
+  TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM trace_events WHERE run_id = ?1", run_id, "trace delete"));
+  TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM runs WHERE run_id = ?1", run_id, "run delete"));
+  return ExecForRun(db, "DELETE FROM run_deletion_marker WHERE run_id = ?1", run_id, "deletion marker delete");
+}
+
+}  // namespace
+
+Result<RunTombstone> SqliteStore::DeleteRun(std::string_view run_id, int64_t expected_version,
+                                            const DeletionRequest& request) {
+  RunTombstone tombstone;
+  {
+    std::lock_guard lock(mutex_);
+    Transaction tx(db_);
+    TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
+    Stmt run(db_, "SELECT version, status, created_at FROM runs WHERE run_id = ?");
+    run.Bind(1, run_id);
+    int rc = run.Step();
+    if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
+    if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "run read"));
+    if (run.Int(0) != expected_version) {
+      return Fail(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version");
+    }
+    tombstone.run_id = std::string(run_id);
+    tombstone.status = run.Text(1);
+    tombstone.created_at = run.Text(2);
+    Stmt last(db_, "SELECT sequence, hash FROM trace_events WHERE run_id = ? ORDER BY sequence DESC LIMIT 1");
+    last.Bind(1, run_id);
+    if (last.Step() == SQLITE_ROW) {
+      tombstone.trace_events = last.Int(0);
+      tombstone.final_trace_hash = last.Text(1);
+    }
+    TELIC_ASSIGN_OR_RETURN(tombstone.artifacts, QueryInt(db_, "SELECT count(*) FROM artifacts WHERE run_id = ?", run_id));
+    tombstone.deleted_at = request.deleted_at;
+    tombstone.deleted_by = request.deleted_by;
+    tombstone.reason = request.reason;
+    Stmt insert(db_, "INSERT INTO run_tombstones (run_id, final_trace_hash, trace_events, artifacts, status, created_at, "
+                     "deleted_at, deleted_by, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert.Bind(1, tombstone.run_id).Bind(2, tombstone.final_trace_hash).Bind(3, tombstone.trace_events);
+    insert.Bind(4, tombstone.artifacts).Bind(5, tombstone.status).Bind(6, tombstone.created_at);
+    insert.Bind(7, tombstone.deleted_at).Bind(8, tombstone.deleted_by).Bind(9, tombstone.reason);
+    if (insert.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "tombstone insert"));
+    tombstone.seq = sqlite3_last_insert_rowid(db_);
+    Stmt marker(db_, "INSERT INTO run_deletion_marker (run_id, tombstone_seq) VALUES (?, ?)");
+    marker.Bind(1, run_id).Bind(2, tombstone.seq);
+    if (marker.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "deletion marker insert"));
+    TELIC_RETURN_IF_ERROR(DeleteRunRows(db_, run_id));
+    TELIC_RETURN_IF_ERROR(tx.Commit());
+  }
+  // The run is gone whatever happens here: reclaiming space is best effort.
+  if (auto mode = AutoVacuumMode(); mode && *mode == "incremental") (void)ReclaimFreePages();
+  return tombstone;
+}
+
+Result<std::vector<RunTombstone>> SqliteStore::ListTombstones(int limit) {
+  if (limit < 1 || limit > kMaxRunPageSize) {
+    return Fail(ErrorCode::kInvalidArgument, fmt::format("Tombstone page size must be between 1 and {}", kMaxRunPageSize));
+  }
+  std::lock_guard lock(mutex_);
+  Stmt s(db_, fmt::format("SELECT {} FROM run_tombstones ORDER BY seq DESC LIMIT ?", kTombstoneColumns).c_str());
+  s.Bind(1, int64_t{limit});
+  std::vector<RunTombstone> list;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) list.push_back(ReadTombstone(s));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "tombstone list"));
+  return list;
+}
+
+Result<std::string> SqliteStore::AutoVacuumMode() {
+  std::lock_guard lock(mutex_);
+  Stmt s(db_, "PRAGMA auto_vacuum");
+  if (s.Step() != SQLITE_ROW) return std::unexpected(SqlError(db_, "auto_vacuum read"));
+  switch (s.Int(0)) {
+    case 1: return std::string("full");
+    case 2: return std::string("incremental");
+    default: return std::string("none");
+  }
+}
+
+Status SqliteStore::ReclaimFreePages() {
+  std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(Exec(db_, "PRAGMA incremental_vacuum"));
+  // The file shrinks once the WAL is checkpointed; readers may keep it from
+  // truncating now, and that is fine (a later checkpoint does it).
+  return Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+Status SqliteStore::ConvertToIncrementalVacuum() {
+  std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(Exec(db_, "PRAGMA auto_vacuum=INCREMENTAL"));
+  TELIC_RETURN_IF_ERROR(Exec(db_, "VACUUM"));
+  return Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 Status SqliteStore::CheckIntegrity() {

@@ -34,8 +34,23 @@ class SqliteStore final : public Store {
   Result<StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override;
   Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override;
 
+  Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
+                                 const DeletionRequest& request) override;
+  Result<std::vector<RunTombstone>> ListTombstones(int limit) override;
+
   // PRAGMA integrity_check; Ok when SQLite answers "ok".
   Status CheckIntegrity();
+
+  // PRAGMA auto_vacuum: "none", "full" or "incremental". Ledgers created by
+  // this telic are incremental; older ones stay "none" until converted.
+  Result<std::string> AutoVacuumMode();
+  // With incremental auto_vacuum, returns every free page to the file system
+  // (PRAGMA incremental_vacuum, then a truncating WAL checkpoint when no
+  // reader holds it). With "none" the free pages are only reused.
+  Status ReclaimFreePages();
+  // Switches an existing ledger to incremental auto_vacuum: the one VACUUM
+  // that rewrites the whole file (it needs exclusive access for a while).
+  Status ConvertToIncrementalVacuum();
 
  private:
   explicit SqliteStore(sqlite3* db) : db_(db) {}

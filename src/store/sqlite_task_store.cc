@@ -66,6 +66,26 @@ CREATE TRIGGER graph_approvals_single_use BEFORE UPDATE ON graph_approvals
   BEGIN SELECT RAISE(ABORT, 'an approval can only be marked used, once'); END;
 CREATE TRIGGER graph_tasks_kept BEFORE DELETE ON graph_tasks BEGIN SELECT RAISE(ABORT, 'tasks are never deleted'); END;
 )sql",
+    // 2 (issue 22, retention): a run's graph rows may be deleted only with
+    // the run, while the run store's run_deletion_marker names it (see the
+    // run schema's migration 5); every other DELETE is still refused.
+    R"sql(
+DROP TRIGGER graph_events_append_only;
+CREATE TRIGGER graph_events_append_only BEFORE DELETE ON graph_events
+  WHEN OLD.run_id IS NULL OR NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'task events are append-only'); END;
+DROP TRIGGER graph_approvals_append_only;
+CREATE TRIGGER graph_approvals_append_only BEFORE DELETE ON graph_approvals
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker m JOIN graph_tasks t ON t.run_id = m.run_id WHERE t.task_id = OLD.task_id)
+  BEGIN SELECT RAISE(ABORT, 'approvals are append-only'); END;
+DROP TRIGGER graph_tasks_kept;
+CREATE TRIGGER graph_tasks_kept BEFORE DELETE ON graph_tasks
+  WHEN OLD.run_id IS NULL OR NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'tasks are never deleted'); END;
+CREATE TRIGGER graph_stories_kept BEFORE DELETE ON graph_stories
+  WHEN OLD.run_id IS NULL OR NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'stories are never deleted'); END;
+)sql",
 };
 
 constexpr int kGraphSchemaVersion = static_cast<int>(sizeof(kGraphMigrations) / sizeof(kGraphMigrations[0]));

@@ -97,6 +97,28 @@ inline Error UnknownRunCursor(std::string_view cursor) {
                "Unknown cursor " + std::string(cursor) + ": no run with that id in this ledger");
 }
 
+// What `telic runs delete` records about a run it deleted (issue 22): the
+// run's identity and final trace hash, so that deletion itself is auditable.
+struct RunTombstone {
+  int64_t seq = 0;  // assigned by the store, increasing
+  std::string run_id;
+  std::string final_trace_hash;  // the last trace event's hash ("" for an empty trace)
+  int64_t trace_events = 0;
+  int64_t artifacts = 0;
+  std::string status;      // the run's status when it was deleted
+  std::string created_at;  // the run's creation time
+  std::string deleted_at;
+  std::string deleted_by;  // who asked (user@host, or "telic serve" for retention on start)
+  std::string reason;      // "delete" | "prune" | "retention"
+};
+
+// Who deletes a run, when, and why (RunTombstone's last three fields).
+struct DeletionRequest {
+  std::string deleted_at;
+  std::string deleted_by;
+  std::string reason;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -137,6 +159,18 @@ class Store {
 
   // Events with sequence > after_sequence, ascending, at most `limit`.
   virtual Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) = 0;
+
+  // Deletes a run through the one route the append-only guards allow, in one
+  // transaction: records its tombstone, then removes its artifacts, the blobs
+  // no other run references, its trace, its task graph rows (tasks, events,
+  // stories, approvals) and the run row. Applies only if the stored version
+  // equals `expected_version` (kConflict otherwise; kNotFound for no run).
+  // The run's state is not judged here: callers cancel a live run first.
+  virtual Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
+                                         const DeletionRequest& request) = 0;
+
+  // Tombstones, newest first, at most `limit` (1..kMaxRunPageSize).
+  virtual Result<std::vector<RunTombstone>> ListTombstones(int limit) = 0;
 };
 
 }  // namespace telic::store

@@ -19,6 +19,7 @@
 #include "base/ids.h"
 #include "base/sha256.h"
 #include "store/open_store.h"
+#include "store/task_store.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "testing/postgres_server.h"
@@ -261,7 +262,9 @@ TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
   store_.reset();
   // The schema as it was before the redactions migration: without that
   // column and without the run paging indexes added after it.
-  int previous = (GetParam() == Backend::kPostgres ? PgSchemaVersion() : SqliteSchemaVersion()) - 2;
+  // (The versions before it; the migrations after the paging indexes are
+  // re-runnable, so they apply again over what this rollback left.)
+  int previous = GetParam() == Backend::kPostgres ? 3 : 2;
   ASSERT_EQ(RawExec("DROP INDEX runs_by_creation; DROP INDEX runs_by_status_creation; DROP INDEX runs_by_mode_creation; "
                     "ALTER TABLE trace_events DROP COLUMN redactions_json; "
                     "UPDATE telic_meta SET value = '" + std::to_string(previous) + "' WHERE key = 'schema_version'"),
@@ -929,6 +932,199 @@ TEST_P(StoreTest, ADatabaseNotWrittenByTelicIsRefused) {
   auto opened = Open();
   ASSERT_FALSE(opened);
   EXPECT_NE(opened.error().message().find("not written by telic"), std::string::npos);
+}
+
+// ---- Retention (issue 22): DeleteRun and its guards ----
+
+// A run with a task graph: one task of the run with an event and an
+// approval, plus a standalone task that deletion must not touch.
+void AddGraph(TaskStore& tasks, const std::string& run_id) {
+  TaskChange change;
+  TaskRecord task;
+  task.task_id = run_id + "-task";
+  task.run_id = run_id;
+  task.name = task.instructions = "t";
+  task.created_at = task.updated_at = "2026-12-02T00:00:00.000Z";
+  TaskRecord standalone = task;
+  standalone.task_id = run_id + "-standalone";
+  standalone.run_id.reset();
+  change.inserted_tasks = {task, standalone};
+  TaskEventRecord event;
+  event.event_id = run_id + "-task-created";
+  event.subject_id = task.task_id;
+  event.run_id = run_id;
+  event.kind = "task_created";
+  event.actor = "system";
+  event.created_at = task.created_at;
+  TaskEventRecord standalone_event = event;
+  standalone_event.event_id = run_id + "-standalone-created";
+  standalone_event.subject_id = standalone.task_id;
+  standalone_event.run_id.reset();
+  change.events = {event, standalone_event};
+  ApprovalRecord approval;
+  approval.approval_id = run_id + "-approval";
+  approval.task_id = task.task_id;
+  approval.action = "rm x";
+  approval.binding_sha256 = "sha256:b";
+  change.inserted_approvals = {approval};
+  StoryRecord story;
+  story.story_id = run_id + "-story";
+  story.run_id = run_id;
+  story.name = "s";
+  story.arbitration_task_id = task.task_id;
+  story.created_at = story.updated_at = task.created_at;
+  change.inserted_stories = {story};
+  ASSERT_TRUE(tasks.Apply(change));
+}
+
+// covers issue 22 §2 (deletion removes every row of the run, records a tombstone)
+TEST_P(StoreTest, DeleteRunRemovesTheRunAndRecordsOneTombstone) {
+  auto tasks = OpenTaskStore(*store_, location_);
+  ASSERT_TRUE(tasks) << tasks.error().message();
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("gone")));
+  ASSERT_TRUE(store_->ApplyChange("gone", 1, AdvanceChange("gone", 1, "w")));
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("kept")));  // shares the UserMessage body (one blob)
+  AddGraph(**tasks, "gone");
+  AddGraph(**tasks, "kept");
+  std::string final_hash = CheckedTrace(*store_, "gone").back().hash;
+  auto tombstone = store_->DeleteRun("gone", 2, {"2026-12-03T00:00:00.000Z", "tester@host", "delete"});
+  ASSERT_TRUE(tombstone) << tombstone.error().message();
+  EXPECT_EQ(tombstone->run_id, "gone");
+  EXPECT_EQ(tombstone->final_trace_hash, final_hash);
+  EXPECT_EQ(tombstone->trace_events, 3);
+  EXPECT_EQ(tombstone->artifacts, 2);
+  EXPECT_EQ(tombstone->status, "running");
+  EXPECT_EQ(tombstone->deleted_by, "tester@host");
+  EXPECT_EQ(store_->GetRun("gone").error().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(store_->GetTrace("gone", 0, 10)->events.empty());
+  EXPECT_TRUE(store_->ListArtifacts("gone")->empty());
+  EXPECT_TRUE((*tasks)->ListTasks(std::string("gone"))->empty());
+  EXPECT_TRUE((*tasks)->ListApprovals("gone-task")->empty());
+  EXPECT_TRUE((*tasks)->ListEvents("gone-task")->empty());
+  EXPECT_TRUE((*tasks)->ListStories(std::string("gone"))->empty());
+  EXPECT_EQ((*tasks)->ListStories(std::string("kept"))->size(), 1u);
+  // The blob only "gone" used is gone; the shared one and the other run stay whole.
+  // (An INSERT of a blob row succeeds only when no row has that digest.)
+  std::string only_gone = MakeArtifact({}, Json{{"by", "w-v1"}}).meta.sha256;
+  std::string shared = MakeArtifact({}, Json{{"content", "exact request"}}).meta.sha256;
+  EXPECT_EQ(RawExec("INSERT INTO blobs (sha256, body) VALUES ('" + only_gone + "', '{}')"), "");
+  EXPECT_NE(RawExec("INSERT INTO blobs (sha256, body) VALUES ('" + shared + "', '{}')"), "");
+  EXPECT_TRUE(store_->GetArtifact("kept", "req"));
+  EXPECT_EQ(CheckedTrace(*store_, "kept").size(), 1u);
+  EXPECT_EQ((*tasks)->ListTasks(std::string("kept"))->size(), 1u);
+  EXPECT_EQ((*tasks)->ListApprovals("kept-task")->size(), 1u);
+  EXPECT_EQ((*tasks)->ListEvents("gone-standalone")->size(), 1u) << "standalone graph rows are not the run's";
+  auto tombstones = store_->ListTombstones(10);
+  ASSERT_TRUE(tombstones) << tombstones.error().message();
+  ASSERT_EQ(tombstones->size(), 1u);
+  EXPECT_EQ(tombstones->front().run_id, "gone");
+  EXPECT_EQ(tombstones->front().final_trace_hash, final_hash);
+  EXPECT_EQ(tombstones->front().seq, tombstone->seq);
+  // The id is free again: a new run (an import, say) may take it.
+  EXPECT_TRUE(store_->CreateRun(NewRunChange("gone")));
+}
+
+TEST_P(StoreTest, DeleteRunIsCompareAndSetAndChangesNothingOnError) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  auto stale = store_->DeleteRun("r1", 7, {"t", "me", "delete"});
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code(), ErrorCode::kConflict);
+  auto unknown = store_->DeleteRun("nope", 1, {"t", "me", "delete"});
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(store_->GetRun("r1"));
+  EXPECT_EQ(CheckedTrace(*store_, "r1").size(), 1u);
+  EXPECT_TRUE(store_->ListTombstones(10)->empty());
+  EXPECT_EQ(store_->ListTombstones(0).error().code(), ErrorCode::kInvalidArgument);
+}
+
+// covers issue 22 §2 (the append-only guards hold outside the deletion route)
+TEST_P(StoreTest, OrdinaryDeletesStillFailOnEveryGuardedTable) {
+  auto tasks = OpenTaskStore(*store_, location_);
+  ASSERT_TRUE(tasks) << tasks.error().message();
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  AddGraph(**tasks, "r1");
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r2")));
+  ASSERT_TRUE(store_->DeleteRun("r2", 1, {"t", "me", "delete"}));
+  tasks->reset();
+  store_.reset();
+  for (const char* sql : {
+           "DELETE FROM runs WHERE run_id = 'r1'", "DELETE FROM artifacts WHERE run_id = 'r1'",
+           "DELETE FROM trace_events WHERE run_id = 'r1'", "DELETE FROM blobs",
+           "DELETE FROM graph_tasks WHERE run_id = 'r1'", "DELETE FROM graph_events WHERE run_id = 'r1'",
+           "DELETE FROM graph_approvals", "DELETE FROM graph_stories",
+           "DELETE FROM run_tombstones", "UPDATE run_tombstones SET deleted_by = 'x'",
+           // a marker without a fresh tombstone of that run, or one reusing r2's
+           "INSERT INTO run_deletion_marker (run_id, tombstone_seq) VALUES ('r1', 999)",
+           "INSERT INTO run_deletion_marker (run_id, tombstone_seq) SELECT 'r1', max(seq) FROM run_tombstones",
+       }) {
+    EXPECT_NE(RawExec(sql), "") << sql;
+  }
+  if (GetParam() == Backend::kPostgres) {
+    EXPECT_NE(RawExec("TRUNCATE run_tombstones"), "");
+  }
+  auto reopened = Open();
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(CheckedTrace(**reopened, "r1").size(), 1u);
+  EXPECT_TRUE((*reopened)->GetArtifact("r1", "req"));
+  EXPECT_EQ((*reopened)->ListTombstones(10)->size(), 1u);
+}
+
+TEST(SqliteRetentionTest, NewLedgersReclaimDeletedPagesAndOldOnesConvertOnce) {
+  testing::TempDir dir;
+  auto page_count = [](SqliteStore& store, const std::string& path) {
+    (void)store;
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA page_count", -1, &s, nullptr);
+    sqlite3_step(s);
+    int64_t pages = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return pages;
+  };
+  auto fill = [](SqliteStore& store, const std::string& id) {
+    Change change = NewRunChange(id);
+    for (int i = 0; i < 40; ++i) {
+      change.artifacts.push_back(MakeArtifact({"big" + std::to_string(i), id, "Note", "1.0", "w", "", {}, "none", "t"},
+                                              Json{{"text", std::string(20000, static_cast<char>('a' + i % 26))},
+                                                   {"id", id}, {"i", i}}));
+    }
+    ASSERT_TRUE(store.CreateRun(change));
+  };
+  std::string path = dir.File("new.sqlite3");
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store) << store.error().message();
+  EXPECT_EQ(*(*store)->AutoVacuumMode(), "incremental");
+  fill(**store, "big");
+  ASSERT_TRUE((*store)->ReclaimFreePages());
+  int64_t full = page_count(**store, path);
+  ASSERT_TRUE((*store)->DeleteRun("big", 1, {"t", "me", "delete"}));
+  EXPECT_LT(page_count(**store, path), full / 4) << "the deleted run's pages went back to the file system";
+
+  // A ledger created before incremental vacuum: pages are only reused until
+  // it is converted (one VACUUM), after which deletions shrink it.
+  std::string old_path = dir.File("old.sqlite3");
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(old_path.c_str(), &db);
+    sqlite3_exec(db, "PRAGMA auto_vacuum=NONE; CREATE TABLE x (y); DROP TABLE x;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  auto old = SqliteStore::Open(old_path);
+  ASSERT_TRUE(old) << old.error().message();
+  EXPECT_EQ(*(*old)->AutoVacuumMode(), "none");
+  fill(**old, "a");
+  ASSERT_TRUE((*old)->DeleteRun("a", 1, {"t", "me", "delete"}));
+  int64_t after_delete = page_count(**old, old_path);
+  ASSERT_TRUE((*old)->ConvertToIncrementalVacuum());
+  EXPECT_EQ(*(*old)->AutoVacuumMode(), "incremental");
+  EXPECT_LT(page_count(**old, old_path), after_delete / 4);
+  fill(**old, "b");
+  int64_t refilled = page_count(**old, old_path);
+  ASSERT_TRUE((*old)->DeleteRun("b", 1, {"t", "me", "delete"}));
+  EXPECT_LT(page_count(**old, old_path), refilled / 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),

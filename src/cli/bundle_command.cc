@@ -1,0 +1,160 @@
+#include "cli/bundle_command.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "base/text.h"
+#include "cli/otlp_export.h"
+#include "controller/run_bundle.h"
+
+namespace telic::cli {
+namespace {
+
+int Failure(std::ostream& err, const Error& error) {
+  err << "telic: " << CleanMessage(error.message()) << "\n";
+  return 1;
+}
+
+// Writes `bytes` to `path` owner-only, through a temporary file renamed into
+// place, so a reader never sees half a bundle.
+Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot write {}: {}", temp, std::strerror(errno)));
+  size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  bool ok = written == bytes.size() && ::fsync(fd) == 0;
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot write {}: {}", path, why));
+  }
+  return Ok();
+}
+
+Result<std::string> ReadBundleFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Fail(ErrorCode::kNotFound, fmt::format("bundle {} is not a readable file", path));
+  }
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > controller::kMaxBundleBytes) {
+    return Fail(ErrorCode::kInvalidArgument, fmt::format("bundle {} is larger than the 1 GiB limit", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot read bundle {}", path));
+  return bytes;
+}
+
+// The parsed and checked bundle, or the report saying why not.
+struct CheckedBundle {
+  std::optional<controller::RunBundle> bundle;
+  Json report;
+};
+
+CheckedBundle Check(const std::string& bytes) {
+  auto parsed = controller::ParseBundle(bytes);
+  if (!parsed) {
+    return {std::nullopt, Json{{"ok", false}, {"problems", Json::array({parsed.error().message()})}}};
+  }
+  Json report = controller::CheckBundle(*parsed);
+  return {std::move(*parsed), std::move(report)};
+}
+
+void PrintReport(const Json& report, bool json, std::ostream& out) {
+  if (json) {
+    out << report.dump() << "\n";
+    return;
+  }
+  if (report.contains("runId")) {
+    out << fmt::format("{}: bundle {} — {} artifacts, {} trace events, final trace hash {}{}\n",
+                       report["runId"].get<std::string>(), report["bundleDigest"].get<std::string>(),
+                       report["artifacts"].get<size_t>(), report["traceEvents"].get<size_t>(),
+                       report["finalTraceHash"].get<std::string>(), report["ok"].get<bool>() ? ", no problems" : "");
+  }
+  for (const Json& p : report["problems"]) out << "  problem: " << p.get<std::string>() << "\n";
+}
+
+}  // namespace
+
+std::unique_ptr<BundleCommands> AddBundleCommands(CLI::App& app) {
+  auto c = std::make_unique<BundleCommands>();
+  c->export_cmd = app.add_subcommand("export", "write a run as a verifiable bundle (docs/BUNDLE.md) or as OTLP spans");
+  c->export_cmd->add_option("RUN_ID", c->run_id)->required();
+  auto* output = c->export_cmd->add_option("-o,--output", c->output, "write to FILE (owner-only) instead of stdout");
+  c->otlp = c->export_cmd
+                ->add_option("--otlp", c->otlp_url,
+                             "OpenTelemetry instead: POST OTLP/HTTP JSON to URL (e.g. http://127.0.0.1:4318/v1/traces), "
+                             "or print it when no URL is given")
+                ->expected(0, 1);
+  c->export_cmd->add_flag("--allow-remote", c->allow_remote, "let --otlp send to a host that is not loopback")
+      ->needs(c->otlp);
+  c->otlp->excludes(output);
+  c->import_cmd = app.add_subcommand("import", "load a run bundle into this ledger as a new run (checked first)");
+  c->import_cmd->add_option("FILE", c->file)->required();
+  return c;
+}
+
+int RunExport(const BundleCommands& c, controller::RunService& service, std::ostream& out, std::ostream& err) {
+  if (c.otlp->count() > 0) return RunOtlpExport(service, c.run_id, c.otlp_url, c.allow_remote, out, err);
+  auto bytes = controller::ExportBundle(service, c.run_id);
+  if (!bytes) return Failure(err, bytes.error());
+  if (c.output.empty()) {
+    out << *bytes << std::flush;
+    return 0;
+  }
+  if (auto written = WriteFileAtomically(c.output, *bytes); !written) return Failure(err, written.error());
+  return 0;
+}
+
+int RunImport(const BundleCommands& c, store::Store& store, const std::function<void(const std::string&)>& imported,
+              bool json, std::ostream& out, std::ostream& err) {
+  auto bytes = ReadBundleFile(c.file);
+  if (!bytes) return Failure(err, bytes.error());
+  CheckedBundle checked = Check(*bytes);
+  if (!checked.report["ok"].get<bool>()) {
+    err << "telic: the bundle was not imported (nothing was written):\n";
+    PrintReport(checked.report, false, err);
+    return 1;
+  }
+  if (auto loaded = controller::ImportBundle(store, *checked.bundle); !loaded) {
+    if (loaded.error().code() == ErrorCode::kAlreadyExists) {
+      return Failure(err, Error(ErrorCode::kAlreadyExists,
+                                fmt::format("Run {} already exists in this ledger; the bundle was not imported",
+                                            checked.bundle->run.run_id)));
+    }
+    return Failure(err, loaded.error());
+  }
+  if (imported) imported(checked.bundle->run.run_id);
+  if (json) {
+    out << Json{{"imported", checked.report}}.dump() << "\n";
+  } else {
+    out << "imported ";
+    PrintReport(checked.report, false, out);
+  }
+  return 0;
+}
+
+int RunVerifyBundle(const std::string& file, bool json, std::ostream& out, std::ostream& err) {
+  auto bytes = ReadBundleFile(file);
+  if (!bytes) return Failure(err, bytes.error());
+  CheckedBundle checked = Check(*bytes);
+  PrintReport(checked.report, json, out);
+  return checked.report["ok"].get<bool>() ? 0 : 1;
+}
+
+}  // namespace telic::cli

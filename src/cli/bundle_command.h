@@ -1,0 +1,46 @@
+// Run bundles and OpenTelemetry export (issue 22 §3-4):
+//   telic export RUN [-o FILE]               a verifiable bundle (docs/BUNDLE.md)
+//   telic export RUN --otlp [URL] [--allow-remote]   OTLP/HTTP JSON spans
+//   telic verify --bundle FILE               checks a bundle with no ledger
+//   telic import FILE                        loads a bundle as a new run
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "controller/run_service.h"
+#include "store/store.h"
+
+namespace telic::cli {
+
+struct BundleCommands {
+  CLI::App* export_cmd = nullptr;
+  CLI::App* import_cmd = nullptr;
+  CLI::Option* otlp = nullptr;  // set when --otlp was given (with or without a URL)
+  std::string run_id;
+  std::string output;  // -o FILE; "" for stdout
+  std::string otlp_url;
+  bool allow_remote = false;
+  std::string file;  // import FILE
+};
+
+// Adds `export` and `import` to `app`; the returned object holds the parsed
+// options (keep it alive until the command ran).
+std::unique_ptr<BundleCommands> AddBundleCommands(CLI::App& app);
+
+// `telic export`: the bundle (or, with --otlp, the OTLP spans) of one run.
+int RunExport(const BundleCommands& commands, controller::RunService& service, std::ostream& out, std::ostream& err);
+
+// `telic import FILE`: checks the whole bundle, then creates its run in
+// `store`; `imported` runs after a successful import (task graph sync).
+int RunImport(const BundleCommands& commands, store::Store& store,
+              const std::function<void(const std::string&)>& imported, bool json, std::ostream& out, std::ostream& err);
+
+// `telic verify --bundle FILE`: exit 0 when the bundle checks out, else 1.
+int RunVerifyBundle(const std::string& file, bool json, std::ostream& out, std::ostream& err);
+
+}  // namespace telic::cli
