@@ -175,6 +175,14 @@ CREATE INDEX runs_by_creation ON runs (created_at COLLATE "C" DESC, run_id);
 CREATE INDEX runs_by_status_creation ON runs (status, created_at COLLATE "C" DESC, run_id);
 CREATE INDEX runs_by_mode_creation ON runs (requested_mode, created_at COLLATE "C" DESC, run_id);
 )sql",
+    // 6: the W3C trace context of the request that caused each trace event
+    // (TraceEventRecord::traceparent/tracestate; NULL when none was sent).
+    // Outside the hash, so every chain verifies unchanged. (No default: no
+    // table rewrite.)
+    R"sql(
+ALTER TABLE trace_events ADD COLUMN traceparent TEXT;
+ALTER TABLE trace_events ADD COLUMN tracestate TEXT;
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]));
@@ -344,8 +352,9 @@ ArtifactMeta ReadArtifactMeta(const PGresult* r, int row) {
 
 const char kEventColumns[] =
     "run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, output_refs_json, "
-    "permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash";
-constexpr int kEventColumnCount = 15;
+    "permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash, traceparent, "
+    "tracestate";
+constexpr int kEventColumnCount = 17;
 
 TraceEventRecord ReadEvent(const PGresult* r, int row) {
   TraceEventRecord e;
@@ -364,6 +373,8 @@ TraceEventRecord ReadEvent(const PGresult* r, int row) {
   e.redactions = Json::parse(Text(r, row, 12));
   e.prev_hash = Text(r, row, 13);
   e.hash = Text(r, row, 14);
+  e.traceparent = OptText(r, row, 15);
+  e.tracestate = OptText(r, row, 16);
   return e;
 }
 
@@ -508,6 +519,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
         p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
         p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
         p.Add(CanonicalJson(e.budget_snapshot)).Add(CanonicalJson(e.redactions)).Add(e.prev_hash).Add(e.hash);
+        p.Add(e.traceparent).Add(e.tracestate);
         values += values.empty() ? "(" : ", (";
         for (int k = 1; k <= kEventColumnCount; ++k) {
           values += fmt::format("{}${}", k == 1 ? "" : ", ", n * kEventColumnCount + k);
