@@ -9,6 +9,8 @@ an isError that disagrees with `ok`) raises OutputSchemaViolation; the clients
 raise it in the test that received the result. Validation uses
 python3-jsonschema's Draft 2020-12 validator."""
 
+import atexit
+import collections
 import json
 import os
 import subprocess
@@ -24,6 +26,15 @@ class OutputSchemaViolation(AssertionError):
 
 _lock = threading.Lock()
 _validators = {}  # telic binary -> {tool name: Draft202012Validator}
+checked = collections.Counter()  # tool name -> results that passed the check
+
+
+@atexit.register
+def _summary():
+    """TELIC_E2E_SCHEMA_SUMMARY=1: print how many results of which tools were checked."""
+    if os.environ.get("TELIC_E2E_SCHEMA_SUMMARY") and checked:
+        print(f"output schemas: {sum(checked.values())} tools/call results of {len(checked)} tools checked: "
+              + ", ".join(f"{name} {count}" for name, count in sorted(checked.items())), file=sys.stderr)
 
 
 def _tools_list(binary):
@@ -87,6 +98,8 @@ def check_tool_result(name, result):
         raise OutputSchemaViolation(f"tools/call {name}: the text content is not the structuredContent as JSON")
     if bool(result.get("isError")) == bool(content.get("ok")):
         raise OutputSchemaViolation(f"tools/call {name}: isError {result.get('isError')} but ok {content.get('ok')}")
+    with _lock:
+        checked[name] += 1
 
 
 class ToolCallWatcher:
