@@ -103,7 +103,7 @@ class ToolOutputTest : public ::testing::Test {
 
 TEST_F(ToolOutputTest, EveryToolDeclaresASelfContainedObjectSchemaOfSuccessOrError) {
   Json tools = server_->ListTools();
-  ASSERT_EQ(tools.size(), 24u);
+  ASSERT_GE(tools.size(), 24u);
   for (const Json& tool : tools) {
     std::string name = tool["name"];
     SCOPED_TRACE(name);
@@ -141,7 +141,7 @@ TEST_F(ToolOutputTest, EveryToolsErrorResultConforms) {
     EXPECT_EQ(payload["code"], "invalid_argument") << name;
     EXPECT_TRUE(Violations(name, ToolErrorPayload(Error(ErrorCode::kConflict, "stale"))).empty()) << name;
   }
-  EXPECT_EQ(checked_.size(), 24u);
+  EXPECT_EQ(checked_.size(), server_->ListTools().size());
 }
 
 // A success shape of each run tool, driven through one real run.

@@ -131,10 +131,16 @@ class ToolCallWatcher:
         if not isinstance(reply, dict) or "id" not in reply:
             return
         name = self.pending.pop(json.dumps(reply["id"]), None)
-        if name is None or "result" not in reply:
+        if name is None or not isinstance(reply.get("result"), dict):
+            return
+        result = reply["result"]
+        # Only a complete CallToolResult has an outputSchema to meet; an
+        # interim result of 2026-07-28 (resultType "input_required", a task
+        # handle) is not one.
+        if result.get("resultType", "complete") != "complete" or ("task" in result and "content" not in result):
             return
         try:
-            check_tool_result(name, reply["result"])
+            check_tool_result(name, result)
         except OutputSchemaViolation as violation:
             print(f"OUTPUT SCHEMA VIOLATION: {violation}", file=sys.stderr, flush=True)
             self.failures.append(violation)
