@@ -14,6 +14,7 @@
 #include "controller/next_action.h"
 #include "policy/permission_set.h"
 #include "policy/url_host.h"
+#include "store/trace_context.h"
 
 namespace telic::controller {
 namespace {
@@ -125,6 +126,7 @@ Result<BrokerDecision> DecideAndRecord(store::Store& store, Clock& clock, IdSour
                                    : summary_prefix + " denied " + capability + ": " + decision.reason_code + ".";
   event.budget_snapshot = {{"promptRevisionsRemaining", run.prompt_revisions_remaining},
                            {"postExecutionRemediationsRemaining", run.remediations_remaining}};
+  store::StampTraceContext(event);  // the host request's W3C trace context, if it sent one
   store::Change change;
   change.run = run;  // unchanged: broker checks do not bump the version
   change.events.push_back(std::move(event));

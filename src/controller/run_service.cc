@@ -11,6 +11,7 @@
 #include "controller/next_action.h"
 #include "controller/topology.h"
 #include "policy/permission_set.h"
+#include "store/trace_context.h"
 #include "protocol/refinements.h"
 #include "schema/registry.h"
 
@@ -87,6 +88,7 @@ store::TraceEventRecord RunService::NewEvent(const store::RunRecord& run, std::s
   event.event_type = std::move(type);
   event.summary = std::move(summary);  // the store redacts it and says so (store::RedactTraceEvent)
   event.budget_snapshot = BudgetSnapshot(run);
+  store::StampTraceContext(event);  // the host request's W3C trace context, if it sent one
   return event;
 }
 

@@ -84,21 +84,25 @@ Json TraceEventToCanonical(const store::TraceEventRecord& e) {
 }
 
 Json TraceEventToInternal(const store::TraceEventRecord& e) {
-  return {{"eventId", e.event_id},
-          {"runId", e.run_id},
-          {"sequence", e.sequence},
-          {"timestamp", e.timestamp},
-          {"actor", e.actor},
-          {"phase", e.phase},
-          {"eventType", e.event_type},
-          {"inputRefs", e.input_refs},
-          {"outputRefs", e.output_refs},
-          {"permissionDecision", e.permission_decision ? *e.permission_decision : Json(nullptr)},
-          {"decisionSummary", e.summary},
-          {"budgetSnapshot", e.budget_snapshot},
-          {"redactions", e.redactions},
-          {"prevHash", e.prev_hash},
+  Json j = {{"eventId", e.event_id},
+            {"runId", e.run_id},
+            {"sequence", e.sequence},
+            {"timestamp", e.timestamp},
+            {"actor", e.actor},
+            {"phase", e.phase},
+            {"eventType", e.event_type},
+            {"inputRefs", e.input_refs},
+            {"outputRefs", e.output_refs},
+            {"permissionDecision", e.permission_decision ? *e.permission_decision : Json(nullptr)},
+            {"decisionSummary", e.summary},
+            {"budgetSnapshot", e.budget_snapshot},
+            {"redactions", e.redactions},
+            {"prevHash", e.prev_hash},
           {"hash", e.hash}};
+  // Only events a traced request caused carry these (outside the hash).
+  if (e.traceparent) j["traceparent"] = *e.traceparent;
+  if (e.tracestate) j["tracestate"] = *e.tracestate;
+  return j;
 }
 
 }  // namespace telic::controller

@@ -4,30 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "base/redact.h"
 #include "base/text.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/server.h"
+#include "store/trace_context.h"
 
 namespace telic::mcp {
 namespace {
-
-// W3C Trace Context: version "00", 32 hex trace id, 16 hex parent id, 2 hex
-// flags, neither id all zeros.
-bool IsValidTraceparent(const std::string& value) {
-  if (value.size() != 55 || value[2] != '-' || value[35] != '-' || value[52] != '-') return false;
-  auto hex = [&](size_t from, size_t count) {
-    bool nonzero = false;
-    for (size_t i = from; i < from + count; ++i) {
-      char c = value[i];
-      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return std::make_pair(false, false);
-      nonzero |= c != '0';
-    }
-    return std::make_pair(true, nonzero);
-  };
-  auto version = hex(0, 2), trace = hex(3, 32), parent = hex(36, 16), flags = hex(53, 2);
-  return version.first && value.substr(0, 2) != "ff" && trace.first && trace.second && parent.first && parent.second &&
-         flags.first;
-}
 
 bool IsHeaderSafe(std::string_view value) {
   return std::all_of(value.begin(), value.end(), [](char c) {
@@ -74,6 +58,22 @@ std::string HeaderMismatchReply(const Json& id, std::string_view message) {
 }
 
 // The value a request's Mcp-Name mirrors: params.name, or params.uri for resources/read.
+// W3C trace context (docs/DECISIONS.md D-MCPA2): an invalid traceparent is
+// ignored with its tracestate, as W3C Trace Context tells a receiver to; an
+// invalid tracestate, or one redaction would change (it would carry a
+// secret), is dropped alone.
+void ReadTraceContext(const Json& meta, RequestContext& context) {
+  auto traceparent = meta.find("traceparent");
+  if (traceparent == meta.end() || !traceparent->is_string()) return;
+  const std::string& parent = traceparent->get_ref<const std::string&>();
+  if (!store::IsValidTraceparent(parent)) return;
+  context.traceparent = parent;
+  auto tracestate = meta.find("tracestate");
+  if (tracestate == meta.end() || !tracestate->is_string()) return;
+  const std::string& state = tracestate->get_ref<const std::string&>();
+  if (store::IsValidTracestate(state) && RedactedText(state) == state) context.tracestate = state;
+}
+
 std::optional<std::string> NameSource(std::string_view method, const Json& params) {
   const char* key = method == "resources/read" ? "uri" : "name";
   if (method != "tools/call" && method != "prompts/get" && method != "resources/read") return std::nullopt;
@@ -125,13 +125,7 @@ std::variant<RequestContext, std::string> ReadRequestContext(const Json& id, con
   if (!params.is_object() || !params.contains("_meta")) return context;
   const Json& meta = params["_meta"];
   if (!meta.is_object()) return context;  // not a modern request: legacy revisions ignore _meta
-  if (meta.contains("traceparent") && meta["traceparent"].is_string() &&
-      IsValidTraceparent(meta["traceparent"].get<std::string>())) {
-    context.traceparent = meta["traceparent"].get<std::string>();
-    if (meta.contains("tracestate") && meta["tracestate"].is_string()) {
-      context.tracestate = CleanMessage(meta["tracestate"].get<std::string>(), 512);
-    }
-  }
+  ReadTraceContext(meta, context);
   if (!meta.contains(kMetaProtocolVersion)) return context;  // a legacy request
   if (!meta[kMetaProtocolVersion].is_string()) {
     return ErrorResponse(id, kInvalidParams, fmt::format("Invalid params: _meta[\"{}\"] must be a string", kMetaProtocolVersion));

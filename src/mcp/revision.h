@@ -50,7 +50,9 @@ struct RequestContext {
   Json client_capabilities = Json::object();  // modern: this request's capabilities
   Json client_info;                           // null when absent
   std::optional<std::string> log_level;       // modern: opt-in to notifications/message
-  std::optional<std::string> traceparent;     // W3C trace context from _meta, validated
+  // W3C trace context from _meta (any era), validated (store/trace_context.h);
+  // the trace events the request causes record it.
+  std::optional<std::string> traceparent;
   std::optional<std::string> tracestate;
 
   // The client declared form-mode elicitation (an empty `elicitation` object

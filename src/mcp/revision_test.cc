@@ -55,6 +55,26 @@ TEST(RevisionTest, InvalidTraceparentIsIgnored) {
   }
 }
 
+// covers issue 20 item 6: legacy requests carry trace context in _meta too;
+// a tracestate is kept only when valid and free of anything redaction removes.
+TEST(RevisionTest, TraceContextIsReadInEveryEraAndTracestateIsCheckedAlone) {
+  const std::string parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  auto legacy = ReadRequestContext(1, Json{{"_meta", {{"traceparent", parent}, {"tracestate", "rojo=00f067aa0ba902b7"}}}});
+  ASSERT_TRUE(std::holds_alternative<RequestContext>(legacy));
+  EXPECT_FALSE(std::get<RequestContext>(legacy).modern);
+  EXPECT_EQ(std::get<RequestContext>(legacy).traceparent, parent);
+  EXPECT_EQ(std::get<RequestContext>(legacy).tracestate, "rojo=00f067aa0ba902b7");
+  for (const Json& bad : {Json("Rojo=1"), Json("k=" + std::string(300, 'a')), Json(7),
+                          Json("k=ghp_abcdefghijklmnopqrstuvwxyz0123456789")}) {
+    auto context = ReadRequestContext(1, Json{{"_meta", {{"traceparent", parent}, {"tracestate", bad}}}});
+    EXPECT_EQ(std::get<RequestContext>(context).traceparent, parent) << bad;
+    EXPECT_FALSE(std::get<RequestContext>(context).tracestate.has_value()) << bad;
+  }
+  auto orphan = ReadRequestContext(1, Json{{"_meta", {{"traceparent", "garbage"}, {"tracestate", "rojo=1"}}}});
+  EXPECT_FALSE(std::get<RequestContext>(orphan).traceparent.has_value());
+  EXPECT_FALSE(std::get<RequestContext>(orphan).tracestate.has_value());
+}
+
 TEST(RevisionTest, UnknownVersionIsRefusedWithTheSupportedList) {
   auto context = ReadRequestContext("a", Json{{"_meta", ModernMeta("1900-01-01")}});
   ASSERT_TRUE(std::holds_alternative<std::string>(context));

@@ -7,11 +7,13 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/prompts.h"
 #include "mcp/result_writer.h"
+#include "mcp/tool_output.h"
 #include "mcp/tools.h"
 #include "schema/bundle.h"
 #include "schema/registry.h"
 #include "schema/validator.h"
 #include "store/records.h"
+#include "store/trace_context.h"
 
 namespace telic::mcp {
 namespace {
@@ -96,6 +98,8 @@ Json Server::ListTools() const {
                        {"idempotentHint", tool.idempotent},
                        {"openWorldHint", false}}},
                      {"execution", {{"taskSupport", "forbidden"}}}});
+    // Every tool has one (ToolOutputTest); without it the tool is listed as before.
+    if (auto output = ToolOutputSchema(tool.name)) tools.back()["outputSchema"] = **output;
   }
   return tools;
 }
@@ -188,6 +192,9 @@ std::optional<std::string> Server::HandleLine(std::string_view line) {
   auto context = ReadRequestContext(*message.id, message.params);
   if (const auto* refusal = std::get_if<std::string>(&context)) return *refusal;
   const RequestContext& request = std::get<RequestContext>(context);
+  std::optional<store::TraceContext> trace;
+  if (request.traceparent) trace = store::TraceContext{*request.traceparent, request.tracestate};
+  store::TraceContextScope trace_scope(std::move(trace));  // the events this request causes record it
   if (request.modern) return DispatchModern(*message.id, message.method, message.params, request);
   return Dispatch(*message.id, message.method, message.params);
 }

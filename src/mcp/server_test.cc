@@ -5,6 +5,7 @@
 
 #include "mcp/jsonrpc.h"
 #include "store/sqlite_store.h"
+#include "store/trace_context.h"
 #include "testing/temp_dir.h"
 
 namespace telic::mcp {
@@ -95,6 +96,29 @@ TEST_F(ServerTest, ToolsListSchemasAreTheValidatingSchemas) {
     EXPECT_EQ(schema["additionalProperties"], false) << tool["name"];
     EXPECT_EQ(schema.dump().find("common.json"), std::string::npos) << tool["name"];
   }
+}
+
+// covers issue 20 item 6: the trace events a request causes record its
+// traceparent; a later request without one records none.
+TEST_F(ServerTest, TraceparentInMetaLandsOnTheEventsOfThatRequest) {
+  const std::string parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  Json request = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+                  {"params", {{"name", "telic_start_run"},
+                              {"arguments", {{"original_request", "Explain src/app.ts"}, {"mode", "analyze_only"}}},
+                              {"_meta", {{"traceparent", parent}}}}}};
+  Json started = Reply(request.dump())["result"]["structuredContent"];
+  std::string run_id = started["run"]["runId"];
+  Json check = {{"run_id", run_id}, {"action_id", started["nextAction"]["id"]},
+                {"expected_run_version", started["run"]["version"]}, {"capability", "repository.read"}};
+  Call("telic_check_tool_action", check);
+  auto trace = store_->GetTrace(run_id, 0, 100);
+  ASSERT_TRUE(trace);
+  ASSERT_GE(trace->events.size(), 2u);
+  for (size_t i = 0; i + 1 < trace->events.size(); ++i) EXPECT_EQ(trace->events[i].traceparent, parent) << i;
+  EXPECT_EQ(trace->events.back().event_type, "broker_decision");
+  EXPECT_FALSE(trace->events.back().traceparent.has_value());
+  EXPECT_EQ(Reply(request.dump())["result"]["structuredContent"]["ok"], true);
+  EXPECT_FALSE(store::CurrentTraceContext().has_value()) << "the scope ends with the request";
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "schema/bundle.h"
 
+#include <map>
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -145,6 +147,142 @@ Result<Json> BundleForHost(const Registry& registry, std::string_view path) {
     LocalRefs(definition, wanted);
   }
   if (defs.empty()) bundle.erase("$defs");
+  return bundle;
+}
+
+}  // namespace telic::schema
+
+namespace telic::schema {
+namespace {
+
+// `relative` resolved against the directory of `referrer` ("a/b.json" +
+// "../c.json" = "c.json"), "." and ".." collapsed.
+std::string JoinSchemaPath(std::string_view referrer, std::string_view relative) {
+  size_t slash = referrer.rfind('/');
+  std::string joined = slash == std::string_view::npos ? std::string() : std::string(referrer.substr(0, slash + 1));
+  joined += relative;
+  std::vector<std::string> parts;
+  size_t from = 0;
+  while (from <= joined.size()) {
+    size_t next = joined.find('/', from);
+    if (next == std::string::npos) next = joined.size();
+    std::string part = joined.substr(from, next - from);
+    if (part == ".." && !parts.empty()) {
+      parts.pop_back();
+    } else if (!part.empty() && part != "." && part != "..") {
+      parts.push_back(std::move(part));
+    }
+    from = next + 1;
+  }
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : "/") + part;
+  return out;
+}
+
+// Inlines cross-document refs into one root (BundleAllForStockValidators).
+class DocumentInliner {
+ public:
+  DocumentInliner(const Registry& registry, std::string root) : registry_(registry), root_(std::move(root)) {}
+
+  Result<Json> Bundle() {
+    const Json* document = registry_.Document(root_);
+    if (!document) return Fail(ErrorCode::kNotFound, fmt::format("unknown schema {}", root_));
+    Json bundle = *document;
+    bundle.erase("$id");
+    if (bundle.contains("$defs")) {
+      for (auto it = bundle["$defs"].begin(); it != bundle["$defs"].end(); ++it) sources_[it.key()] = root_ + "#/$defs/" + it.key();
+    }
+    TELIC_RETURN_IF_ERROR(Rewrite(bundle, root_));
+    while (!pending_.empty()) {
+      auto [key, target] = pending_.back();
+      pending_.pop_back();
+      TELIC_ASSIGN_OR_RETURN(Json definition, Load(target.first, target.second));
+      TELIC_RETURN_IF_ERROR(Rewrite(definition, target.first));
+      defs_[key] = std::move(definition);
+    }
+    for (auto it = defs_.begin(); it != defs_.end(); ++it) bundle["$defs"][it.key()] = std::move(it.value());
+    return bundle;
+  }
+
+ private:
+  using RefTarget = std::pair<std::string, std::string>;  // document path, fragment
+
+  Result<Json> Load(const std::string& path, const std::string& fragment) const {
+    const Json* document = registry_.Document(path);
+    if (!document) return Fail(ErrorCode::kInternal, fmt::format("schema {} not embedded", path));
+    if (fragment.empty()) {
+      Json copy = *document;
+      for (const char* key : {"$schema", "$id", "$defs"}) copy.erase(key);
+      return copy;
+    }
+    const std::string name = fragment.substr(kDefsPrefix.size() - 1);
+    if (!document->contains("$defs") || !document->at("$defs").contains(name)) {
+      return Fail(ErrorCode::kInternal, fmt::format("schema {} has no definition {}", path, name));
+    }
+    return document->at("$defs").at(name);
+  }
+
+  // The local key of ref `ref` written in document `from`.
+  Result<std::string> Local(const std::string& ref, const std::string& from) {
+    size_t hash = ref.find('#');
+    std::string document = ref.substr(0, hash);
+    std::string fragment = hash == std::string::npos ? std::string() : ref.substr(hash + 1);
+    std::string path = document.empty() ? from : JoinSchemaPath(from, document);
+    if (!document.empty() && !registry_.Document(path)) path = JoinSchemaPath("", document);
+    if (path == root_ && (fragment.empty() || fragment.rfind(kDefsPrefix.substr(1), 0) == 0)) {
+      return fragment.empty() ? std::string() : fragment.substr(kDefsPrefix.size() - 1);
+    }
+    std::string key;
+    if (fragment.empty()) {
+      size_t slash = path.rfind('/');
+      key = path.substr(slash == std::string::npos ? 0 : slash + 1);
+      if (key.size() > 5 && key.ends_with(".json")) key.resize(key.size() - 5);
+    } else if (fragment.rfind(kDefsPrefix.substr(1), 0) == 0 &&
+               fragment.find('/', kDefsPrefix.size() - 1) == std::string::npos) {
+      key = fragment.substr(kDefsPrefix.size() - 1);
+    } else {
+      return Fail(ErrorCode::kInternal, fmt::format("cannot bundle $ref {} in {}", ref, from));
+    }
+    std::string source = path + "#" + fragment;
+    auto [it, added] = sources_.emplace(key, source);
+    if (!added && it->second != source) {
+      return Fail(ErrorCode::kInternal, fmt::format("definition {} comes from {} and {}", key, it->second, source));
+    }
+    if (added) pending_.push_back({key, {path, fragment}});
+    return key;
+  }
+
+  Status Rewrite(Json& node, const std::string& from) {
+    if (node.is_array()) {
+      for (Json& item : node) TELIC_RETURN_IF_ERROR(Rewrite(item, from));
+      return Ok();
+    }
+    if (!node.is_object()) return Ok();
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it.key() == "const" || it.key() == "enum" || it.key() == "default" || it.key() == "examples") continue;
+      if (it.key() == "$ref" && it->is_string()) {
+        TELIC_ASSIGN_OR_RETURN(std::string key, Local(it->get<std::string>(), from));
+        *it = key.empty() ? std::string("#") : std::string(kDefsPrefix) + key;
+        continue;
+      }
+      TELIC_RETURN_IF_ERROR(Rewrite(*it, from));
+    }
+    return Ok();
+  }
+
+  const Registry& registry_;
+  std::string root_;
+  std::map<std::string, std::string> sources_;  // local key -> "path#fragment" it stands for
+  std::vector<std::pair<std::string, RefTarget>> pending_;
+  Json defs_ = Json::object();
+};
+
+}  // namespace
+
+Result<Json> BundleAllForStockValidators(const Registry& registry, std::string_view path) {
+  DocumentInliner inliner(registry, std::string(path));
+  TELIC_ASSIGN_OR_RETURN(Json bundle, inliner.Bundle());
+  TELIC_RETURN_IF_ERROR(ToStockVocabulary(bundle));
   return bundle;
 }
 

@@ -28,6 +28,16 @@ Result<Json> BundleForHost(const Registry& registry, std::string_view path);
 // is never stricter than telic and only looser where its $comment says so.
 Result<Json> BundleForStockValidators(const Registry& registry, std::string_view path);
 
+// The embedded schema at `path` as one self-contained document for hosts:
+// every $ref into another embedded document (a whole document, or one of its
+// "#/$defs/X") is replaced by a local "#/$defs/K" and the target copied into
+// the root's $defs under K (X, or the document's file name without .json),
+// recursively; the refs inside a copied document are resolved relative to that
+// document. Then rewritten as BundleForStockValidators does. kInternal when two
+// different targets would share one K or a ref points elsewhere than a whole
+// document or a "#/$defs/X" (a build defect, caught by the unit tests).
+Result<Json> BundleAllForStockValidators(const Registry& registry, std::string_view path);
+
 // The rewrite of BundleForStockValidators applied to any schema (in place).
 Status ToStockVocabulary(Json& schema);
 

@@ -273,6 +273,14 @@ DROP TRIGGER IF EXISTS graph_stories_kept ON graph_stories;
 CREATE TRIGGER graph_stories_kept BEFORE DELETE ON graph_stories
   FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
 )sql",
+    // 7: the W3C trace context of the request that caused each trace event
+    // (TraceEventRecord::traceparent/tracestate; NULL when none was sent).
+    // Outside the hash, so every chain verifies unchanged. (No default: no
+    // table rewrite.)
+    R"sql(
+ALTER TABLE trace_events ADD COLUMN traceparent TEXT;
+ALTER TABLE trace_events ADD COLUMN tracestate TEXT;
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kPgMigrations) / sizeof(kPgMigrations[0]));
@@ -442,8 +450,9 @@ ArtifactMeta ReadArtifactMeta(const PGresult* r, int row) {
 
 const char kEventColumns[] =
     "run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, output_refs_json, "
-    "permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash";
-constexpr int kEventColumnCount = 15;
+    "permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash, traceparent, "
+    "tracestate";
+constexpr int kEventColumnCount = 17;
 
 TraceEventRecord ReadEvent(const PGresult* r, int row) {
   TraceEventRecord e;
@@ -462,6 +471,8 @@ TraceEventRecord ReadEvent(const PGresult* r, int row) {
   e.redactions = Json::parse(Text(r, row, 12));
   e.prev_hash = Text(r, row, 13);
   e.hash = Text(r, row, 14);
+  e.traceparent = OptText(r, row, 15);
+  e.tracestate = OptText(r, row, 16);
   return e;
 }
 
@@ -606,6 +617,7 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
         p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
         p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
         p.Add(CanonicalJson(e.budget_snapshot)).Add(CanonicalJson(e.redactions)).Add(e.prev_hash).Add(e.hash);
+        p.Add(e.traceparent).Add(e.tracestate);
         values += values.empty() ? "(" : ", (";
         for (int k = 1; k <= kEventColumnCount; ++k) {
           values += fmt::format("{}${}", k == 1 ? "" : ", ", n * kEventColumnCount + k);

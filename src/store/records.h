@@ -79,6 +79,11 @@ struct TraceEventRecord {
   Json redactions = Json::array();
   std::string prev_hash;
   std::string hash;
+  // The W3C trace context of the host request that caused this event
+  // (store/trace_context.h), when it sent a valid one. Stored beside the
+  // event, outside its hash: never part of TraceEventHashInput.
+  std::optional<std::string> traceparent;
+  std::optional<std::string> tracestate;
 };
 
 // Redacts the caller-supplied text of `event` before it is stored: the

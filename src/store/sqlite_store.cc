@@ -154,6 +154,13 @@ CREATE TRIGGER runs_kept BEFORE DELETE ON runs
   WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
   BEGIN SELECT RAISE(ABORT, 'runs are deleted only through telic runs delete'); END;
 )sql",
+    // 6: the W3C trace context of the request that caused each trace event
+    // (TraceEventRecord::traceparent/tracestate; NULL when none was sent).
+    // Outside the hash, so every chain verifies unchanged.
+    R"sql(
+ALTER TABLE trace_events ADD COLUMN traceparent TEXT;
+ALTER TABLE trace_events ADD COLUMN tracestate TEXT;
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
@@ -373,13 +380,15 @@ Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<Trac
     Stmt s(db,
            "INSERT INTO trace_events (run_id, sequence, event_id, timestamp, actor, phase, event_type, "
            "input_refs_json, output_refs_json, permission_decision_json, summary, budget_snapshot_json, "
-           "redactions_json, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+           "redactions_json, prev_hash, hash, traceparent, tracestate) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     s.Bind(1, e.run_id).Bind(2, e.sequence).Bind(3, e.event_id).Bind(4, e.timestamp).Bind(5, e.actor);
     s.Bind(6, e.phase).Bind(7, e.event_type).Bind(8, ToJson(e.input_refs)).Bind(9, ToJson(e.output_refs));
     std::optional<std::string> decision;
     if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
     s.Bind(10, decision).Bind(11, e.summary).Bind(12, CanonicalJson(e.budget_snapshot));
     s.Bind(13, CanonicalJson(e.redactions)).Bind(14, e.prev_hash).Bind(15, e.hash);
+    s.Bind(16, e.traceparent).Bind(17, e.tracestate);
     if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "trace insert"));
   }
   return Ok();
@@ -402,6 +411,8 @@ TraceEventRecord ReadEvent(const Stmt& s) {
   e.redactions = Json::parse(s.Text(12));
   e.prev_hash = s.Text(13);
   e.hash = s.Text(14);
+  e.traceparent = s.OptText(15);
+  e.tracestate = s.OptText(16);
   return e;
 }
 
@@ -635,7 +646,8 @@ Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_s
   std::lock_guard lock(mutex_);
   Stmt s(db_,
          "SELECT run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, "
-         "output_refs_json, permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash "
+         "output_refs_json, permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash, "
+         "traceparent, tracestate "
          "FROM trace_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
   s.Bind(1, run_id).Bind(2, after_sequence).Bind(3, int64_t{limit} + 1);
   TracePage page;

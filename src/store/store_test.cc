@@ -261,12 +261,14 @@ TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
   auto before = CheckedTrace(*store_, "old");
   store_.reset();
   // The schema as it was before the redactions migration: without that
-  // column and without the run paging indexes added after it.
-  // (The versions before it; the migrations after the paging indexes are
-  // re-runnable, so they apply again over what this rollback left.)
+  // column and without the run paging indexes and trace context columns
+  // added after it. (The versions before it; the migrations after the paging
+  // indexes are re-runnable or add what this rollback dropped, so they apply
+  // again over what it left.)
   int previous = GetParam() == Backend::kPostgres ? 3 : 2;
   ASSERT_EQ(RawExec("DROP INDEX runs_by_creation; DROP INDEX runs_by_status_creation; DROP INDEX runs_by_mode_creation; "
                     "ALTER TABLE trace_events DROP COLUMN redactions_json; "
+                    "ALTER TABLE trace_events DROP COLUMN traceparent; ALTER TABLE trace_events DROP COLUMN tracestate; "
                     "UPDATE telic_meta SET value = '" + std::to_string(previous) + "' WHERE key = 'schema_version'"),
             "");
   auto reopened = Open();
@@ -290,6 +292,61 @@ TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
   auto page = (*reopened)->QueryRuns(query);
   ASSERT_TRUE(page) << page.error().message();
   EXPECT_EQ(page->runs.size(), 1u) << "the paging indexes were created by the migration";
+}
+
+constexpr const char* kTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+// The W3C trace context of the request that caused an event round-trips on
+// every backend, outside the hash: the chain is what it would be without it.
+TEST_P(StoreTest, TraceContextRoundTripsOutsideTheHash) {  // issue 20 item 6
+  Change change = NewRunChange("r1");
+  change.events[0].traceparent = kTraceparent;
+  change.events[0].tracestate = "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE";
+  change.events.push_back(MakeEvent("r1-e2", "plain"));
+  ASSERT_TRUE(store_->CreateRun(change));
+  auto events = CheckedTrace(*store_, "r1");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].traceparent, kTraceparent);
+  EXPECT_EQ(events[0].tracestate, "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE");
+  EXPECT_FALSE(events[1].traceparent.has_value());
+  EXPECT_FALSE(events[1].tracestate.has_value());
+  EXPECT_EQ(TraceEventHashInput(events[0]).find("traceparent"), std::string::npos);
+  TraceEventRecord without = events[0];
+  without.traceparent.reset();
+  without.tracestate.reset();
+  EXPECT_EQ(events[0].hash, ComputeTraceEventHash(without));
+  auto reopened = Open();
+  ASSERT_TRUE(reopened) << reopened.error().message();
+  auto again = CheckedTrace(**reopened, "r1");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].traceparent, kTraceparent);
+  EXPECT_EQ(again[0].hash, events[0].hash);
+}
+
+// A ledger from before the trace context columns migrates on open: its events
+// read without a trace context and keep their hashes; new events carry one.
+TEST_P(StoreTest, ALedgerFromBeforeTraceContextMigratesAndKeepsVerifying) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("old")));
+  auto before = CheckedTrace(*store_, "old");
+  store_.reset();
+  int previous = (GetParam() == Backend::kPostgres ? PgSchemaVersion() : SqliteSchemaVersion()) - 1;
+  ASSERT_EQ(RawExec("ALTER TABLE trace_events DROP COLUMN traceparent; ALTER TABLE trace_events DROP COLUMN tracestate; "
+                    "UPDATE telic_meta SET value = '" + std::to_string(previous) + "' WHERE key = 'schema_version'"),
+            "");
+  auto reopened = Open();
+  ASSERT_TRUE(reopened) << reopened.error().message();
+  auto after = CheckedTrace(**reopened, "old");
+  ASSERT_EQ(after.size(), before.size());
+  EXPECT_EQ(after[0].hash, before[0].hash);
+  EXPECT_FALSE(after[0].traceparent.has_value());
+  Change next = AdvanceChange("old", 1, "w");
+  next.events[0].traceparent = kTraceparent;
+  ASSERT_TRUE((*reopened)->ApplyChange("old", 1, next));
+  auto extended = CheckedTrace(**reopened, "old");
+  ASSERT_EQ(extended.size(), before.size() + 2);
+  EXPECT_EQ(extended[before.size()].traceparent, kTraceparent);
+  EXPECT_FALSE(extended.back().traceparent.has_value());
+  EXPECT_NE(RawExec("UPDATE trace_events SET traceparent = NULL"), "") << "trace rows stay immutable";
 }
 
 TEST_P(StoreTest, CreatingAnExistingRunFailsAndChangesNothing) {

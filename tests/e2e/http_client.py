@@ -13,6 +13,7 @@ import time
 import unittest
 
 from mcp_client import telic_binary
+from output_schemas import ToolCallWatcher
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PG_SCRIPT = os.path.join(ROOT, "scripts", "pg-test-server")
@@ -85,6 +86,7 @@ class McpHttpClient:
         self.extra = dict(headers or {})
         self.session = None
         self.next_id = 1
+        self.watcher = ToolCallWatcher()  # every tools/call result is checked against its outputSchema
 
     def headers(self, session=True, version=True):
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -104,7 +106,9 @@ class McpHttpClient:
             try:
                 self.conn.request("POST", "/mcp", body=data, headers=headers or self.headers())
                 response = self.conn.getresponse()
-                return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+                answer = response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+                self._check_tool_results(data, answer[2])
+                return answer
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 # The server closed an idle keep-alive connection; one fresh try.
                 self.conn.close()
@@ -112,6 +116,21 @@ class McpHttpClient:
                 if attempt:
                     raise
         raise AssertionError("unreachable")
+
+    def _check_tool_results(self, sent, body):
+        """Checks a tools/call reply (plain JSON or SSE data lines) against its outputSchema."""
+        self.watcher.sent(sent)
+        if not self.watcher.pending:
+            return
+        text = body.decode("utf-8", "replace")
+        candidates = [text] + [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        for candidate in candidates:
+            try:
+                self.watcher.received(json.loads(candidate))
+            except ValueError:
+                continue
+        self.watcher.pending.clear()  # a request answered without its reply here (202, error) has no result to check
+        self.watcher.raise_failures()
 
     def initialize(self):
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": "initialize",

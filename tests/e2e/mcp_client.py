@@ -12,6 +12,8 @@ import threading
 import time
 import unittest
 
+from output_schemas import ToolCallWatcher
+
 READY = "Telic MCP ready for"
 
 
@@ -64,6 +66,7 @@ class McpProcess:
         self.lines = queue.Queue()
         self.stderr_lines = []
         self.next_id = 1
+        self.watcher = ToolCallWatcher()  # every tools/call result is checked against its outputSchema
         threading.Thread(target=self._pump_stdout, daemon=True).start()
         self._stderr_thread = threading.Thread(target=self._pump_stderr, daemon=True)
         self._stderr_thread.start()
@@ -72,7 +75,12 @@ class McpProcess:
 
     def _pump_stdout(self):
         for raw in self.proc.stdout:
-            self.lines.put(raw.decode("utf-8"))
+            line = raw.decode("utf-8")
+            try:
+                self.watcher.received(json.loads(line))
+            except ValueError:
+                pass
+            self.lines.put(line)
         self.lines.put(None)
 
     def _pump_stderr(self):
@@ -91,6 +99,8 @@ class McpProcess:
         raise AssertionError(f"no '{needle}' on stderr within {timeout}s")
 
     def send_raw(self, data):
+        self.watcher.raise_failures()
+        self.watcher.sent(data)
         self.proc.stdin.write(data if isinstance(data, bytes) else data.encode("utf-8"))
         self.proc.stdin.flush()
 
@@ -98,6 +108,7 @@ class McpProcess:
         line = self.lines.get(timeout=timeout)
         if line is None:
             raise AssertionError("server closed stdout")
+        self.watcher.raise_failures()
         return json.loads(line)
 
     def no_reply(self, wait=0.3):
@@ -164,9 +175,11 @@ class McpProcess:
             except BrokenPipeError:
                 pass
         try:
-            return self.proc.wait(timeout=timeout)
+            code = self.proc.wait(timeout=timeout)
         finally:
             self._stderr_thread.join(timeout=5)
+        self.watcher.raise_failures()
+        return code
 
     def kill(self):
         self.proc.kill()

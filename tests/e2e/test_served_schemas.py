@@ -1,9 +1,9 @@
 """The schemas telic serves to hosts are accepted by stock JSON Schema
 validators with their defaults (issue 22 item 5): every artifact schema
-(`telic schema TYPE`, the same bundle a NextAction embeds) and the schemas of
-a real NextAction. (tools/list inputSchemas are draft-07, as the reference's
-SDK serves them, and unchanged: they only need to be valid draft-07 with no
-telic keyword.)
+(`telic schema TYPE`, the same bundle a NextAction embeds), the schemas of
+a real NextAction and every tool's tools/list outputSchema. (tools/list
+inputSchemas are draft-07, as the reference's SDK serves them, and unchanged:
+they only need to be valid draft-07 with no telic keyword.)
 
 Checked with python3-jsonschema (Draft 2020-12 meta-schema, plus a keyword
 check as strict as Ajv's strict mode: every keyword must belong to the 2020-12
@@ -87,8 +87,10 @@ class ServedSchemasTest(unittest.TestCase):
         try:
             server = serve(ws)
             server.initialize()
-            cls.tool_schemas = {tool["name"]: tool["inputSchema"]
-                                for tool in server.request("tools/list")["result"]["tools"]}
+            tools = server.request("tools/list")["result"]["tools"]
+            cls.tool_schemas = {tool["name"]: tool["inputSchema"] for tool in tools}
+            for tool in tools:  # every tool's outputSchema (issue 20 item 3) is served 2020-12 too
+                cls.schemas["outputSchema " + tool["name"]] = tool["outputSchema"]
             started = server.ok("telic_start_run", {"original_request": "Explain what src/app.ts does",
                                                     "mode": "plan_only"})
             action = started["nextAction"]
