@@ -52,7 +52,7 @@ class BrokerGateTest : public ::testing::Test {
   Json Gate(const std::string& input) {
     std::istringstream in(input);
     std::ostringstream out;
-    EXPECT_EQ(RunBrokerGate(env_, "/", "", "", in, out), 0);
+    EXPECT_EQ(RunBrokerGate(env_, "/", "", "", HookHost::kTelic, in, out), 0);
     EXPECT_EQ(out.str().back(), '\n');
     EXPECT_EQ(out.str().find('\n'), out.str().size() - 1) << "one line";
     return Json::parse(out.str());
