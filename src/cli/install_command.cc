@@ -586,8 +586,10 @@ int RunInstall(const InstallRequest& request, std::ostream& out, std::ostream& e
   const Scope scope = ScopeOf(request);
   auto manifest = LoadManifest(scope);
   if (!manifest) return Refuse(err, manifest.error().message());
-  OrderedJson& hosts = (*manifest)["hosts"];
-  const OrderedJson old_install = hosts.contains(request.host) ? hosts[request.host] : OrderedJson();
+  // No reference into the manifest is held across changes to it: its objects
+  // keep their keys in a vector, so an insertion moves them.
+  const OrderedJson old_install =
+      (*manifest)["hosts"].contains(request.host) ? (*manifest)["hosts"][request.host] : OrderedJson();
   const OrderedJson* old = old_install.is_null() ? nullptr : &old_install;
   OrderedJson files = OrderedJson::array();
   Outcome outcome;
@@ -604,7 +606,7 @@ int RunInstall(const InstallRequest& request, std::ostream& out, std::ostream& e
     }
   }
   if (!files.empty()) {
-    hosts[request.host] = {{"binary", request.telic}, {"telicVersion", mcp::kServerVersion}, {"files", files}};
+    (*manifest)["hosts"][request.host] = {{"binary", request.telic}, {"telicVersion", mcp::kServerVersion}, {"files", files}};
   }
   if (auto saved = SaveManifest(scope, *manifest); !saved) return Refuse(err, saved.error().message());
   if (!status) return Refuse(err, status.error().message());
@@ -630,20 +632,19 @@ int RunUninstall(const InstallRequest& request, std::ostream& out, std::ostream&
   const Scope scope = ScopeOf(request);
   auto manifest = LoadManifest(scope);
   if (!manifest) return Refuse(err, manifest.error().message());
-  OrderedJson& hosts = (*manifest)["hosts"];
-  if (!hosts.contains(request.host)) {
+  if (!(*manifest)["hosts"].contains(request.host)) {
     out << fmt::format("telic is not installed for {} ({} scope, {}): nothing to remove\n", request.host, scope.name,
                        scope.base.string());
     return 0;
   }
-  const OrderedJson files = hosts[request.host]["files"];
+  const OrderedJson files = (*manifest)["hosts"][request.host]["files"];
   std::vector<std::string> notes;
   for (auto it = files.rbegin(); it != files.rend(); ++it) {
     if (auto removed = UninstallFile(scope, request.host, *it, *manifest, notes); !removed) {
       return Refuse(err, removed.error().message());
     }
   }
-  hosts.erase(request.host);
+  (*manifest)["hosts"].erase(request.host);
   RemoveCreatedDirs(scope, request.host, *manifest);
   if (auto saved = SaveManifest(scope, *manifest); !saved) return Refuse(err, saved.error().message());
   out << fmt::format("telic uninstalled for {} ({} scope, {})\n", request.host, scope.name, scope.base.string());
