@@ -148,6 +148,13 @@ class CompatTestCase(unittest.TestCase):
 
 
 class TelicMcpTest(CompatTestCase):
+    def test_version_exits_zero(self):
+        # Issue 22 section 5: `telic --version` exited 2.
+        done = subprocess.run([telic_binary(), "--version"], capture_output=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout.decode(), r"^telic \d+\.\d+\.\d+\n$")
+        self.assertEqual(done.stderr, b"")
+
     def test_mcp_with_only_repository_root_uses_default_state_dir(self):
         # (a) the npx-style form: `telic mcp` + env.TELIC_REPOSITORY_ROOT
         mcp = self.start([telic_binary(), "mcp"], self.box.env(TELIC_REPOSITORY_ROOT=self.box.repo), cwd=self.box.home)
