@@ -146,7 +146,8 @@ Verdict Decide(const store::Environment& env, const std::string& cwd, const std:
     return Deny(fmt::format("Telic denied {} for this run ({}).", call.capability, decision->reason_code),
                 fmt::format("Telic broker denied {} ({}). Do not bypass; adjust the plan or escalate permissions. "
                             "Rule: {}.",
-                            call.capability, decision->reason_code, CleanMessage(RedactedText(decision->detail.rule), 400)));
+                            call.capability, decision->reason_code,
+                            CleanMessage(RedactedText(decision->detail.rule), 400)));
   }
   return Allow();
 }

@@ -1,10 +1,10 @@
 #include "cli/hook_hosts.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <regex>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace telic::cli {
 namespace {
@@ -150,9 +150,9 @@ Result<HookRequest> MapCline(const Json& input) {
   if (!tool) return Unreadable("preToolUse.toolName missing");
   const Json& args = ObjectOr(*it, "parameters");
   // Cline's tools that neither touch the repository nor leave the machine.
-  static const std::set<std::string> kUngated = {"ask_followup_question", "attempt_completion", "plan_mode_respond",
-                                                 "act_mode_respond",      "new_task",           "load_mcp_documentation",
-                                                 "condense",              "summarize_task",     "focus_chain"};
+  static const std::set<std::string> kUngated = {
+      "ask_followup_question",  "attempt_completion", "plan_mode_respond", "act_mode_respond", "new_task",
+      "load_mcp_documentation", "condense",           "summarize_task",    "focus_chain"};
   if (kUngated.contains(*tool)) return HookRequest{};
   if (*tool == "execute_command") return OneFrom("shell.execute", Field(args, {"command"}, *tool));
   if (*tool == "write_to_file" || *tool == "replace_in_file" || *tool == "new_rule") {
@@ -241,14 +241,15 @@ nlohmann::ordered_json HostAllowAnswer(HookHost host) {
   return Ordered{{"permission", "allow"}};
 }
 
-nlohmann::ordered_json HostDenyAnswer(HookHost host, const std::string& user_message, const std::string& agent_message) {
+nlohmann::ordered_json HostDenyAnswer(HookHost host, const std::string& user_message,
+                                      const std::string& agent_message) {
   switch (host) {
     case HookHost::kClaudeCode:
     case HookHost::kCodex:
       return Ordered{{"hookSpecificOutput",
-                   {{"hookEventName", "PreToolUse"},
-                    {"permissionDecision", "deny"},
-                    {"permissionDecisionReason", agent_message}}}};
+                      {{"hookEventName", "PreToolUse"},
+                       {"permissionDecision", "deny"},
+                       {"permissionDecisionReason", agent_message}}}};
     case HookHost::kGeminiCli:
       return Ordered{{"decision", "deny"}, {"reason", agent_message}, {"systemMessage", user_message}};
     case HookHost::kCline:

@@ -67,10 +67,12 @@ TEST(HookHostsTest, CursorEvents) {
             "shell.execute");
   EXPECT_EQ(Calls(HookHost::kCursor, R"({"hook_event_name":"beforeReadFile","file_path":"a"})")[0].capability,
             "repository.read");
-  EXPECT_TRUE(Calls(HookHost::kCursor, R"({"hook_event_name":"beforeMCPExecution","tool_name":"telic_get_run"})").empty());
-  EXPECT_EQ(Calls(HookHost::kCursor, R"({"hook_event_name":"preToolUse","tool_name":"Delete","tool_input":{"path":"x"}})")[0]
-                .capability,
-            "repository.delete");
+  EXPECT_TRUE(
+      Calls(HookHost::kCursor, R"({"hook_event_name":"beforeMCPExecution","tool_name":"telic_get_run"})").empty());
+  EXPECT_EQ(
+      Calls(HookHost::kCursor, R"({"hook_event_name":"preToolUse","tool_name":"Delete","tool_input":{"path":"x"}})")[0]
+          .capability,
+      "repository.delete");
 }
 
 TEST(HookHostsTest, ClineAndGemini) {
@@ -91,8 +93,8 @@ TEST(HookHostsTest, ClineAndGemini) {
 }
 
 TEST(HookHostsTest, FailsClosedOnAnythingElse) {
-  for (HookHost host : {HookHost::kClaudeCode, HookHost::kCodex, HookHost::kCursor, HookHost::kCline,
-                        HookHost::kGeminiCli}) {
+  for (HookHost host :
+       {HookHost::kClaudeCode, HookHost::kCodex, HookHost::kCursor, HookHost::kCline, HookHost::kGeminiCli}) {
     EXPECT_TRUE(Unreadable(host, Json::array()));
     EXPECT_TRUE(Unreadable(host, Json::object()));
     EXPECT_TRUE(Unreadable(host, Json("text")));
@@ -112,9 +114,11 @@ TEST(HookHostsTest, AnswersInEachHostsFormatAndNeverAsk) {
   EXPECT_EQ(HostAllowAnswer(HookHost::kClaudeCode).dump(), "{}");
   EXPECT_EQ(HostAllowAnswer(HookHost::kCline).dump(), R"({"cancel":false})");
   EXPECT_EQ(HostAllowAnswer(HookHost::kCursor).dump(), R"({"permission":"allow"})");
-  EXPECT_EQ(HostDenyAnswer(HookHost::kCodex, "u", "a").dump(),
-            R"({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"a"}})");
-  EXPECT_EQ(HostDenyAnswer(HookHost::kGeminiCli, "u", "a").dump(), R"({"decision":"deny","reason":"a","systemMessage":"u"})");
+  EXPECT_EQ(
+      HostDenyAnswer(HookHost::kCodex, "u", "a").dump(),
+      R"({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"a"}})");
+  EXPECT_EQ(HostDenyAnswer(HookHost::kGeminiCli, "u", "a").dump(),
+            R"({"decision":"deny","reason":"a","systemMessage":"u"})");
   EXPECT_EQ(HostDenyAnswer(HookHost::kCline, "u", "a").dump(), R"({"cancel":true,"errorMessage":"a"})");
   EXPECT_EQ(HostDenyAnswer(HookHost::kTelic, "u", "a").dump(),
             R"({"permission":"deny","user_message":"u","agent_message":"a"})");

@@ -1,6 +1,8 @@
 #include "cli/install_command.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -8,9 +10,6 @@
 #include <map>
 #include <ostream>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "base/sha256.h"
 #include "cli/install_hosts.h"
@@ -85,7 +84,8 @@ Result<OrderedJson> ParseConfig(const std::string& bytes, const std::string& pat
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("{} is not valid JSON; telic will not rewrite it", path));
   }
   if (!parsed.is_object()) {
-    return Fail(ErrorCode::kFailedPrecondition, fmt::format("{} is not a JSON object; telic will not rewrite it", path));
+    return Fail(ErrorCode::kFailedPrecondition,
+                fmt::format("{} is not a JSON object; telic will not rewrite it", path));
   }
   return parsed;
 }
@@ -125,12 +125,24 @@ const OrderedJson* Find(const OrderedJson& root, const std::vector<std::string>&
   return node;
 }
 
+// Equality that ignores key order: ordered_json compares objects in order,
+// and a host or an editor may rewrite a file with its keys reordered.
+bool Same(const OrderedJson& a, const OrderedJson& b) { return Json::parse(a.dump()) == Json::parse(b.dump()); }
+
+OrderedJson::iterator FindSame(OrderedJson& items, const OrderedJson& value) {
+  return std::find_if(items.begin(), items.end(), [&](const OrderedJson& item) { return Same(item, value); });
+}
+
+bool ContainsSame(const OrderedJson& items, const OrderedJson& value) {
+  return std::any_of(items.begin(), items.end(), [&](const OrderedJson& item) { return Same(item, value); });
+}
+
 // Whether the piece is in `root` as install leaves it.
 bool PiecePresent(const OrderedJson& root, const Piece& piece) {
   const OrderedJson* at = Find(root, piece.keys);
   if (at == nullptr) return false;
-  if (!piece.append) return piece.only_if_absent || *at == piece.value;
-  return at->is_array() && std::find(at->begin(), at->end(), piece.value) != at->end();
+  if (!piece.append) return piece.only_if_absent || Same(*at, piece.value);
+  return at->is_array() && ContainsSame(*at, piece.value);
 }
 
 // Applies one piece; `previous` is the value an earlier install of this host
@@ -143,8 +155,8 @@ Result<size_t> ApplyPiece(OrderedJson& root, const Piece& piece, const OrderedJs
     TELIC_ASSIGN_OR_RETURN(OrderedJson * parent, Descend(root, piece.keys, piece.keys.size() - 1, created_at, path));
     if (parent->contains(leaf)) {
       const OrderedJson& current = (*parent)[leaf];
-      if (piece.only_if_absent || current == piece.value) return created_at;
-      if (previous == nullptr || current != *previous) {
+      if (piece.only_if_absent || Same(current, piece.value)) return created_at;
+      if (previous == nullptr || !Same(current, *previous)) {
         return Fail(ErrorCode::kFailedPrecondition,
                     fmt::format("{}: {} already holds something telic did not write; remove it or run "
                                 "`telic uninstall` first",
@@ -165,9 +177,9 @@ Result<size_t> ApplyPiece(OrderedJson& root, const Piece& piece, const OrderedJs
   if (!items.is_array()) {
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("{}: {} is not an array", path, JsonPointer(piece.keys)));
   }
-  if (std::find(items.begin(), items.end(), piece.value) != items.end()) return created_at;
+  if (ContainsSame(items, piece.value)) return created_at;
   if (previous != nullptr) {
-    auto old = std::find(items.begin(), items.end(), *previous);
+    auto old = FindSame(items, *previous);
     if (old != items.end()) {
       *old = piece.value;
       return created_at;
@@ -190,11 +202,11 @@ void RemovePiece(OrderedJson& root, const OrderedJson& record) {
   OrderedJson& at = (*parent)[keys.back()];
   if (record.value("append", false)) {
     if (!at.is_array()) return;
-    auto it = std::find(at.begin(), at.end(), record.at("value"));
+    auto it = FindSame(at, record.at("value"));
     if (it == at.end()) return;
     at.erase(it);
   } else {
-    if (at != record.at("value")) return;  // the user changed it: theirs now
+    if (!Same(at, record.at("value"))) return;  // the user changed it: theirs now
     parent->erase(keys.back());
   }
   // Prune empty containers from the deepest up to the first one install made.
@@ -226,7 +238,7 @@ Result<toml::table> ParseToml(const std::string& bytes, const std::string& path)
 // --- the manifest -----------------------------------------------------------
 
 struct Scope {
-  fs::path base;  // project root or home
+  fs::path base;     // project root or home
   std::string name;  // "project" | "user"
   fs::path manifest() const { return base / kManifest; }
 };
@@ -341,8 +353,8 @@ Result<std::string> MergeJson(const FileGroup& group, const std::optional<std::s
       created_at = previous_record->value("createdAt", created_at);
       existed = !previous_record->value("added", !existed);
     }
-    OrderedJson record = {{"keys", piece->keys}, {"append", piece->append}, {"value", piece->value},
-                          {"createdAt", created_at}};
+    OrderedJson record = {
+        {"keys", piece->keys}, {"append", piece->append}, {"value", piece->value}, {"createdAt", created_at}};
     if (piece->only_if_absent) {
       record["onlyIfAbsent"] = true;
       record["added"] = !existed;
@@ -606,19 +618,22 @@ int RunInstall(const InstallRequest& request, std::ostream& out, std::ostream& e
     }
   }
   if (!files.empty()) {
-    (*manifest)["hosts"][request.host] = {{"binary", request.telic}, {"telicVersion", mcp::kServerVersion}, {"files", files}};
+    (*manifest)["hosts"][request.host] = {
+        {"binary", request.telic}, {"telicVersion", mcp::kServerVersion}, {"files", files}};
   }
   if (auto saved = SaveManifest(scope, *manifest); !saved) return Refuse(err, saved.error().message());
   if (!status) return Refuse(err, status.error().message());
   if (request.json) {
-    out << Json{{"host", request.host}, {"scope", scope.name}, {"changed", outcome.changed},
-                {"unchanged", outcome.unchanged}, {"note", plan->note}}
+    out << Json{{"host", request.host},
+                {"scope", scope.name},
+                {"changed", outcome.changed},
+                {"unchanged", outcome.unchanged},
+                {"note", plan->note}}
                .dump()
         << "\n";
   } else {
-    out << fmt::format("telic installed for {} ({} scope, {}): {} file(s) written, {} already current\n",
-                       request.host, scope.name, scope.base.string(), outcome.changed.size(),
-                       outcome.unchanged.size());
+    out << fmt::format("telic installed for {} ({} scope, {}): {} file(s) written, {} already current\n", request.host,
+                       scope.name, scope.base.string(), outcome.changed.size(), outcome.unchanged.size());
     for (const auto& path : outcome.changed) out << "  wrote " << path << "\n";
     if (!plan->note.empty()) out << "  note: " << plan->note << "\n";
   }

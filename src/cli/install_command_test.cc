@@ -2,11 +2,11 @@
 // taking exactly telic's part out again (docs/HOSTS.md).
 #include "cli/install_command.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "testing/temp_dir.h"
 

@@ -44,16 +44,15 @@ Telic to ..."). Do not start a run for ordinary questions.
 )";
 
 std::string SkillFile() {
-  return std::string("---\nname: telic\ndescription: Drive a coding request through the Telic referee (MCP server "
-                     "\"telic\") when the user asks for Telic by name.\n---\n\n") +
+  return std::string(
+             "---\nname: telic\ndescription: Drive a coding request through the Telic referee (MCP server "
+             "\"telic\") when the user asks for Telic by name.\n---\n\n") +
          kSkillBody;
 }
 
 std::string RulesFile() { return kSkillBody; }
 
-OrderedJson StdioServer(const std::string& telic) {
-  return OrderedJson{{"command", telic}, {"args", {"serve"}}};
-}
+OrderedJson StdioServer(const std::string& telic) { return OrderedJson{{"command", telic}, {"args", {"serve"}}}; }
 
 Piece JsonPiece(std::string role, std::string path, std::vector<std::string> keys, OrderedJson value) {
   Piece piece;
@@ -95,12 +94,12 @@ constexpr const char* kVsCodeUser = ".config/Code/User";
 
 void ClaudeCode(HostPlan& plan, const std::string& telic) {
   const std::string base = ".claude";
-  plan.pieces.push_back(JsonPiece("mcp", plan.user ? ".claude.json" : ".mcp.json", {"mcpServers", "telic"},
-                                  StdioServer(telic)));
+  plan.pieces.push_back(
+      JsonPiece("mcp", plan.user ? ".claude.json" : ".mcp.json", {"mcpServers", "telic"}, StdioServer(telic)));
   plan.pieces.push_back(FilePiece("instructions", base + "/skills/telic/SKILL.md", SkillFile()));
-  plan.pieces.push_back(AppendPiece("hook", base + "/settings.json", {"hooks", "PreToolUse"},
-                                    MatcherGroup("Bash|Write|Edit|MultiEdit|NotebookEdit",
-                                                 GateCommand(telic, "claude-code"))));
+  plan.pieces.push_back(
+      AppendPiece("hook", base + "/settings.json", {"hooks", "PreToolUse"},
+                  MatcherGroup("Bash|Write|Edit|MultiEdit|NotebookEdit", GateCommand(telic, "claude-code"))));
 }
 
 void Codex(HostPlan& plan, const std::string& telic) {
@@ -124,9 +123,9 @@ void Cursor(HostPlan& plan, const std::string& telic) {
   version.only_if_absent = true;
   plan.pieces.push_back(std::move(version));
   const std::string command = GateCommand(telic, "cursor");
-  plan.pieces.push_back(AppendPiece("hook", ".cursor/hooks.json", {"hooks", "preToolUse"},
-                                    OrderedJson{{"command", command},
-                                                {"matcher", "Write|StrReplace|Delete|ApplyPatch|EditNotebook"}}));
+  plan.pieces.push_back(
+      AppendPiece("hook", ".cursor/hooks.json", {"hooks", "preToolUse"},
+                  OrderedJson{{"command", command}, {"matcher", "Write|StrReplace|Delete|ApplyPatch|EditNotebook"}}));
   plan.pieces.push_back(
       AppendPiece("hook", ".cursor/hooks.json", {"hooks", "beforeShellExecution"}, OrderedJson{{"command", command}}));
 }
@@ -134,10 +133,10 @@ void Cursor(HostPlan& plan, const std::string& telic) {
 void Cline(HostPlan& plan, const std::string& telic) {
   // Cline runs every hook for every tool (no matcher): reads stay ungated
   // with --gate mutating, so the agent can look around outside a run.
-  const std::string script =
-      fmt::format("#!/bin/sh\n# telic: added by `telic install cline`; removed by `telic uninstall cline`.\n"
-                  "exec {} --gate mutating\n",
-                  GateCommand(telic, "cline"));
+  const std::string script = fmt::format(
+      "#!/bin/sh\n# telic: added by `telic install cline`; removed by `telic uninstall cline`.\n"
+      "exec {} --gate mutating\n",
+      GateCommand(telic, "cline"));
   if (plan.user) {
     plan.pieces.push_back(JsonPiece(
         "mcp", std::string(kVsCodeUser) + "/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
@@ -161,14 +160,16 @@ void RooCode(HostPlan& plan, const std::string& telic) {
 }
 
 void KiroCli(HostPlan& plan, const std::string& telic) {
-  OrderedJson agent = {{"name", "telic"},
-                       {"description", "Coding work refereed by Telic (MCP server telic)"},
-                       {"prompt", "Follow the Telic steering file: drive requests made for Telic through the telic "
-                                  "MCP tools."},
-                       {"mcpServers", {{"telic", StdioServer(telic)}}},
-                       {"tools", {"*"}},
-                       {"resources", {plan.user ? "file://~/.kiro/steering/telic.md" : "file://.kiro/steering/telic.md"}},
-                       {"includeMcpJson", true}};
+  OrderedJson agent = {
+      {"name", "telic"},
+      {"description", "Coding work refereed by Telic (MCP server telic)"},
+      {"prompt",
+       "Follow the Telic steering file: drive requests made for Telic through the telic "
+       "MCP tools."},
+      {"mcpServers", {{"telic", StdioServer(telic)}}},
+      {"tools", {"*"}},
+      {"resources", {plan.user ? "file://~/.kiro/steering/telic.md" : "file://.kiro/steering/telic.md"}},
+      {"includeMcpJson", true}};
   plan.pieces.push_back(FilePiece("mcp", ".kiro/agents/telic.json", agent.dump(2) + "\n"));
   plan.pieces.push_back(FilePiece("instructions", ".kiro/steering/telic.md", RulesFile()));
 }
@@ -196,25 +197,25 @@ void GeminiCli(HostPlan& plan, const std::string& telic) {
   plan.pieces.push_back(FilePiece("instructions", ".gemini/skills/telic/SKILL.md", SkillFile()));
   plan.pieces.push_back(AppendPiece(
       "hook", ".gemini/settings.json", {"hooks", "BeforeTool"},
-      OrderedJson{{"matcher", "run_shell_command|write_file|replace"},
-                  {"hooks", {{{"name", "telic-broker-gate"}, {"type", "command"},
-                              {"command", GateCommand(telic, "gemini-cli")}}}}}));
+      OrderedJson{
+          {"matcher", "run_shell_command|write_file|replace"},
+          {"hooks",
+           {{{"name", "telic-broker-gate"}, {"type", "command"}, {"command", GateCommand(telic, "gemini-cli")}}}}}));
 }
 
 void VsCode(HostPlan& plan, const std::string& telic) {
   OrderedJson server = {{"type", "stdio"}, {"command", telic}, {"args", {"serve"}}};
   plan.pieces.push_back(JsonPiece("mcp", plan.user ? std::string(kVsCodeUser) + "/mcp.json" : ".vscode/mcp.json",
                                   {"servers", "telic"}, server));
-  plan.pieces.push_back(
-      FilePiece("instructions", plan.user ? ".copilot/skills/telic/SKILL.md" : ".github/skills/telic/SKILL.md",
-                SkillFile()));
+  plan.pieces.push_back(FilePiece(
+      "instructions", plan.user ? ".copilot/skills/telic/SKILL.md" : ".github/skills/telic/SKILL.md", SkillFile()));
 }
 
 }  // namespace
 
 const std::vector<std::string>& InstallHostNames() {
-  static const std::vector<std::string> kHosts = {"claude-code", "codex",       "cursor",     "cline",  "roo-code",
-                                                  "kiro",        "kiro-ide",    "antigravity", "gemini-cli", "vscode"};
+  static const std::vector<std::string> kHosts = {"claude-code", "codex",    "cursor",      "cline",      "roo-code",
+                                                  "kiro",        "kiro-ide", "antigravity", "gemini-cli", "vscode"};
   return kHosts;
 }
 
