@@ -648,6 +648,11 @@ int RunUninstall(const InstallRequest& request, std::ostream& out, std::ostream&
   auto manifest = LoadManifest(scope);
   if (!manifest) return Refuse(err, manifest.error().message());
   if (!(*manifest)["hosts"].contains(request.host)) {
+    if (request.json) {
+      out << Json{{"host", request.host}, {"scope", scope.name}, {"removed", false}, {"notes", Json::array()}}.dump()
+          << "\n";
+      return 0;
+    }
     out << fmt::format("telic is not installed for {} ({} scope, {}): nothing to remove\n", request.host, scope.name,
                        scope.base.string());
     return 0;
@@ -662,6 +667,10 @@ int RunUninstall(const InstallRequest& request, std::ostream& out, std::ostream&
   (*manifest)["hosts"].erase(request.host);
   RemoveCreatedDirs(scope, request.host, *manifest);
   if (auto saved = SaveManifest(scope, *manifest); !saved) return Refuse(err, saved.error().message());
+  if (request.json) {
+    out << Json{{"host", request.host}, {"scope", scope.name}, {"removed", true}, {"notes", notes}}.dump() << "\n";
+    return 0;
+  }
   out << fmt::format("telic uninstalled for {} ({} scope, {})\n", request.host, scope.name, scope.base.string());
   for (const auto& note : notes) out << "  note: " << note << "\n";
   return 0;
