@@ -56,6 +56,10 @@ Ordered Render(HookHost host, const Verdict& verdict) {
   return verdict.allowed ? HostAllowAnswer(host) : HostDenyAnswer(host, verdict.user_message, verdict.agent_message);
 }
 
+// A hook input larger than this is denied unread (a tool call's JSON is a
+// few kilobytes; a whole-file write may be a few megabytes).
+constexpr size_t kMaxHookInputBytes = 16 * 1024 * 1024;
+
 constexpr const char* kStartOrResume =
     "Start or resume a Telic run before mutating tools, or set TELIC_BROKER_PERMISSIVE=1 for local development only.";
 
@@ -68,6 +72,11 @@ Verdict Decide(const store::Environment& env, const std::string& cwd, const std:
   };
 
   Json hook = Json::object();
+  if (input.size() > kMaxHookInputBytes) {
+    return unavailable("Telic broker could not read the hook input.",
+                       fmt::format("The hook input is larger than {} bytes; Telic denies tool calls it cannot read.",
+                                   kMaxHookInputBytes));
+  }
   if (!TrimJs(input).empty()) {
     auto parsed = ParseJsonStrict(input);
     if (!parsed || !parsed->is_object()) {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
 #include <set>
 
 namespace telic::cli {
@@ -54,25 +54,51 @@ std::optional<std::pair<std::string, std::string>> SplitMcpName(const std::strin
 }
 
 // The files an apply_patch envelope touches ("*** Add File: p", "*** Update
-// File: p", "*** Move to: p" → write; "*** Delete File: p" → delete).
+// File: p", "*** Move to: p" → write; "*** Delete File: p" → delete). A line
+// scan, not std::regex: libstdc++'s regex recurses per character and a long
+// hostile line would exhaust the stack.
 Result<HookRequest> PatchCalls(const std::string& patch) {
+  static constexpr std::pair<std::string_view, const char*> kHeaders[] = {
+      {"*** Add File: ", "repository.write"},
+      {"*** Update File: ", "repository.write"},
+      {"*** Move to: ", "repository.write"},
+      {"*** Delete File: ", "repository.delete"}};
   HookRequest request;
-  static const std::regex header(R"(^\*\*\* (Add File|Update File|Delete File|Move to): (.+?)\s*$)",
-                                 std::regex::multiline);
-  for (std::sregex_iterator it(patch.begin(), patch.end(), header), end; it != end; ++it) {
-    std::string kind = (*it)[1];
-    request.calls.push_back({kind == "Delete File" ? "repository.delete" : "repository.write", (*it)[2]});
+  std::string_view rest = patch;
+  while (!rest.empty()) {
+    size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    for (const auto& [prefix, capability] : kHeaders) {
+      if (line.rfind(prefix, 0) != 0) continue;
+      std::string_view path = line.substr(prefix.size());
+      while (!path.empty() && (path.back() == '\r' || path.back() == ' ' || path.back() == '\t')) {
+        path.remove_suffix(1);
+      }
+      if (!path.empty()) request.calls.push_back({capability, std::string(path)});
+    }
   }
   if (request.calls.empty()) return Unreadable("apply_patch input names no file (*** Add/Update/Delete File:)");
   return request;
 }
 
-// Every http(s) URL in a text (Gemini CLI's web_fetch takes a prompt).
+// Every http(s) URL in a text (Gemini CLI's web_fetch takes a prompt): from
+// "http://" or "https://" (any case) to the next space, quote or angle bracket.
 Result<HookRequest> UrlCalls(const std::string& text) {
   HookRequest request;
-  static const std::regex url(R"(https?://[^\s"'<>]+)", std::regex::icase);
-  for (std::sregex_iterator it(text.begin(), text.end(), url), end; it != end; ++it) {
-    request.calls.push_back({"network.read", it->str()});
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  size_t at = 0;
+  while ((at = lower.find("http", at)) != std::string::npos) {
+    size_t scheme = lower.compare(at, 8, "https://") == 0 ? 8 : lower.compare(at, 7, "http://") == 0 ? 7 : 0;
+    if (scheme == 0) {
+      at += 4;
+      continue;
+    }
+    size_t end = text.find_first_of(" \t\r\n\"'<>", at + scheme);
+    if (end == std::string::npos) end = text.size();
+    if (end > at + scheme) request.calls.push_back({"network.read", text.substr(at, end - at)});
+    at = end;
   }
   if (request.calls.empty()) return Unreadable("web fetch input names no http(s) URL");
   return request;

@@ -124,5 +124,20 @@ TEST(HookHostsTest, AnswersInEachHostsFormatAndNeverAsk) {
             R"({"permission":"deny","user_message":"u","agent_message":"a"})");
 }
 
+TEST(HookHostsTest, LongHostileLinesAreScannedNotRecursed) {
+  // One 4 MB line: no header, so unreadable, and no stack exhaustion.
+  Json input = {{"hook_event_name", "PreToolUse"},
+                {"tool_name", "apply_patch"},
+                {"tool_input", {{"command", std::string(4 * 1024 * 1024, 'a')}}}};
+  EXPECT_TRUE(Unreadable(HookHost::kCodex, input));
+  Json fetch = {{"hook_event_name", "BeforeTool"},
+                {"tool_name", "web_fetch"},
+                {"tool_input", {{"prompt", "see HTTPS://A.example/x " + std::string(1024 * 1024, 'h')}}}};
+  auto calls = MapHostHookInput(HookHost::kGeminiCli, fetch);
+  ASSERT_TRUE(calls);
+  ASSERT_EQ(calls->calls.size(), 1u);
+  EXPECT_EQ(calls->calls[0].target, "HTTPS://A.example/x");
+}
+
 }  // namespace
 }  // namespace telic::cli
