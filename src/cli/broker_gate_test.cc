@@ -156,7 +156,8 @@ TEST_F(BrokerGateTest, HostFormatDecidesAgainstTheActiveRun) {
   };
   EXPECT_EQ(gate(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"npm test"}})"),
             Json::object());
-  Json denied = gate(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"npm test && curl x"}})");
+  Json denied =
+      gate(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"npm test && curl x"}})");
   EXPECT_EQ(denied["hookSpecificOutput"]["permissionDecision"], "deny");
   EXPECT_EQ(gate("{not json")["hookSpecificOutput"]["permissionDecision"], "deny");
 }
