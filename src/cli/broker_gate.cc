@@ -12,6 +12,7 @@
 #include "base/json_parse.h"
 #include "base/redact.h"
 #include "base/text.h"
+#include "cli/hook_hosts.h"
 #include "controller/broker.h"
 #include "store/sqlite_store.h"
 
@@ -38,17 +39,32 @@ std::string Text(const Json* value) {
   return value->dump();
 }
 
-Ordered Allow() { return Ordered{{"permission", "allow"}}; }
+// A decision before it is written in a host's answer format.
+struct Verdict {
+  bool allowed = true;
+  std::string user_message;
+  std::string agent_message;
+};
 
-Ordered Deny(const std::string& user_message, const std::string& agent_message) {
-  return Ordered{{"permission", "deny"}, {"user_message", user_message}, {"agent_message", agent_message}};
+Verdict Allow() { return Verdict{}; }
+
+Verdict Deny(const std::string& user_message, const std::string& agent_message) {
+  return Verdict{false, user_message, agent_message};
 }
+
+Ordered Render(HookHost host, const Verdict& verdict) {
+  return verdict.allowed ? HostAllowAnswer(host) : HostDenyAnswer(host, verdict.user_message, verdict.agent_message);
+}
+
+// A hook input larger than this is denied unread (a tool call's JSON is a
+// few kilobytes; a whole-file write may be a few megabytes).
+constexpr size_t kMaxHookInputBytes = 16 * 1024 * 1024;
 
 constexpr const char* kStartOrResume =
     "Start or resume a Telic run before mutating tools, or set TELIC_BROKER_PERMISSIVE=1 for local development only.";
 
-Ordered Decide(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
-               const std::string& db_flag, const std::string& input) {
+Verdict Decide(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
+               const std::string& db_flag, HookHost host, const std::string& input, bool reads_ungated) {
   auto var = env.find("TELIC_BROKER_PERMISSIVE");
   const bool strict = var == env.end() || var->second != "1";
   auto unavailable = [&](const std::string& user_message, const std::string& agent_message) {
@@ -56,6 +72,11 @@ Ordered Decide(const store::Environment& env, const std::string& cwd, const std:
   };
 
   Json hook = Json::object();
+  if (input.size() > kMaxHookInputBytes) {
+    return unavailable("Telic broker could not read the hook input.",
+                       fmt::format("The hook input is larger than {} bytes; Telic denies tool calls it cannot read.",
+                                   kMaxHookInputBytes));
+  }
   if (!TrimJs(input).empty()) {
     auto parsed = ParseJsonStrict(input);
     if (!parsed || !parsed->is_object()) {
@@ -64,8 +85,24 @@ Ordered Decide(const store::Environment& env, const std::string& cwd, const std:
     }
     hook = std::move(*parsed);
   }
-  std::optional<HookToolCall> call = MapHookInput(hook);
-  if (!call) return Allow();
+  std::vector<GatedCall> calls;
+  if (host == HookHost::kTelic) {
+    if (std::optional<HookToolCall> call = MapHookInput(hook)) calls.push_back({call->capability, call->target});
+  } else {
+    auto request = MapHostHookInput(host, hook);
+    if (!request) {
+      return unavailable("Telic broker could not read the hook input.",
+                         fmt::format("Telic denies tool calls it cannot read: {}.",
+                                     CleanMessage(request.error().message(), 300)));
+    }
+    calls = std::move(request->calls);
+  }
+  if (reads_ungated) {
+    std::erase_if(calls, [](const GatedCall& call) {
+      return call.capability == "repository.read" || call.capability == "network.read";
+    });
+  }
+  if (calls.empty()) return Allow();
 
   store::Environment located_env = env;
   if (!repo_flag.empty()) located_env["TELIC_REPOSITORY_ROOT"] = repo_flag;
@@ -104,17 +141,24 @@ Ordered Decide(const store::Environment& env, const std::string& cwd, const std:
   }
   SystemClock clock;
   RandomIdSource ids;
-  auto decision = controller::DecideAndRecord(**store, clock, ids, *run, call->capability, call->target, "Hook broker");
-  if (!decision) {
-    return unavailable("Telic broker could not record its decision for this run.",
-                       fmt::format("Telic could not record the broker decision ({}); retry the tool call.",
-                                   CleanMessage(decision.error().message(), 200)));
+  // Every call is decided and recorded until one is denied: one deny denies.
+  for (const GatedCall& call : calls) {
+    std::optional<std::string> target;
+    if (!call.target.empty()) target = call.target;
+    auto decision = controller::DecideAndRecord(**store, clock, ids, *run, call.capability, target, "Hook broker");
+    if (!decision) {
+      return unavailable("Telic broker could not record its decision for this run.",
+                         fmt::format("Telic could not record the broker decision ({}); retry the tool call.",
+                                     CleanMessage(decision.error().message(), 200)));
+    }
+    if (decision->allowed) continue;
+    return Deny(fmt::format("Telic denied {} for this run ({}).", call.capability, decision->reason_code),
+                fmt::format("Telic broker denied {} ({}). Do not bypass; adjust the plan or escalate permissions. "
+                            "Rule: {}.",
+                            call.capability, decision->reason_code,
+                            CleanMessage(RedactedText(decision->detail.rule), 400)));
   }
-  if (decision->allowed) return Allow();
-  return Deny(fmt::format("Telic denied {} for this run ({}).", call->capability, decision->reason_code),
-              fmt::format("Telic broker denied {} ({}). Do not bypass; adjust the plan or escalate permissions. "
-                          "Rule: {}.",
-                          call->capability, decision->reason_code, CleanMessage(RedactedText(decision->detail.rule), 400)));
+  return Allow();
 }
 
 }  // namespace
@@ -148,15 +192,17 @@ std::optional<HookToolCall> MapHookInput(const Json& hook) {
 }
 
 int RunBrokerGate(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
-                  const std::string& db_flag, std::istream& in, std::ostream& out) {
+                  const std::string& db_flag, HookHost host, std::istream& in, std::ostream& out,
+                  bool reads_ungated) {
   try {
     std::stringstream input;
     input << in.rdbuf();
-    out << Decide(env, cwd, repo_flag, db_flag, input.str()).dump(-1, ' ', false, Json::error_handler_t::replace)
+    out << Render(host, Decide(env, cwd, repo_flag, db_flag, host, input.str(), reads_ungated))
+               .dump(-1, ' ', false, Json::error_handler_t::replace)
         << "\n";
     return 0;
   } catch (const std::exception& ex) {
-    out << Deny("Telic broker failed.", std::string("Telic broker failed: ") + ex.what()).dump() << "\n";
+    out << Render(host, Deny("Telic broker failed.", std::string("Telic broker failed: ") + ex.what())).dump() << "\n";
     return 1;
   }
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/canonical_json.h"
+#include "cli/hook_hosts.h"
 #include "store/state_dir.h"
 
 namespace telic::cli {
@@ -26,11 +27,17 @@ struct HookToolCall {
 std::optional<HookToolCall> MapHookInput(const Json& hook_input);
 
 // Reads one JSON object from `in` (empty input is {}), decides it and prints
-// one compact line {"permission":"allow"} or {"permission":"deny",
-// "user_message":..., "agent_message":...}. The run evaluated is the running
+// one compact line: with host kTelic (no --host) {"permission":"allow"} or
+// {"permission":"deny", "user_message":..., "agent_message":...}; with a
+// host, that host's documented hook input is read (MapHostHookInput) and the
+// answer is written in its format (HostAllowAnswer / HostDenyAnswer). The run evaluated is the running
 // run of this repository that changed last, read from the ledger
 // (controller::FindActiveRun, D-P2); the decision is recorded as a
 // broker_decision event ("Hook broker allowed|denied ...").
+//
+// `reads_ungated` (--gate mutating): repository.read and network.read calls
+// are not gated (answered allow with no ledger look-up), for hosts whose hook
+// sees every tool (Cline) so reading outside a run stays possible.
 //
 // Strict by default: when no run can be evaluated (no ledger, no running run
 // of this repository, unreadable hook input, a decision that cannot be
@@ -38,6 +45,7 @@ std::optional<HookToolCall> MapHookInput(const Json& hook_input);
 // call is denied. TELIC_BROKER_PERMISSIVE=1 fails open instead (local
 // development only). Returns 0; 1 only on an unexpected exception.
 int RunBrokerGate(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
-                  const std::string& db_flag, std::istream& in, std::ostream& out);
+                  const std::string& db_flag, HookHost host, std::istream& in, std::ostream& out,
+                  bool reads_ungated = false);
 
 }  // namespace telic::cli

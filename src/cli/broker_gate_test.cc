@@ -52,7 +52,7 @@ class BrokerGateTest : public ::testing::Test {
   Json Gate(const std::string& input) {
     std::istringstream in(input);
     std::ostringstream out;
-    EXPECT_EQ(RunBrokerGate(env_, "/", "", "", in, out), 0);
+    EXPECT_EQ(RunBrokerGate(env_, "/", "", "", HookHost::kTelic, in, out), 0);
     EXPECT_EQ(out.str().back(), '\n');
     EXPECT_EQ(out.str().find('\n'), out.str().size() - 1) << "one line";
     return Json::parse(out.str());
@@ -136,6 +136,30 @@ TEST_F(BrokerGateTest, ActiveRunIsEvaluatedAndRecorded) {
   }
   EXPECT_EQ(broker, 5);
   EXPECT_EQ(store->GetRun(run.run_id)->version, run.version);
+}
+
+TEST_F(BrokerGateTest, OversizeInputIsDeniedUnread) {
+  StartActiveRun();
+  std::string huge = R"({"command":"npm test","pad":")" + std::string(16 * 1024 * 1024, 'x') + "\"}";
+  Json answer = Gate(huge);
+  EXPECT_EQ(answer["permission"], "deny");
+  EXPECT_NE(answer["agent_message"].get<std::string>().find("larger than"), std::string::npos);
+}
+
+TEST_F(BrokerGateTest, HostFormatDecidesAgainstTheActiveRun) {
+  StartActiveRun();
+  auto gate = [&](const std::string& input) {
+    std::istringstream in(input);
+    std::ostringstream out;
+    EXPECT_EQ(RunBrokerGate(env_, "/", "", "", HookHost::kClaudeCode, in, out), 0);
+    return Json::parse(out.str());
+  };
+  EXPECT_EQ(gate(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"npm test"}})"),
+            Json::object());
+  Json denied =
+      gate(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"npm test && curl x"}})");
+  EXPECT_EQ(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+  EXPECT_EQ(gate("{not json")["hookSpecificOutput"]["permissionDecision"], "deny");
 }
 
 }  // namespace

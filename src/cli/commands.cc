@@ -28,6 +28,8 @@
 #include "mcp/graph_tools.h"
 #include "cli/broker_gate.h"
 #include "cli/check_command.h"
+#include "cli/install_command.h"
+#include "cli/install_hosts.h"
 #include "cli/ui_command.h"
 #include "controller/broker.h"
 #include "controller/grounder.h"
@@ -360,7 +362,24 @@ int Artifact(const Options& options, const std::string& first, const std::string
   return 0;
 }
 
-int Doctor(const Options& options) {
+std::string SelfExecutable(const char* argv0);
+
+// telic install|uninstall HOST: the repository root comes from --repo or the
+// environment like every command; the binary configured is this one.
+int InstallCommand(const Options& options, InstallRequest request, const std::string& self, bool install) {
+  auto location = Locate(options);
+  if (!location) return Failure(location.error());
+  const char* home = std::getenv("HOME");
+  if (request.user && (home == nullptr || *home == '\0')) {
+    return Failure(Error(ErrorCode::kFailedPrecondition, "--user needs $HOME"));
+  }
+  request.project_root = location->repository_root;
+  request.home = home != nullptr ? home : "";
+  request.telic = self;
+  return install ? RunInstall(request, std::cout, std::cerr) : RunUninstall(request, std::cout, std::cerr);
+}
+
+int Doctor(const Options& options, const std::string& self) {
   Json checks = Json::object();
   bool ok = true;
   auto location = Locate(options);
@@ -387,6 +406,9 @@ int Doctor(const Options& options) {
     }
   }
   checks["git"] = {{"ok", std::system("git --version >/dev/null 2>&1") == 0}, {"optional", true}};
+  // Hosts set up by `telic install` (or found here) and whether they are current.
+  const char* home = std::getenv("HOME");
+  checks["hosts"] = HostDoctorChecks(location ? location->repository_root : "", home != nullptr ? home : "", self, ok);
   Json report = {{"ok", ok}, {"version", mcp::kServerVersion}, {"checks", checks}};
   if (options.json) {
     PrintJson(report, options);
@@ -457,6 +479,7 @@ int RunCli(int argc, char** argv) {
   CLI::App app{fmt::format("telic {}: a deterministic, model-free MCP controller for AI-agent work", mcp::kServerVersion),
                "telic"};
   app.require_subcommand(0, 1);
+  app.set_version_flag("--version", fmt::format("telic {}", mcp::kServerVersion), "print the version and exit");
   Options options;
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
@@ -530,6 +553,21 @@ int RunCli(int argc, char** argv) {
   auto* broker_gate = app.add_subcommand("broker-gate", "host hook: decide one tool call read from stdin against the active run");
   broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
   broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
+  std::string hook_host;
+  broker_gate->add_option("--host", hook_host, "read and answer this host's pre-tool-use hook format (docs/HOSTS.md)")
+      ->check(CLI::IsMember(HookHostNames()));
+  std::string gate = "all";
+  broker_gate->add_option("--gate", gate, "all (default) or mutating: leave reads and web fetches ungated")
+      ->check(CLI::IsMember({"all", "mutating"}));
+  InstallRequest install_request;
+  auto* install = app.add_subcommand("install", "set a host up: MCP server entry, workflow skill, broker-gate hook");
+  auto* uninstall = app.add_subcommand("uninstall", "remove exactly what `telic install HOST` added");
+  for (auto* sub : {install, uninstall}) {
+    sub->add_option("HOST", install_request.host)->required()->check(CLI::IsMember(InstallHostNames()));
+    sub->add_flag("--user", install_request.user, "the host's user scope ($HOME) instead of this repository");
+    sub->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
+    sub->add_flag("--json", install_request.json, "machine-readable JSON output");
+  }
   auto* ui = app.add_subcommand("ui", "serve the read-only web trace viewer (default http://127.0.0.1:7420/ui/)");
   ui->add_option("--http", options.http, "listen on HOST:PORT (default 127.0.0.1:7420; port 0: any free port)");
   add_common(ui);
@@ -582,7 +620,7 @@ int RunCli(int argc, char** argv) {
     return RunImport(*bundles, *(*context)->store, [tasks](const std::string& id) { (void)tasks->SyncRun(id); },
                      options.json, std::cout, std::cerr);
   }
-  if (*doctor) return Doctor(options);
+  if (*doctor) return Doctor(options, SelfExecutable(argv[0]));
   if (*ground) {
     std::string repo = options.repo;
     if (repo.empty()) {
@@ -606,8 +644,11 @@ int RunCli(int argc, char** argv) {
   }
   if (*check) return RunCheckCommand(policy_file, action_json, options.json, std::cout, std::cerr);
   if (*broker_gate) {
-    return RunBrokerGate(store::CurrentEnvironment(), CurrentDirectory(), options.repo, options.db, std::cin, std::cout);
+    HookHost host = hook_host.empty() ? HookHost::kTelic : *ParseHookHost(hook_host);
+    return RunBrokerGate(store::CurrentEnvironment(), CurrentDirectory(), options.repo, options.db, host, std::cin,
+                         std::cout, gate == "mutating");
   }
+  if (*install || *uninstall) return InstallCommand(options, install_request, SelfExecutable(argv[0]), install->parsed());
   std::cout << app.help();
   return 0;
 }

@@ -11,6 +11,7 @@ start-up refusals and clean shutdown.
 # covers TEL-247 TEL-250 TEL-019 TEL-001 TEL-021
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -26,7 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_client import READY, McpProcess, make_git_repo, run_tests, telic_binary  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAUNCHER = os.path.normpath(os.path.join(HERE, "..", "..", "launcher", "server.js"))
+LAUNCHER_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "launcher"))
+LAUNCHER = os.path.join(LAUNCHER_DIR, "server.js")
+LAUNCHER_FILES = ("server.js", "server.cjs", "server.mjs", "package.json")
 NODE = shutil.which("node")
 NOT_FOUND_LINE = "Telic MCP failed: telic binary not found (set TELIC_BIN or put telic on PATH)\n"
 # Tools the current build must list (TEL-247 names the nine core tools; this
@@ -76,6 +79,14 @@ class Sandbox:
 
     def close(self):
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def copy_launcher(folder):
+    """Copies the launcher's files into folder (a pack's dist/mcp); returns server.js there."""
+    os.makedirs(folder, exist_ok=True)
+    for name in LAUNCHER_FILES:
+        shutil.copy(os.path.join(LAUNCHER_DIR, name), os.path.join(folder, name))
+    return os.path.join(folder, "server.js")
 
 
 def tool_names(mcp):
@@ -137,6 +148,13 @@ class CompatTestCase(unittest.TestCase):
 
 
 class TelicMcpTest(CompatTestCase):
+    def test_version_exits_zero(self):
+        # Issue 22 section 5: `telic --version` exited 2.
+        done = subprocess.run([telic_binary(), "--version"], capture_output=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout.decode(), r"^telic \d+\.\d+\.\d+\n$")
+        self.assertEqual(done.stderr, b"")
+
     def test_mcp_with_only_repository_root_uses_default_state_dir(self):
         # (a) the npx-style form: `telic mcp` + env.TELIC_REPOSITORY_ROOT
         mcp = self.start([telic_binary(), "mcp"], self.box.env(TELIC_REPOSITORY_ROOT=self.box.repo), cwd=self.box.home)
@@ -211,8 +229,7 @@ class LauncherTest(CompatTestCase):
         # (d) a copy of server.js in an empty dir, TELIC_BIN pointing nowhere.
         bindir, node = self.isolated_node()
         pack = os.path.join(self.box.base, "pack", "dist", "mcp")
-        os.makedirs(pack)
-        script = shutil.copy(LAUNCHER, os.path.join(pack, "server.js"))
+        script = copy_launcher(pack)
         for telic_bin in (os.path.join(self.box.base, "nowhere", "telic"), None):
             with self.subTest(TELIC_BIN=telic_bin):
                 env = {"PATH": bindir, "HOME": self.box.home}
@@ -227,9 +244,7 @@ class LauncherTest(CompatTestCase):
     def test_launcher_lookup_order_arguments_and_exit_code(self):
         bindir, node = self.isolated_node()
         pack = os.path.join(self.box.base, "pack", "dist")
-        script = os.path.join(pack, "mcp", "server.js")
-        os.makedirs(os.path.dirname(script))
-        shutil.copy(LAUNCHER, script)
+        script = copy_launcher(os.path.join(pack, "mcp"))
         pathdir = os.path.join(self.box.base, "pathbin")
         fakes = {
             "env": (os.path.join(self.box.base, "envbin", "telic"), 11),
@@ -305,6 +320,50 @@ class LauncherTest(CompatTestCase):
                 return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
         except OSError:
             return True
+
+    def module_project(self):
+        """Marks the repository an ES-module package ("type":"module"), as many JS projects are."""
+        with open(os.path.join(self.box.repo, "package.json"), "w") as handle:
+            json.dump({"name": "esm-project", "type": "module"}, handle)
+
+    def test_launcher_loads_in_a_type_module_project(self):
+        # Issue 22 §5: the launcher copied into .cursor/ (or .cline/, .roo/,
+        # .kiro/) of a "type":"module" project loads, as server.js and server.mjs.
+        self.module_project()
+        script = copy_launcher(os.path.join(self.box.repo, ".cursor", "telic", "dist", "mcp"))
+        for entry in (script, script[:-3] + ".mjs", script[:-3] + ".cjs"):
+            with self.subTest(entry=os.path.basename(entry)):
+                mcp = self.start([NODE, entry], self.box.env(TELIC_BIN=telic_binary()), cwd=self.box.repo)
+                mcp.initialize()
+                self.assertTrue(CORE_TOOLS <= set(tool_names(mcp)))
+                self.assertEqual(mcp.close(), 0)
+                self.assertNotIn("require is not defined", "".join(mcp.stderr_lines))
+
+    def test_kiro_ide_launch_mjs_calls_start_stdio_server(self):
+        # Issue 22 §5: Kiro IDE's pack imports ./dist/mcp/server.js from an ES
+        # module and calls startStdioServer(); it must exist and serve, in a
+        # "type":"module" project too, and leave no telic behind when stdin ends.
+        self.module_project()
+        overlay = os.path.join(self.box.repo, ".kiro", "telic")
+        copy_launcher(os.path.join(overlay, "dist", "mcp"))
+        launch = os.path.join(overlay, "launch.mjs")
+        with open(launch, "w") as handle:
+            handle.write('import { dirname, resolve } from "node:path";\n'
+                         'import { fileURLToPath } from "node:url";\n'
+                         'const here = dirname(fileURLToPath(import.meta.url));\n'
+                         'process.env.TELIC_REPOSITORY_ROOT = resolve(here, "../..");\n'
+                         'const { startStdioServer } = await import("./dist/mcp/server.js");\n'
+                         'await startStdioServer();\n')
+        mcp = self.start([NODE, launch], self.box.env(TELIC_BIN=telic_binary()), cwd=self.box.home)
+        self.assert_ready_for(mcp, self.box.repo)
+        mcp.initialize()
+        self.assertTrue(CORE_TOOLS <= set(tool_names(mcp)))
+        children = self.child_pids(mcp.proc.pid)
+        self.assertEqual(len(children), 1, children)
+        mcp.proc.stdin.close()
+        self.assertEqual(mcp.proc.wait(timeout=30), 0)
+        self.assertFalse(os.path.exists(f"/proc/{children[0]}") and not self.is_zombie(children[0]))
+        self.assertNotIn("is not a function", "".join(mcp.stderr_lines))
 
     def test_launcher_passes_startup_failure_through(self):
         before = tree(self.box.repo)

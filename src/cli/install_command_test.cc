@@ -1,0 +1,176 @@
+// `telic install` / `telic uninstall`: merging into the user's files and
+// taking exactly telic's part out again (docs/HOSTS.md).
+#include "cli/install_command.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "testing/temp_dir.h"
+
+namespace telic::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class InstallCommandTest : public ::testing::Test {
+ protected:
+  InstallCommandTest() {
+    fs::create_directories(project());
+    fs::create_directories(home());
+  }
+  fs::path project() const { return dir_.path() / "project"; }
+  fs::path home() const { return dir_.path() / "home"; }
+
+  InstallRequest Request(const std::string& host, bool user = false) const {
+    return InstallRequest{host, user, project().string(), home().string(), "/opt/telic/bin/telic", false};
+  }
+  int Install(const std::string& host, bool user = false) {
+    out_.str("");
+    err_.str("");
+    return RunInstall(Request(host, user), out_, err_);
+  }
+  int Uninstall(const std::string& host, bool user = false) {
+    out_.str("");
+    err_.str("");
+    return RunUninstall(Request(host, user), out_, err_);
+  }
+  void Write(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  static std::string Read(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  // Every file under a folder with its bytes.
+  static std::map<std::string, std::string> Tree(const fs::path& root) {
+    std::map<std::string, std::string> tree;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+      tree[fs::relative(entry.path(), root).string()] = entry.is_regular_file() ? Read(entry.path()) : "<dir>";
+    }
+    return tree;
+  }
+
+  testing::TempDir dir_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(InstallCommandTest, JsonMergeKeepsUserKeysAndUninstallRestoresBytes) {
+  const std::string original = "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}, \"theme\":   \"dark\"}";
+  Write(project() / ".cursor/mcp.json", original);
+  const auto before = Tree(project());
+  ASSERT_EQ(Install("cursor"), 0) << err_.str();
+  Json merged = Json::parse(Read(project() / ".cursor/mcp.json"));
+  EXPECT_EQ(merged["mcpServers"]["other"]["command"], "x");
+  EXPECT_EQ(merged["theme"], "dark");
+  EXPECT_EQ(merged["mcpServers"]["telic"]["command"], "/opt/telic/bin/telic");
+  EXPECT_EQ(merged["mcpServers"]["telic"]["args"], Json::array({"serve"}));
+  Json hooks = Json::parse(Read(project() / ".cursor/hooks.json"));
+  EXPECT_EQ(hooks["version"], 1);
+  EXPECT_EQ(hooks["hooks"]["beforeShellExecution"][0]["command"], "'/opt/telic/bin/telic' broker-gate --host cursor");
+
+  const auto installed = Tree(project());
+  ASSERT_EQ(Install("cursor"), 0) << err_.str();
+  EXPECT_EQ(Tree(project()), installed) << "a reinstall changes no byte";
+
+  ASSERT_EQ(Uninstall("cursor"), 0) << err_.str();
+  EXPECT_EQ(Tree(project()), before) << "uninstall restores the original bytes and removes what it created";
+}
+
+TEST_F(InstallCommandTest, UserEditsAfterInstallSurviveUninstall) {
+  ASSERT_EQ(Install("claude-code"), 0) << err_.str();
+  Json settings = Json::parse(Read(project() / ".claude/settings.json"));
+  settings["model"] = "opus";
+  Write(project() / ".claude/settings.json", settings.dump(2));
+  ASSERT_EQ(Uninstall("claude-code"), 0) << err_.str();
+  Json after = Json::parse(Read(project() / ".claude/settings.json"));
+  EXPECT_EQ(after, Json({{"model", "opus"}})) << after.dump();
+  EXPECT_FALSE(fs::exists(project() / ".mcp.json"));
+  EXPECT_FALSE(fs::exists(project() / ".claude/skills"));
+  EXPECT_FALSE(fs::exists(project() / ".telic"));
+}
+
+TEST_F(InstallCommandTest, RefusesJsoncAndInvalidFilesWithoutTouchingThem) {
+  const std::string jsonc = "{\n  // my servers\n  \"servers\": {}\n}\n";
+  Write(project() / ".vscode/mcp.json", jsonc);
+  EXPECT_EQ(Install("vscode"), 1);
+  EXPECT_NE(err_.str().find("has comments"), std::string::npos) << err_.str();
+  EXPECT_EQ(Read(project() / ".vscode/mcp.json"), jsonc);
+  Write(project() / ".roo/mcp.json", "{\"mcpServers\": ");
+  EXPECT_EQ(Install("roo-code"), 1);
+  EXPECT_NE(err_.str().find("not valid JSON"), std::string::npos) << err_.str();
+  Write(project() / ".gemini/settings.json", "[1]");
+  EXPECT_EQ(Install("gemini-cli"), 1);
+  EXPECT_NE(err_.str().find("not a JSON object"), std::string::npos) << err_.str();
+}
+
+TEST_F(InstallCommandTest, RefusesToOverwriteAnEntryTelicDidNotWrite) {
+  const std::string mine = R"({"mcpServers": {"telic": {"command": "/my/own/telic", "args": ["mcp"]}}})";
+  Write(project() / ".mcp.json", mine);
+  EXPECT_EQ(Install("claude-code"), 1);
+  EXPECT_NE(err_.str().find("/mcpServers/telic already holds"), std::string::npos) << err_.str();
+  EXPECT_EQ(Read(project() / ".mcp.json"), mine);
+}
+
+TEST_F(InstallCommandTest, TomlBlockIsAppendedAndRemovedByteForByte) {
+  const std::string original = "# my codex\nmodel = \"gpt-5\"  # pinned\n\n[mcp_servers.docs]\ncommand = \"docs\"";
+  Write(project() / ".codex/config.toml", original);
+  ASSERT_EQ(Install("codex"), 0) << err_.str();
+  const std::string installed = Read(project() / ".codex/config.toml");
+  EXPECT_EQ(installed.rfind(original, 0), 0u) << "the user's bytes stay first, unchanged";
+  EXPECT_NE(installed.find("[mcp_servers.telic]\ncommand = \"/opt/telic/bin/telic\"\nargs = [\"serve\"]\n"),
+            std::string::npos)
+      << installed;
+  // The user edits another line; uninstall takes only telic's block out.
+  Write(project() / ".codex/config.toml", "# edited\n" + installed);
+  ASSERT_EQ(Uninstall("codex"), 0) << err_.str();
+  EXPECT_EQ(Read(project() / ".codex/config.toml"), "# edited\n" + original);
+}
+
+TEST_F(InstallCommandTest, TomlWithATelicTableOrInvalidSyntaxIsRefused) {
+  Write(project() / ".codex/config.toml", "[mcp_servers.telic]\ncommand = \"mine\"\n");
+  EXPECT_EQ(Install("codex"), 1);
+  EXPECT_NE(err_.str().find("[mcp_servers.telic] already exists"), std::string::npos) << err_.str();
+  Write(project() / ".codex/config.toml", "model = \n");
+  EXPECT_EQ(Install("codex"), 1);
+  EXPECT_NE(err_.str().find("not valid TOML"), std::string::npos) << err_.str();
+  EXPECT_EQ(Read(project() / ".codex/config.toml"), "model = \n");
+}
+
+TEST_F(InstallCommandTest, UserScopeWritesUnderHomeOnly) {
+  const auto project_before = Tree(project());
+  ASSERT_EQ(Install("antigravity", true), 0) << err_.str();
+  EXPECT_TRUE(fs::exists(home() / ".gemini/antigravity/mcp_config.json"));
+  EXPECT_EQ(Tree(project()), project_before);
+  ASSERT_EQ(Uninstall("antigravity", true), 0) << err_.str();
+  EXPECT_TRUE(Tree(home()).empty());
+}
+
+TEST_F(InstallCommandTest, SharedFilesStayUntilTheLastHostLeaves) {
+  ASSERT_EQ(Install("kiro"), 0) << err_.str();
+  ASSERT_EQ(Install("kiro-ide"), 0) << err_.str();
+  ASSERT_EQ(Uninstall("kiro"), 0) << err_.str();
+  EXPECT_TRUE(fs::exists(project() / ".kiro/steering/telic.md"));
+  EXPECT_FALSE(fs::exists(project() / ".kiro/agents"));
+  ASSERT_EQ(Uninstall("kiro-ide"), 0) << err_.str();
+  EXPECT_TRUE(Tree(project()).empty()) << Tree(project()).size();
+}
+
+TEST_F(InstallCommandTest, DoctorReportsCurrentAndStaleInstalls) {
+  ASSERT_EQ(Install("gemini-cli"), 0) << err_.str();
+  bool ok = true;
+  Json report = HostDoctorChecks(project().string(), home().string(), "/opt/telic/bin/telic", ok);
+  EXPECT_FALSE(ok) << "the configured binary does not exist";
+  ASSERT_TRUE(report.contains("gemini-cli")) << report.dump();
+  EXPECT_EQ(report["gemini-cli"]["installs"][0]["hook"], "wired");
+  fs::remove(project() / ".gemini/skills/telic/SKILL.md");
+  report = HostDoctorChecks(project().string(), home().string(), "/other/telic", ok);
+  EXPECT_EQ(report["gemini-cli"]["installs"][0]["current"], false);
+  EXPECT_GE(report["gemini-cli"]["installs"][0]["problems"].size(), 3u) << report.dump();
+}
+
+}  // namespace
+}  // namespace telic::cli

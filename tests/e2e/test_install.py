@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""`telic install HOST` / `telic uninstall HOST` end to end (issue 22 section 1)
+for every host, in temporary project and home folders that already hold the
+user's own configuration: the written files parse, the MCP command each host
+would run starts telic and lists its tools over stdio (a real process), the
+hook command each host would run answers in that host's format, `telic
+doctor` reports the install current, a reinstall changes no byte, and
+uninstall brings back the original bytes of both folders."""
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_client import McpProcess, make_git_repo, run_tests, telic_binary  # noqa: E402
+
+VSCODE_USER = os.path.join(".config", "Code", "User")
+CLINE_MCP = os.path.join(VSCODE_USER, "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
+
+# The user's own configuration before telic: unrelated keys telic must keep
+# (and give back byte for byte). Paths relative to the project, or "~/" for home.
+USER_FILES = {
+    ".mcp.json": '{\n    "mcpServers": {"github": {"command": "gh-mcp"}},\n    "note": "mine"\n}\n',
+    ".claude/settings.json": '{"model": "opus", "hooks": {"Stop": [{"hooks": []}]}}',
+    ".codex/config.toml": '# my Codex settings\nmodel = "gpt-5"   # keep\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n',
+    ".cursor/mcp.json": '{"mcpServers": {}, "x-extra": [1, 2, 3]}',
+    ".gemini/settings.json": '{"theme": "Default", "hooks": {"BeforeTool": []}}',
+    ".vscode/mcp.json": '{"inputs": [], "servers": {"other": {"type": "stdio", "command": "other"}}}',
+    ".roo/mcp.json": '{"mcpServers": {"fs": {"command": "fs-mcp", "disabled": true}}}',
+    "~/" + CLINE_MCP: '{"mcpServers": {"brave": {"command": "brave", "autoApprove": []}}}',
+    "~/.gemini/antigravity/mcp_config.json": '{"mcpServers": {"maps": {"serverUrl": "https://maps.example/mcp"}}}',
+}
+
+# Per host: the scope(s) installed, where the MCP entry lives (scope base,
+# path, format, keys) and the hook (path, how to find its command, host name).
+HOSTS = {
+    "claude-code": {"user": False, "mcp": (".mcp.json", "json", ["mcpServers", "telic"]),
+                    "hook": (".claude/settings.json", lambda c: c["hooks"]["PreToolUse"][0]["hooks"][0]["command"])},
+    "codex": {"user": False, "mcp": (".codex/config.toml", "toml", ["mcp_servers", "telic"]),
+              "hook": (".codex/hooks.json", lambda c: c["hooks"]["PreToolUse"][0]["hooks"][0]["command"])},
+    "cursor": {"user": False, "mcp": (".cursor/mcp.json", "json", ["mcpServers", "telic"]),
+               "hook": (".cursor/hooks.json", lambda c: c["hooks"]["beforeShellExecution"][0]["command"])},
+    "cline": {"user": True, "mcp": (CLINE_MCP, "json", ["mcpServers", "telic"]),
+              "hook": ("Documents/Cline/Hooks/PreToolUse", None)},
+    "roo-code": {"user": False, "mcp": (".roo/mcp.json", "json", ["mcpServers", "telic"]), "hook": None},
+    "kiro": {"user": False, "mcp": (".kiro/agents/telic.json", "json", ["mcpServers", "telic"]), "hook": None},
+    "kiro-ide": {"user": False, "mcp": (".kiro/settings/mcp.json", "json", ["mcpServers", "telic"]), "hook": None},
+    "antigravity": {"user": True, "mcp": (".gemini/antigravity/mcp_config.json", "json", ["mcpServers", "telic"]),
+                    "hook": None},
+    "gemini-cli": {"user": False, "mcp": (".gemini/settings.json", "json", ["mcpServers", "telic"]),
+                   "hook": (".gemini/settings.json", lambda c: c["hooks"]["BeforeTool"][0]["hooks"][0]["command"])},
+    "vscode": {"user": False, "mcp": (".vscode/mcp.json", "json", ["servers", "telic"]), "hook": None},
+}
+
+# A shell call each host's hook sees, and how its deny looks (no run: strict deny).
+HOOK_PAYLOADS = {
+    "claude-code": ({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}},
+                    lambda a: a["hookSpecificOutput"]["permissionDecision"] == "deny"),
+    "codex": ({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}},
+              lambda a: a["hookSpecificOutput"]["permissionDecision"] == "deny"),
+    "cursor": ({"hook_event_name": "beforeShellExecution", "command": "ls", "cwd": "."},
+               lambda a: a["permission"] == "deny"),
+    "cline": ({"hookName": "PreToolUse", "preToolUse": {"toolName": "execute_command", "parameters": {"command": "ls"}}},
+              lambda a: a["cancel"] is True),
+    "gemini-cli": ({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+                    "tool_input": {"command": "ls"}}, lambda a: a["decision"] == "deny"),
+}
+
+
+def snapshot(root):
+    """Every path under root with its bytes (None for folders) and mode."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if ".git" in dirnames and dirpath == root:
+            dirnames.remove(".git")
+        for name in dirnames:
+            found[os.path.relpath(os.path.join(dirpath, name), root)] = None
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, root)] = (handle.read(), os.stat(path).st_mode)
+    return found
+
+
+class InstallTest(unittest.TestCase):
+    def setUp(self):
+        self.base = os.path.realpath(tempfile.mkdtemp(prefix="telic-install-"))
+        self.project = make_git_repo(os.path.join(self.base, "project"))
+        self.home = os.path.join(self.base, "home")
+        os.makedirs(self.home)
+        for rel, text in USER_FILES.items():
+            path = os.path.join(self.home, rel[2:]) if rel.startswith("~/") else os.path.join(self.project, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as handle:
+                handle.write(text)
+
+    def tearDown(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def env(self):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TELIC_") and k != "XDG_STATE_HOME"}
+        env.update(HOME=self.home, XDG_STATE_HOME=os.path.join(self.base, "state"))
+        return env
+
+    def telic(self, *args):
+        done = subprocess.run([telic_binary(), *args], capture_output=True, env=self.env(), cwd=self.project,
+                              timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr.decode() + done.stdout.decode())
+        return done.stdout.decode()
+
+    def load(self, path, fmt):
+        with open(path, "rb") as handle:
+            return tomllib.load(handle) if fmt == "toml" else json.load(handle)
+
+    def check_mcp_launches(self, host, spec):
+        rel, fmt, keys = spec["mcp"]
+        config = self.load(os.path.join(self.home if spec["user"] else self.project, rel), fmt)
+        entry = config
+        for key in keys:
+            entry = entry[key]
+        self.assertEqual(entry["command"], os.path.realpath(telic_binary()))
+        self.assertEqual(entry["args"], ["serve"])
+        # Start what the host would start, from the project, and list tools.
+        mcp = McpProcess([entry["command"], *entry["args"]], self.env(), cwd=self.project)
+        try:
+            mcp.initialize()
+            names = {tool["name"] for tool in mcp.request("tools/list", {})["result"]["tools"]}
+            self.assertIn("telic_start_run", names, host)
+            self.assertIn("telic_check_tool_action", names, host)
+        finally:
+            self.assertEqual(mcp.close(), 0)
+
+    def check_hook_answers(self, host, spec):
+        rel, find = spec["hook"]
+        path = os.path.join(self.home if spec["user"] else self.project, rel)
+        if find is None:  # a hook script (Cline): run the file itself
+            self.assertTrue(os.access(path, os.X_OK), path)
+            argv = [path]
+        else:
+            argv = ["/bin/sh", "-c", find(self.load(path, "json"))]
+        payload, denies = HOOK_PAYLOADS[host]
+        done = subprocess.run(argv, input=json.dumps(payload).encode(), capture_output=True, env=self.env(),
+                              cwd=self.project, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        answer = json.loads(done.stdout)
+        self.assertTrue(denies(answer), f"{host}: {answer}")
+
+    def test_every_host_installs_launches_reinstalls_and_uninstalls(self):
+        original_project, original_home = snapshot(self.project), snapshot(self.home)
+        for host, spec in HOSTS.items():
+            with self.subTest(host=host):
+                scope = ["--user"] if spec["user"] else []
+                self.telic("install", host, *scope)
+                # Every JSON / TOML file the install left parses.
+                for root in (self.project, self.home):
+                    for rel, value in snapshot(root).items():
+                        if value is None or rel.startswith(".telic/backups"):
+                            continue
+                        if rel.endswith(".json"):
+                            self.load(os.path.join(root, rel), "json")
+                        elif rel.endswith(".toml"):
+                            self.load(os.path.join(root, rel), "toml")
+                self.check_mcp_launches(host, spec)
+                if spec["hook"]:
+                    self.check_hook_answers(host, spec)
+                doctor = json.loads(self.telic("doctor", "--json"))
+                installs = doctor["checks"]["hosts"][host]["installs"]
+                self.assertEqual([i["current"] for i in installs], [True], installs)
+                self.assertEqual(installs[0]["hook"], "wired" if spec["hook"] else "host has no hook")
+        # The user's own keys are still there.
+        self.assertEqual(self.load(os.path.join(self.project, ".mcp.json"), "json")["note"], "mine")
+        self.assertEqual(self.load(os.path.join(self.project, ".codex/config.toml"), "toml")["mcp_servers"]["docs"],
+                         {"command": "docs-mcp"})
+        self.assertEqual(self.load(os.path.join(self.home, CLINE_MCP), "json")["mcpServers"]["brave"]["command"],
+                         "brave")
+        installed_project, installed_home = snapshot(self.project), snapshot(self.home)
+        for host, spec in HOSTS.items():
+            self.telic("install", host, *(["--user"] if spec["user"] else []))
+        self.assertEqual(snapshot(self.project), installed_project, "a reinstall changes no byte")
+        self.assertEqual(snapshot(self.home), installed_home, "a reinstall changes no byte")
+        for host, spec in HOSTS.items():
+            self.telic("uninstall", host, *(["--user"] if spec["user"] else []))
+        self.assertEqual(snapshot(self.project), original_project)
+        self.assertEqual(snapshot(self.home), original_home)
+        # Uninstalling again is a no-op.
+        self.assertIn("nothing to remove", self.telic("uninstall", "cursor"))
+
+    def test_project_scope_of_user_only_hosts_and_user_scope_of_the_rest(self):
+        original_project, original_home = snapshot(self.project), snapshot(self.home)
+        out = self.telic("install", "cline")
+        self.assertIn("telic install cline --user", out)
+        self.assertTrue(os.access(os.path.join(self.project, ".clinerules/hooks/PreToolUse"), os.X_OK))
+        for host in ("claude-code", "codex", "cursor", "gemini-cli", "vscode", "kiro-ide"):
+            self.telic("install", host, "--user")
+        self.assertIn("telic", self.load(os.path.join(self.home, ".claude.json"), "json")["mcpServers"])
+        self.assertEqual(snapshot(self.project).keys() - original_project.keys(),
+                         {".clinerules", ".clinerules/telic.md", ".clinerules/hooks", ".clinerules/hooks/PreToolUse",
+                          ".telic", ".telic/installs.json"})
+        self.telic("uninstall", "cline")
+        for host in ("claude-code", "codex", "cursor", "gemini-cli", "vscode", "kiro-ide"):
+            self.telic("uninstall", host, "--user")
+        self.assertEqual(snapshot(self.project), original_project)
+        self.assertEqual(snapshot(self.home), original_home)
+
+    def test_refusals_change_nothing(self):
+        jsonc = '{\n  // servers for this workspace\n  "servers": {}\n}\n'
+        with open(os.path.join(self.project, ".vscode/mcp.json"), "w") as handle:
+            handle.write(jsonc)
+        before = snapshot(self.project)
+        done = subprocess.run([telic_binary(), "install", "vscode"], capture_output=True, env=self.env(),
+                              cwd=self.project, timeout=60)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn(b"has comments; telic will not rewrite it", done.stderr)
+        self.assertEqual(snapshot(self.project), before)
+        done = subprocess.run([telic_binary(), "install", "nosuchhost"], capture_output=True, env=self.env(),
+                              cwd=self.project, timeout=60)
+        self.assertEqual(done.returncode, 2)
+
+
+if __name__ == "__main__":
+    run_tests(sys.argv)
