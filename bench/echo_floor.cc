@@ -24,7 +24,7 @@ int main() {
     if (!message.is_object() || !message.contains("id")) continue;
     const bool init = message.value("method", "") == "initialize";
     std::cout << R"({"jsonrpc":"2.0","id":)" << message["id"].dump() << R"(,"result":)"
-              << (init ? initialize : other) << '\n'
+              << (init ? initialize : other) << "}\n"
               << std::flush;
   }
   return 0;

@@ -1,6 +1,8 @@
 #include "store/sqlite_store.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -203,12 +205,29 @@ class Checkpointer {
   int64_t runs() const { return runs_.load(); }
 
  private:
-  Checkpointer(sqlite3* db, sqlite3* writer) : db_(db), writer_(writer), thread_([this] { Run(); }) {}
+  Checkpointer(sqlite3* db, sqlite3* writer) : db_(db), writer_(writer), thread_(StartThread()) {}
 
-  // sqlite3_wal_hook: called on the writer's thread after each commit.
+  // The thread starts with every signal blocked (it inherits the mask), so a
+  // SIGTERM meant for the server's signal thread is never delivered here.
+  std::thread StartThread() {
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    std::thread thread([this] { Run(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return thread;
+  }
+
+  // sqlite3_wal_hook: called on the writer's thread after each commit (under
+  // the store's connection mutex). `wal_pages` counts every frame in the WAL,
+  // checkpointed or not, until a writer restarts the WAL after a complete
+  // checkpoint; so a checkpoint is asked for each time kCheckpointPages more
+  // frames were appended since the last request (or since the restart).
   static int OnCommit(void* self, sqlite3*, const char*, int wal_pages) {
-    if (wal_pages >= kCheckpointPages) {
-      auto* checkpointer = static_cast<Checkpointer*>(self);
+    auto* checkpointer = static_cast<Checkpointer*>(self);
+    if (wal_pages < checkpointer->requested_at_) checkpointer->requested_at_ = 0;  // the WAL restarted
+    if (wal_pages - checkpointer->requested_at_ >= kCheckpointPages) {
+      checkpointer->requested_at_ = wal_pages;
       {
         std::lock_guard lock(checkpointer->mutex_);
         checkpointer->due_ = true;
@@ -236,6 +255,7 @@ class Checkpointer {
   std::condition_variable wake_;
   bool stop_ = false;
   bool due_ = false;
+  int requested_at_ = 0;  // WAL frames when a checkpoint was last asked for (writer side only)
   std::atomic<int64_t> runs_{0};
   std::thread thread_;  // last: starts after the members it uses
 };
