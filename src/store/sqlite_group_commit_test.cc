@@ -180,6 +180,30 @@ TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommi
   EXPECT_TRUE(store->CheckIntegrity().has_value());
 }
 
+// Reads have their own connection: while a group's COMMIT is held, a read
+// returns at once (on this thread; it would hang here if it waited for the
+// writer) and sees only committed state.
+// covers TEL-012
+TEST(SqliteGroupCommitTest, ReadsDoNotWaitForACommitAndSeeOnlyCommittedState) {
+  testing::TempDir dir;
+  auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
+  ASSERT_TRUE(store->CreateRun(GroupCommitRun("committed")).has_value());
+  CommitGate gate(*store);
+  Status held;
+  std::thread writer([&] { held = store->CreateRun(GroupCommitRun("held")); });
+  gate.WaitForFirstGroup();
+  EXPECT_TRUE(store->GetRun("committed").has_value());
+  auto unseen = store->GetRun("held");
+  ASSERT_FALSE(unseen.has_value());
+  EXPECT_EQ(unseen.error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(store->ListRuns(10)->size(), 1u);
+  gate.Release();
+  writer.join();
+  ASSERT_TRUE(held.has_value());
+  EXPECT_TRUE(store->GetRun("held").has_value()) << "a write that returned is visible to the next read";
+  EXPECT_EQ(store->GetTrace("held", 0, 10)->events.size(), 1u);
+}
+
 // The WAL is checkpointed by the store's background thread, not inside a
 // writer's COMMIT (issue 18 target 2): after more than 1,000 WAL pages of
 // writes a background checkpoint has run, and everything reads back.

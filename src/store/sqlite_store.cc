@@ -566,14 +566,32 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   TELIC_RETURN_IF_ERROR(EnableWal(db));
   TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
   TELIC_RETURN_IF_ERROR(store->Migrate());
+  TELIC_RETURN_IF_ERROR(store->OpenReadConnection(path));
   store->checkpointer_ = Checkpointer::Start(path, db);
   return store;
+}
+
+// Reads use their own connection: in WAL mode a reader sees every committed
+// transaction and never waits for a writer, so a read is not queued behind a
+// group's COMMIT and its fsync (issue 18 target 4). Every read was already
+// its own transaction (nothing reads inside a write transaction), so what a
+// read returns is unchanged.
+Status SqliteStore::OpenReadConnection(const std::string& path) {
+  if (sqlite3_open_v2(path.c_str(), &read_db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    std::string message = read_db_ ? sqlite3_errmsg(read_db_) : "out of memory";
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {} for reading: {}", path, message));
+  }
+  sqlite3_busy_timeout(read_db_, kBusyTimeoutMs);
+  read_stmts_ = std::make_unique<StmtCache>(read_db_);
+  return Ok();
 }
 
 SqliteStore::SqliteStore(sqlite3* db) : db_(db), stmts_(std::make_unique<StmtCache>(db)) {}
 
 SqliteStore::~SqliteStore() {
   checkpointer_.reset();
+  read_stmts_.reset();
+  sqlite3_close(read_db_);
   stmts_.reset();
   sqlite3_close(db_);
 }
@@ -731,38 +749,38 @@ Status SqliteStore::ApplyChange(std::string_view run_id, int64_t expected_versio
 }
 
 Result<RunRecord> SqliteStore::GetRun(std::string_view run_id) {
-  std::lock_guard lock(mutex_);
-  Stmt s(*stmts_, fmt::format("SELECT {} FROM runs WHERE run_id = ?", kRunColumns));
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs WHERE run_id = ?", kRunColumns));
   s.Bind(1, run_id);
   int rc = s.Step();
   if (rc == SQLITE_ROW) return ReadRun(s);
   if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
-  return std::unexpected(SqlError(db_, "run read"));
+  return std::unexpected(SqlError(read_db_, "run read"));
 }
 
 Result<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
-  std::lock_guard lock(mutex_);
-  Stmt s(*stmts_, fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT ?", kRunColumns));
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT ?", kRunColumns));
   s.Bind(1, int64_t{limit});
   std::vector<RunRecord> runs;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) runs.push_back(ReadRun(s));
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "run list"));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "run list"));
   return runs;
 }
 
 Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(read_mutex_);
   // Numbered parameters: the ones a query leaves out are simply not bound.
   std::string where;
   std::string cursor_created_at;
   if (query.before) {
-    Stmt cursor(*stmts_, "SELECT created_at FROM runs WHERE run_id = ?");
+    Stmt cursor(*read_stmts_, "SELECT created_at FROM runs WHERE run_id = ?");
     cursor.Bind(1, *query.before);
     int rc = cursor.Step();
     if (rc == SQLITE_DONE) return std::unexpected(UnknownRunCursor(*query.before));
-    if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "run cursor read"));
+    if (rc != SQLITE_ROW) return std::unexpected(SqlError(read_db_, "run cursor read"));
     cursor_created_at = cursor.Text(0);
     // A range on created_at (walks the index from the cursor), then the run_id tie-break.
     where += " AND created_at <= ?1 AND (created_at < ?1 OR run_id > ?2)";
@@ -775,9 +793,9 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
              " AND a.type = 'UserMessage' AND a.source_refs_json = '[]'"
              " AND instr(lower(json_extract(b.body, '$.content')), lower(?7)) > 0)";
   }
-  Stmt s(*stmts_, fmt::format("SELECT {} FROM runs WHERE 1{} ORDER BY created_at DESC, run_id ASC LIMIT ?5", kRunColumns,
+  Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs WHERE 1{} ORDER BY created_at DESC, run_id ASC LIMIT ?5", kRunColumns,
                           where));
-  if (!s.ok()) return std::unexpected(SqlError(db_, "run query"));
+  if (!s.ok()) return std::unexpected(SqlError(read_db_, "run query"));
   if (query.before) s.Bind(1, cursor_created_at).Bind(2, *query.before);
   if (query.status) s.Bind(3, *query.status);
   if (query.mode) s.Bind(4, *query.mode);
@@ -787,7 +805,7 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   RunPage page;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) page.runs.push_back(ReadRun(s));
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "run query"));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "run query"));
   if (page.runs.size() > static_cast<size_t>(query.limit)) {
     page.runs.pop_back();
     page.next = page.runs.back().run_id;
@@ -796,8 +814,8 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
 }
 
 Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {
-  std::lock_guard lock(mutex_);
-  Stmt s(*stmts_, fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = ? AND seq > ? ORDER BY seq", kArtifactColumns));
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_, fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = ? AND seq > ? ORDER BY seq", kArtifactColumns));
   s.Bind(1, run_id).Bind(2, after_seq);
   std::vector<ArtifactMeta> list;
   int rc;
@@ -805,19 +823,19 @@ Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_vi
     list.push_back(ReadArtifactMeta(s));
     list.back().seq = s.Int(9);
   }
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "artifact list"));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "artifact list"));
   return list;
 }
 
 Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {
-  std::lock_guard lock(mutex_);
-  Stmt s(*stmts_, fmt::format("SELECT {}, b.body FROM artifacts a LEFT JOIN blobs b USING (sha256) "
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_, fmt::format("SELECT {}, b.body FROM artifacts a LEFT JOIN blobs b USING (sha256) "
                           "WHERE a.run_id = ? AND a.artifact_id = ?",
                           kArtifactColumns));
   s.Bind(1, run_id).Bind(2, artifact_id);
   int rc = s.Step();
   if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
-  if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "artifact read"));
+  if (rc != SQLITE_ROW) return std::unexpected(SqlError(read_db_, "artifact read"));
   StoredArtifact a{ReadArtifactMeta(s), s.Text(9)};
   if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
     return Fail(ErrorCode::kDataLoss, fmt::format("Artifact integrity check failed: {}", artifact_id));
@@ -826,8 +844,8 @@ Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::st
 }
 
 Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_sequence, int limit) {
-  std::lock_guard lock(mutex_);
-  Stmt s(*stmts_,
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_,
          "SELECT run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, "
          "output_refs_json, permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash "
          "FROM trace_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
@@ -835,7 +853,7 @@ Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_s
   TracePage page;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) page.events.push_back(ReadEvent(s));
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "trace read"));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "trace read"));
   if (page.events.size() > static_cast<size_t>(limit)) {
     page.has_more = true;
     page.events.pop_back();

@@ -63,6 +63,7 @@ class SqliteStore final : public Store {
  private:
   explicit SqliteStore(sqlite3* db);
   Status Migrate();
+  Status OpenReadConnection(const std::string& path);
   struct PendingWrite;
   Status WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
   void CommitGroup(const std::vector<PendingWrite*>& group);
@@ -70,6 +71,11 @@ class SqliteStore final : public Store {
 
   sqlite3* db_;
   std::unique_ptr<StmtCache> stmts_;  // db_'s prepared statements (finalised before it closes)
+  // The reads' own connection (GetRun, ListRuns, QueryRuns, ListArtifactsAfter,
+  // GetArtifact, GetTrace), so they never wait for a commit on db_.
+  sqlite3* read_db_ = nullptr;
+  std::unique_ptr<StmtCache> read_stmts_;
+  std::mutex read_mutex_;
   // Checkpoints the WAL on its own thread and connection, so that no write
   // waits for a checkpoint's copying and fsyncs (issue 18 target 2).
   std::unique_ptr<Checkpointer> checkpointer_;
