@@ -651,10 +651,10 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
       continue;
     }
     // Lead: take every queued change (this one among them) as one group.
-    leader_active_ = true;
     size_t take = std::min(queue_.size(), kMaxGroupSize);
     std::vector<PendingWrite*> group(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
+    leader_active_ = true;
     queue_lock.unlock();
     CommitGroup(group);
     queue_lock.lock();
@@ -676,7 +676,14 @@ void SqliteStore::CommitGroup(const std::vector<PendingWrite*>& group) {
     if (isolate) {
       if (auto saved = Exec(db_, "SAVEPOINT telic_change"); !saved) return fail_all(saved.error());
     }
-    w->result = ApplyInTransaction(w->run_id, w->expected_version, *w->change);
+    // Never throws out of here: the other writers of the group wait for it.
+    w->result = [&]() -> Status {
+      try {
+        return ApplyInTransaction(w->run_id, w->expected_version, *w->change);
+      } catch (const std::exception& ex) {
+        return Fail(ErrorCode::kInternal, fmt::format("internal error: {}", ex.what()));
+      }
+    }();
     if (!isolate) {
       if (!*w->result) return;  // the Transaction rolls it back
       continue;
