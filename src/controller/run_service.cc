@@ -159,18 +159,42 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
     change.events.push_back(std::move(linked));
   }
   TELIC_RETURN_IF_ERROR(store_.CreateRun(change));
-  TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
+  // The first action of the new run reads the two bodies just written from
+  // memory (the same canonical bytes the store holds), not back from the
+  // ledger; it is not cached (a later read computes and caches it).
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run.run_id));
+  auto load = [&](const store::ArtifactMeta& meta) -> Result<Json> {
+    if (meta.run_id == run.run_id) {
+      for (const store::StoredArtifact& written : change.artifacts) {
+        if (written.meta.id == meta.id) return Json::parse(written.canonical_body);
+      }
+    }
+    TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
+    return Json::parse(artifact.canonical_body);
+  };
+  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, index->list(), load));
   return RunAndAction{std::move(run), std::move(action)};
 }
 
 Result<Json> RunService::NextActionFor(const store::RunRecord& run) {
   TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run.run_id));
   const std::vector<store::ArtifactMeta>& artifacts = index->list();
+  {
+    std::lock_guard lock(actions_mutex_);
+    auto it = actions_.find(run.run_id);
+    if (it != actions_.end() && it->second.artifacts == artifacts.size() && it->second.run == run) {
+      return *it->second.action;
+    }
+  }
   auto load = [this](const store::ArtifactMeta& meta) -> Result<Json> {
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
     return Json::parse(artifact.canonical_body);
   };
-  return ComputeNextAction(run, artifacts, load);
+  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, artifacts, load));
+  std::lock_guard lock(actions_mutex_);
+  if (actions_.size() >= kMaxCachedActions && !actions_.contains(run.run_id)) actions_.clear();
+  actions_[run.run_id] = CachedAction{run, artifacts.size(), std::make_shared<const Json>(action)};
+  return action;
 }
 
 Result<Json> RunService::GetNextAction(const std::string& run_id) {
@@ -180,9 +204,11 @@ Result<Json> RunService::GetNextAction(const std::string& run_id) {
 
 Result<RunDetail> RunService::GetRun(const std::string& run_id) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store_.GetRun(run_id));
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store_.ListArtifacts(run_id));
+  // The artifact list comes from the index cache (only what was appended
+  // since its last read is fetched), as NextActionFor's does.
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run_id));
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
-  return RunDetail{std::move(run), std::move(artifacts), std::move(action)};
+  return RunDetail{std::move(run), index->list(), std::move(action)};
 }
 
 Result<std::vector<store::RunRecord>> RunService::ListRuns(int limit) { return store_.ListRuns(limit); }

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -189,6 +192,17 @@ class RunService {
   std::string repository_root_;
   Grounder grounder_;
   ArtifactIndexCache artifact_index_{store_};
+  // NextAction is a pure function of the run record and its artifact list
+  // (append-only, so its length names it): the last one computed per run is
+  // kept while both are unchanged (issue 18: reads recomputed it each time).
+  struct CachedAction {
+    store::RunRecord run;
+    size_t artifacts = 0;
+    std::shared_ptr<const Json> action;
+  };
+  static constexpr size_t kMaxCachedActions = 16;
+  std::mutex actions_mutex_;
+  std::unordered_map<std::string, CachedAction> actions_;
   std::function<void(const std::string&)> change_listener_;
   void NotifyChanged(const std::string& run_id) {
     if (change_listener_) change_listener_(run_id);

@@ -122,6 +122,25 @@ TEST_F(RunServiceTest, CancelChecksTokensInOrderAndIsIdempotentWhenTerminal) {
   EXPECT_EQ(store_->GetTrace(id, 0, 10)->events.size(), 3u);
 }
 
+// The NextAction cached per run follows a change made by another service
+// on the same ledger (another instance or process): the run record moved.
+TEST_F(RunServiceTest, CachedNextActionFollowsChangesMadeElsewhere) {
+  auto started = *service_->StartRun(Request());
+  const auto& id = started.run.run_id;
+  auto first = service_->GetNextAction(id);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(*first, started.next_action);
+  EXPECT_EQ(*service_->GetNextAction(id), *first);
+  RunService other(*store_, clock_, ids_, "/repo");
+  auto cancelled = other.CancelRun(id, ActionId(started.run), 1);
+  ASSERT_TRUE(cancelled);
+  auto after = service_->GetNextAction(id);
+  ASSERT_TRUE(after);
+  EXPECT_EQ((*after)["kind"], "terminal");
+  EXPECT_EQ(*after, cancelled->next_action);
+  EXPECT_EQ(service_->GetRun(id)->next_action, cancelled->next_action);
+}
+
 TEST_F(RunServiceTest, ContextDiscoveryActionCarriesOnlyRepositoryRead) {
   auto r = Request("Investigate the flaky login test", "analyze_only");
   auto started = service_->StartRun(r);

@@ -32,6 +32,7 @@ struct RunRecord {
   Json extra = Json::object();
 
   bool IsTerminal() const;
+  bool operator==(const RunRecord&) const = default;
 };
 
 // Metadata of one immutable artifact (WIRE-CONTRACT §8.3).

@@ -1,12 +1,17 @@
 #include "store/sqlite_store.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -166,12 +171,178 @@ ALTER TABLE trace_events ADD COLUMN tracestate TEXT;
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 // How long any step waits for another connection's lock before giving up.
 constexpr int kBusyTimeoutMs = 5000;
+// At most this many queued changes share one transaction (group commit).
+constexpr size_t kMaxGroupSize = 64;
 
-// A prepared statement, finalised on scope exit.
+}  // namespace
+
+// A connection's prepared statements, kept for its lifetime (issue 18: the
+// hot paths ran the SQL parser on every call). Used only under the store's
+// mutex, like the connection itself.
+class StmtCache {
+ public:
+  explicit StmtCache(sqlite3* db) : db_(db) {}
+  ~StmtCache() {
+    for (auto& [sql, entry] : entries_) sqlite3_finalize(entry.stmt);
+  }
+  StmtCache(const StmtCache&) = delete;
+  StmtCache& operator=(const StmtCache&) = delete;
+
+  sqlite3* db() const { return db_; }
+  // The cached statement for `sql`, reset and marked busy; nullptr (with
+  // *rc set) when it does not prepare, or when it is already busy (a nested
+  // use of the same SQL: the caller prepares its own).
+  sqlite3_stmt* Acquire(const std::string& sql, int* rc) {
+    auto it = entries_.find(sql);
+    if (it == entries_.end()) {
+      sqlite3_stmt* stmt = nullptr;
+      *rc = sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+      if (*rc != SQLITE_OK) {
+        sqlite3_finalize(stmt);
+        return nullptr;
+      }
+      it = entries_.emplace(sql, Entry{stmt, false}).first;
+    }
+    *rc = SQLITE_OK;
+    if (it->second.busy) return nullptr;
+    it->second.busy = true;
+    return it->second.stmt;
+  }
+  // Resets a statement from Acquire (ending any read it holds) for the next use.
+  void Release(sqlite3_stmt* stmt) {
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    for (auto& [sql, entry] : entries_) {
+      if (entry.stmt == stmt) {
+        entry.busy = false;
+        return;
+      }
+    }
+  }
+
+ private:
+  struct Entry {
+    sqlite3_stmt* stmt;
+    bool busy;
+  };
+  sqlite3* db_;
+  std::map<std::string, Entry, std::less<>> entries_;
+};
+
+// The WAL checkpointer: the write connection's automatic checkpoint (which
+// runs inside the COMMIT that crosses 1,000 WAL pages, with two fsyncs and
+// the copy of every page) is replaced by a PASSIVE checkpoint on a thread
+// with its own connection, started when a commit leaves the WAL at
+// kCheckpointPages or more. A checkpoint only copies committed pages into the
+// database file; durability of a commit is its WAL fsync, unchanged.
+class Checkpointer {
+ public:
+  static constexpr int kCheckpointPages = 1000;  // SQLite's own default threshold
+
+  // Nullptr (the connection keeps SQLite's automatic checkpoint) when a second
+  // connection cannot be opened.
+  static std::unique_ptr<Checkpointer> Start(const std::string& path, sqlite3* writer) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK ||
+        sqlite3_exec(db, "PRAGMA synchronous=FULL", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      sqlite3_close(db);
+      return nullptr;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    auto checkpointer = std::unique_ptr<Checkpointer>(new Checkpointer(db, writer));
+    sqlite3_wal_hook(writer, &Checkpointer::OnCommit, checkpointer.get());  // replaces the automatic checkpoint
+    return checkpointer;
+  }
+  ~Checkpointer() {
+    sqlite3_wal_autocheckpoint(writer_, kCheckpointPages);  // removes OnCommit
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    sqlite3_close(db_);
+  }
+  int64_t runs() const { return runs_.load(); }
+
+ private:
+  Checkpointer(sqlite3* db, sqlite3* writer) : db_(db), writer_(writer), thread_(StartThread()) {}
+
+  // The thread starts with every signal blocked (it inherits the mask), so a
+  // SIGTERM meant for the server's signal thread is never delivered here.
+  std::thread StartThread() {
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    std::thread thread([this] { Run(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return thread;
+  }
+
+  // sqlite3_wal_hook: called on the writer's thread after each commit (under
+  // the store's connection mutex). `wal_pages` counts every frame in the WAL,
+  // checkpointed or not, until a writer restarts the WAL after a complete
+  // checkpoint; so a checkpoint is asked for each time kCheckpointPages more
+  // frames were appended since the last request (or since the restart).
+  static int OnCommit(void* self, sqlite3*, const char*, int wal_pages) {
+    auto* checkpointer = static_cast<Checkpointer*>(self);
+    if (wal_pages < checkpointer->requested_at_) checkpointer->requested_at_ = 0;  // the WAL restarted
+    if (wal_pages - checkpointer->requested_at_ >= kCheckpointPages) {
+      checkpointer->requested_at_ = wal_pages;
+      {
+        std::lock_guard lock(checkpointer->mutex_);
+        checkpointer->due_ = true;
+      }
+      checkpointer->wake_.notify_one();
+    }
+    return SQLITE_OK;
+  }
+  void Run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [this] { return stop_ || due_; });
+      if (stop_) return;
+      due_ = false;
+      lock.unlock();
+      sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      runs_.fetch_add(1);
+      lock.lock();
+    }
+  }
+
+  sqlite3* db_;
+  sqlite3* writer_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  bool due_ = false;
+  int requested_at_ = 0;  // WAL frames when a checkpoint was last asked for (writer side only)
+  std::atomic<int64_t> runs_{0};
+  std::thread thread_;  // last: starts after the members it uses
+};
+
+namespace {
+
+// A prepared statement: finalised on scope exit, or, when it came from a
+// StmtCache, reset and returned to it.
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
-  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(StmtCache& cache, const std::string& sql) : db_(cache.db()) {
+    stmt_ = cache.Acquire(sql, &rc_);
+    if (stmt_) {
+      cache_ = &cache;
+    } else if (rc_ == SQLITE_OK) {
+      rc_ = sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt_, nullptr);  // busy in an outer scope
+    }
+  }
+  ~Stmt() {
+    if (cache_) {
+      cache_->Release(stmt_);
+    } else {
+      sqlite3_finalize(stmt_);
+    }
+  }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
 
@@ -206,6 +377,7 @@ class Stmt {
  private:
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
+  StmtCache* cache_ = nullptr;
   int rc_;
 };
 
@@ -320,8 +492,9 @@ class Transaction {
   bool open_ = false;
 };
 
-Result<int64_t> QueryInt(sqlite3* db, const char* sql, std::string_view arg) {
-  Stmt s(db, sql);
+Result<int64_t> QueryInt(StmtCache& cache, const char* sql, std::string_view arg) {
+  sqlite3* db = cache.db();
+  Stmt s(cache, sql);
   if (!s.ok()) return std::unexpected(SqlError(db, "prepare"));
   s.Bind(1, arg);
   int rc = s.Step();
@@ -330,19 +503,20 @@ Result<int64_t> QueryInt(sqlite3* db, const char* sql, std::string_view arg) {
   return std::unexpected(SqlError(db, "query"));
 }
 
-Status InsertArtifact(sqlite3* db, const StoredArtifact& a) {
+Status InsertArtifact(StmtCache& cache, const StoredArtifact& a) {
+  sqlite3* db = cache.db();
   if (a.canonical_body.size() > kMaxArtifactBodyBytes) {
     return Fail(ErrorCode::kResourceExhausted, fmt::format("Artifact exceeds {} byte limit", kMaxArtifactBodyBytes));
   }
-  Stmt blob(db, "INSERT INTO blobs (sha256, body) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING");
+  Stmt blob(cache, "INSERT INTO blobs (sha256, body) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING");
   blob.Bind(1, a.meta.sha256).Bind(2, a.canonical_body);
   if (blob.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "blob insert"));
-  Stmt exists(db, "SELECT 1 FROM artifacts WHERE run_id = ? AND artifact_id = ?");
+  Stmt exists(cache, "SELECT 1 FROM artifacts WHERE run_id = ? AND artifact_id = ?");
   exists.Bind(1, a.meta.run_id).Bind(2, a.meta.id);
   if (exists.Step() == SQLITE_ROW) {
     return Fail(ErrorCode::kAlreadyExists, "Artifact already exists in this run: " + a.meta.id);
   }
-  Stmt s(db,
+  Stmt s(cache,
          "INSERT INTO artifacts (run_id, artifact_id, type, schema_version, producer, sha256, "
          "source_refs_json, redaction, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   s.Bind(1, a.meta.run_id).Bind(2, a.meta.id).Bind(3, a.meta.type).Bind(4, a.meta.schema_version);
@@ -352,10 +526,11 @@ Status InsertArtifact(sqlite3* db, const StoredArtifact& a) {
   return Ok();
 }
 
-Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<TraceEventRecord>& events,
+Status AppendEvents(StmtCache& cache, std::string_view run_id, const std::vector<TraceEventRecord>& events,
                     std::optional<int64_t> expected_length) {
   if (events.empty()) return Ok();
-  Stmt last(db, "SELECT sequence, hash FROM trace_events WHERE run_id = ? ORDER BY sequence DESC LIMIT 1");
+  sqlite3* db = cache.db();
+  Stmt last(cache, "SELECT sequence, hash FROM trace_events WHERE run_id = ? ORDER BY sequence DESC LIMIT 1");
   last.Bind(1, run_id);
   int64_t sequence = 0;
   std::string prev_hash;
@@ -377,7 +552,7 @@ Status AppendEvents(sqlite3* db, std::string_view run_id, const std::vector<Trac
     RedactTraceEvent(e);  // nothing caller-supplied is stored unredacted
     e.hash = ComputeTraceEventHash(e);
     prev_hash = e.hash;
-    Stmt s(db,
+    Stmt s(cache,
            "INSERT INTO trace_events (run_id, sequence, event_id, timestamp, actor, phase, event_type, "
            "input_refs_json, output_refs_json, permission_decision_json, summary, budget_snapshot_json, "
            "redactions_json, prev_hash, hash, traceparent, tracestate) "
@@ -461,23 +636,48 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   TELIC_RETURN_IF_ERROR(EnableWal(db));
   TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
   TELIC_RETURN_IF_ERROR(store->Migrate());
+  TELIC_RETURN_IF_ERROR(store->OpenReadConnection(path));
+  store->checkpointer_ = Checkpointer::Start(path, db);
   return store;
 }
 
-SqliteStore::~SqliteStore() { sqlite3_close(db_); }
+// Reads use their own connection: in WAL mode a reader sees every committed
+// transaction and never waits for a writer, so a read is not queued behind a
+// group's COMMIT and its fsync (issue 18 target 4). Every read was already
+// its own transaction (nothing reads inside a write transaction), so what a
+// read returns is unchanged.
+Status SqliteStore::OpenReadConnection(const std::string& path) {
+  if (sqlite3_open_v2(path.c_str(), &read_db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    std::string message = read_db_ ? sqlite3_errmsg(read_db_) : "out of memory";
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {} for reading: {}", path, message));
+  }
+  sqlite3_busy_timeout(read_db_, kBusyTimeoutMs);
+  read_stmts_ = std::make_unique<StmtCache>(read_db_);
+  return Ok();
+}
+
+SqliteStore::SqliteStore(sqlite3* db) : db_(db), stmts_(std::make_unique<StmtCache>(db)) {}
+
+SqliteStore::~SqliteStore() {
+  checkpointer_.reset();
+  read_stmts_.reset();
+  sqlite3_close(read_db_);
+  stmts_.reset();
+  sqlite3_close(db_);
+}
 
 Status SqliteStore::Migrate() {
   std::lock_guard lock(mutex_);
   // Fast path: a current ledger is opened without taking the write lock.
-  auto current = QueryInt(db_, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "schema_version");
+  auto current = QueryInt(*stmts_, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "schema_version");
   if (current && *current == kSchemaVersion) return Ok();
   Transaction tx(db_);
   TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
   TELIC_RETURN_IF_ERROR(Exec(db_, "CREATE TABLE IF NOT EXISTS telic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT"));
   TELIC_ASSIGN_OR_RETURN(int64_t has_runs,
-                         QueryInt(db_, "SELECT count(*) FROM sqlite_master WHERE name = ?", "runs"));
+                         QueryInt(*stmts_, "SELECT count(*) FROM sqlite_master WHERE name = ?", "runs"));
   TELIC_ASSIGN_OR_RETURN(int64_t version,
-                         QueryInt(db_, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "schema_version"));
+                         QueryInt(*stmts_, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "schema_version"));
   if (version < 0 && has_runs > 0) {
     return Fail(ErrorCode::kFailedPrecondition,
                 "the ledger has tables but no telic schema version; it was not written by telic");
@@ -500,12 +700,84 @@ Status SqliteStore::Migrate() {
   return tx.Commit();
 }
 
+// One writer's change waiting for a group commit; `result` is set by the
+// leader once the group's COMMIT returned (or failed).
+struct SqliteStore::PendingWrite {
+  std::string_view run_id;
+  std::optional<int64_t> expected_version;
+  const Change* change;
+  std::optional<Status> result;
+};
+
 Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> expected_version,
                                 const Change& change) {
+  PendingWrite me{run_id, expected_version, &change, std::nullopt};
+  std::unique_lock queue_lock(queue_mutex_);
+  queue_.push_back(&me);
+  queue_changed_.notify_all();
+  while (!me.result) {
+    if (leader_active_) {
+      queue_changed_.wait(queue_lock);
+      continue;
+    }
+    // Lead: take every queued change (this one among them) as one group.
+    size_t take = std::min(queue_.size(), kMaxGroupSize);
+    std::vector<PendingWrite*> group(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
+    leader_active_ = true;
+    queue_lock.unlock();
+    CommitGroup(group);
+    queue_lock.lock();
+    leader_active_ = false;
+    queue_changed_.notify_all();
+  }
+  return std::move(*me.result);
+}
+
+void SqliteStore::CommitGroup(const std::vector<PendingWrite*>& group) {
   std::lock_guard lock(mutex_);
+  auto fail_all = [&](const Error& error) {
+    for (PendingWrite* w : group) w->result = std::unexpected(error);
+  };
   Transaction tx(db_);
-  TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
-  TELIC_ASSIGN_OR_RETURN(int64_t stored, QueryInt(db_, "SELECT version FROM runs WHERE run_id = ?", run_id));
+  if (auto begun = tx.BeginImmediate(); !begun) return fail_all(begun.error());
+  const bool isolate = group.size() > 1;
+  for (PendingWrite* w : group) {
+    if (isolate) {
+      if (auto saved = Exec(db_, "SAVEPOINT telic_change"); !saved) return fail_all(saved.error());
+    }
+    // Never throws out of here: the other writers of the group wait for it.
+    w->result = [&]() -> Status {
+      try {
+        return ApplyInTransaction(w->run_id, w->expected_version, *w->change);
+      } catch (const std::exception& ex) {
+        return Fail(ErrorCode::kInternal, fmt::format("internal error: {}", ex.what()));
+      }
+    }();
+    if (!isolate) {
+      if (!*w->result) return;  // the Transaction rolls it back
+      continue;
+    }
+    if (!*w->result) {
+      // Undo only this change; the others in the group stay.
+      (void)Exec(db_, "ROLLBACK TO telic_change");
+    }
+    (void)Exec(db_, "RELEASE telic_change");
+    if (sqlite3_get_autocommit(db_)) {
+      // An I/O or memory error rolled back the whole transaction: nothing
+      // of this group is stored, so none of it may be acknowledged.
+      return fail_all(w->result && !*w->result ? w->result->error()
+                                               : SqlError(db_, "group transaction"));
+    }
+  }
+  if (before_commit_for_test_) before_commit_for_test_(group.size());
+  if (auto committed = tx.Commit(); !committed) return fail_all(committed.error());
+  commits_.fetch_add(1);
+}
+
+Status SqliteStore::ApplyInTransaction(std::string_view run_id, std::optional<int64_t> expected_version,
+                                       const Change& change) {
+  TELIC_ASSIGN_OR_RETURN(int64_t stored, QueryInt(*stmts_, "SELECT version FROM runs WHERE run_id = ?", run_id));
   if (!expected_version && stored >= 0) {
     return Fail(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", run_id));
   }
@@ -514,20 +786,20 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
     if (stored != *expected_version) {
       return Fail(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version");
     }
-    Stmt s(db_, fmt::format("UPDATE runs SET ({}) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    Stmt s(*stmts_, fmt::format("UPDATE runs SET ({}) = (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                             "WHERE run_id = ?18 AND version = ?19",
-                            kRunColumns).c_str());
+                            kRunColumns));
     BindRun(s, change.run);
     s.Bind(18, run_id).Bind(19, *expected_version);
     if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "run update"));
   } else {
-    Stmt s(db_, fmt::format("INSERT INTO runs ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            kRunColumns).c_str());
+    Stmt s(*stmts_, fmt::format("INSERT INTO runs ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            kRunColumns));
     BindRun(s, change.run);
     if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "run insert"));
   }
   if (!change.artifacts.empty()) {
-    TELIC_ASSIGN_OR_RETURN(int64_t count, QueryInt(db_, "SELECT count(*) FROM artifacts WHERE run_id = ?", run_id));
+    TELIC_ASSIGN_OR_RETURN(int64_t count, QueryInt(*stmts_, "SELECT count(*) FROM artifacts WHERE run_id = ?", run_id));
     if (change.expected_artifact_count && count != *change.expected_artifact_count) {
       return Fail(ErrorCode::kConflict, std::string(kConcurrentAppend));
     }
@@ -535,9 +807,15 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
       return Fail(ErrorCode::kResourceExhausted, fmt::format("Run artifact limit of {} reached", kMaxArtifactsPerRun));
     }
   }
-  for (const StoredArtifact& a : change.artifacts) TELIC_RETURN_IF_ERROR(InsertArtifact(db_, a));
-  TELIC_RETURN_IF_ERROR(AppendEvents(db_, run_id, change.events, change.expected_trace_length));
-  return tx.Commit();
+  for (const StoredArtifact& a : change.artifacts) TELIC_RETURN_IF_ERROR(InsertArtifact(*stmts_, a));
+  return AppendEvents(*stmts_, run_id, change.events, change.expected_trace_length);
+}
+
+int64_t SqliteStore::background_checkpoints() const { return checkpointer_ ? checkpointer_->runs() : 0; }
+
+size_t SqliteStore::queued_writes() {
+  std::lock_guard lock(queue_mutex_);
+  return queue_.size();
 }
 
 Status SqliteStore::CreateRun(const Change& change) { return WriteChange(change.run.run_id, std::nullopt, change); }
@@ -548,38 +826,38 @@ Status SqliteStore::ApplyChange(std::string_view run_id, int64_t expected_versio
 }
 
 Result<RunRecord> SqliteStore::GetRun(std::string_view run_id) {
-  std::lock_guard lock(mutex_);
-  Stmt s(db_, fmt::format("SELECT {} FROM runs WHERE run_id = ?", kRunColumns).c_str());
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs WHERE run_id = ?", kRunColumns));
   s.Bind(1, run_id);
   int rc = s.Step();
   if (rc == SQLITE_ROW) return ReadRun(s);
   if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
-  return std::unexpected(SqlError(db_, "run read"));
+  return std::unexpected(SqlError(read_db_, "run read"));
 }
 
 Result<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
-  std::lock_guard lock(mutex_);
-  Stmt s(db_, fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT ?", kRunColumns).c_str());
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT ?", kRunColumns));
   s.Bind(1, int64_t{limit});
   std::vector<RunRecord> runs;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) runs.push_back(ReadRun(s));
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "run list"));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "run list"));
   return runs;
 }
 
 Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(read_mutex_);
   // Numbered parameters: the ones a query leaves out are simply not bound.
   std::string where;
   std::string cursor_created_at;
   if (query.before) {
-    Stmt cursor(db_, "SELECT created_at FROM runs WHERE run_id = ?");
+    Stmt cursor(*read_stmts_, "SELECT created_at FROM runs WHERE run_id = ?");
     cursor.Bind(1, *query.before);
     int rc = cursor.Step();
     if (rc == SQLITE_DONE) return std::unexpected(UnknownRunCursor(*query.before));
-    if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "run cursor read"));
+    if (rc != SQLITE_ROW) return std::unexpected(SqlError(read_db_, "run cursor read"));
     cursor_created_at = cursor.Text(0);
     // A range on created_at (walks the index from the cursor), then the run_id tie-break.
     where += " AND created_at <= ?1 AND (created_at < ?1 OR run_id > ?2)";
@@ -592,9 +870,9 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
              " AND a.type = 'UserMessage' AND a.source_refs_json = '[]'"
              " AND instr(lower(json_extract(b.body, '$.content')), lower(?7)) > 0)";
   }
-  Stmt s(db_, fmt::format("SELECT {} FROM runs WHERE 1{} ORDER BY created_at DESC, run_id ASC LIMIT ?5", kRunColumns,
-                          where).c_str());
-  if (!s.ok()) return std::unexpected(SqlError(db_, "run query"));
+  Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs WHERE 1{} ORDER BY created_at DESC, run_id ASC LIMIT ?5", kRunColumns,
+                          where));
+  if (!s.ok()) return std::unexpected(SqlError(read_db_, "run query"));
   if (query.before) s.Bind(1, cursor_created_at).Bind(2, *query.before);
   if (query.status) s.Bind(3, *query.status);
   if (query.mode) s.Bind(4, *query.mode);
@@ -604,7 +882,7 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   RunPage page;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) page.runs.push_back(ReadRun(s));
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "run query"));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "run query"));
   if (page.runs.size() > static_cast<size_t>(query.limit)) {
     page.runs.pop_back();
     page.next = page.runs.back().run_id;
@@ -613,8 +891,8 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
 }
 
 Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {
-  std::lock_guard lock(mutex_);
-  Stmt s(db_, fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = ? AND seq > ? ORDER BY seq", kArtifactColumns).c_str());
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_, fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = ? AND seq > ? ORDER BY seq", kArtifactColumns));
   s.Bind(1, run_id).Bind(2, after_seq);
   std::vector<ArtifactMeta> list;
   int rc;
@@ -622,19 +900,19 @@ Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_vi
     list.push_back(ReadArtifactMeta(s));
     list.back().seq = s.Int(9);
   }
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "artifact list"));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "artifact list"));
   return list;
 }
 
 Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {
-  std::lock_guard lock(mutex_);
-  Stmt s(db_, fmt::format("SELECT {}, b.body FROM artifacts a LEFT JOIN blobs b USING (sha256) "
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_, fmt::format("SELECT {}, b.body FROM artifacts a LEFT JOIN blobs b USING (sha256) "
                           "WHERE a.run_id = ? AND a.artifact_id = ?",
-                          kArtifactColumns).c_str());
+                          kArtifactColumns));
   s.Bind(1, run_id).Bind(2, artifact_id);
   int rc = s.Step();
   if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
-  if (rc != SQLITE_ROW) return std::unexpected(SqlError(db_, "artifact read"));
+  if (rc != SQLITE_ROW) return std::unexpected(SqlError(read_db_, "artifact read"));
   StoredArtifact a{ReadArtifactMeta(s), s.Text(9)};
   if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
     return Fail(ErrorCode::kDataLoss, fmt::format("Artifact integrity check failed: {}", artifact_id));
@@ -643,8 +921,8 @@ Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::st
 }
 
 Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_sequence, int limit) {
-  std::lock_guard lock(mutex_);
-  Stmt s(db_,
+  std::lock_guard lock(read_mutex_);
+  Stmt s(*read_stmts_,
          "SELECT run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, "
          "output_refs_json, permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash, "
          "traceparent, tracestate "
@@ -653,7 +931,7 @@ Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_s
   TracePage page;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) page.events.push_back(ReadEvent(s));
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "trace read"));
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "trace read"));
   if (page.events.size() > static_cast<size_t>(limit)) {
     page.has_more = true;
     page.events.pop_back();

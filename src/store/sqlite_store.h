@@ -3,6 +3,10 @@
 // switch to WAL, which SQLite does not wait for, is retried for as long).
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -12,6 +16,9 @@
 struct sqlite3;
 
 namespace telic::store {
+
+class StmtCache;
+class Checkpointer;
 
 // The newest schema version this build writes; see kMigrations in the .cc.
 int SqliteSchemaVersion();
@@ -52,13 +59,49 @@ class SqliteStore final : public Store {
   // that rewrites the whole file (it needs exclusive access for a while).
   Status ConvertToIncrementalVacuum();
 
+  // Group commit: writers that arrive while a commit is under way queue;
+  // the next leader applies every queued change in one BEGIN IMMEDIATE ..
+  // COMMIT (one fsync), each change version-checked on its own and undone
+  // alone (a SAVEPOINT) when it fails. No writer returns before the COMMIT
+  // of its group did; if that COMMIT fails, every writer of the group gets
+  // the error and nothing of the group is stored.
+  // Transactions committed so far by this store (one per group).
+  int64_t commit_count() const { return commits_.load(); }
+  // Called by a group's leader just before COMMIT with the group's size
+  // (tests use it to hold a commit while other writers queue).
+  void set_before_commit_for_test(std::function<void(size_t)> hook) { before_commit_for_test_ = std::move(hook); }
+  // Writers queued and not yet taken by a leader.
+  size_t queued_writes();
+  // WAL checkpoints run so far by the background checkpointer.
+  int64_t background_checkpoints() const;
+
  private:
-  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  explicit SqliteStore(sqlite3* db);
   Status Migrate();
+  Status OpenReadConnection(const std::string& path);
+  struct PendingWrite;
   Status WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
+  void CommitGroup(const std::vector<PendingWrite*>& group);
+  Status ApplyInTransaction(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
 
   sqlite3* db_;
+  std::unique_ptr<StmtCache> stmts_;  // db_'s prepared statements (finalised before it closes)
+  // The reads' own connection (GetRun, ListRuns, QueryRuns, ListArtifactsAfter,
+  // GetArtifact, GetTrace), so they never wait for a commit on db_.
+  sqlite3* read_db_ = nullptr;
+  std::unique_ptr<StmtCache> read_stmts_;
+  std::mutex read_mutex_;
+  // Checkpoints the WAL on its own thread and connection, so that no write
+  // waits for a checkpoint's copying and fsyncs (issue 18 target 2).
+  std::unique_ptr<Checkpointer> checkpointer_;
   std::mutex mutex_;  // one connection, serialised; each process opens its own
+  // Group commit (see commit_count): queued writers, whether a leader is committing.
+  std::mutex queue_mutex_;
+  std::condition_variable queue_changed_;
+  std::deque<PendingWrite*> queue_;
+  bool leader_active_ = false;
+  std::atomic<int64_t> commits_{0};
+  std::function<void(size_t)> before_commit_for_test_;
 };
 
 }  // namespace telic::store

@@ -1,0 +1,237 @@
+// Group commit in the SQLite store (issue 18 target 4): writers that arrive
+// while a commit is under way share the next transaction and its one fsync;
+// each change is still checked on its own, a failing one is undone alone, and
+// no writer returns before the commit that holds its change.
+// Behaviour only: commits are counted, nothing is timed.
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+
+namespace telic::store {
+namespace {
+
+Change GroupCommitRun(const std::string& id) {
+  Change change;
+  change.run.run_id = id;
+  change.run.repository_root = "/repo";
+  change.run.requested_mode = "report_only";
+  change.run.status = "running";
+  change.run.phase = "context_grounding";
+  change.run.created_at = change.run.updated_at = "2026-12-02T00:00:00.000Z";
+  TraceEventRecord started;
+  started.event_id = id + "-e1";
+  started.timestamp = change.run.created_at;
+  started.actor = "controller";
+  started.phase = "context_grounding";
+  started.event_type = started.summary = "run_started";
+  change.events.push_back(started);
+  return change;
+}
+
+// Holds the first group's commit until `release` is called; counts groups
+// and remembers their sizes.
+class CommitGate {
+ public:
+  explicit CommitGate(SqliteStore& store) {
+    store.set_before_commit_for_test([this](size_t size) {
+      std::unique_lock lock(mutex_);
+      sizes_.push_back(size);
+      changed_.notify_all();
+      if (sizes_.size() == 1) changed_.wait(lock, [&] { return released_; });
+    });
+  }
+  void WaitForFirstGroup() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !sizes_.empty(); });
+  }
+  void Release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+  std::vector<size_t> sizes() {
+    std::lock_guard lock(mutex_);
+    return sizes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<size_t> sizes_;
+  bool released_ = false;
+};
+
+void WaitForQueued(SqliteStore& store, size_t n) {
+  while (store.queued_writes() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+// covers TEL-001 TEL-012
+TEST(SqliteGroupCommitTest, WritersQueuedDuringACommitShareOneTransaction) {
+  testing::TempDir dir;
+  auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
+  CommitGate gate(*store);
+  const int64_t before = store->commit_count();
+
+  std::vector<Status> results(16);
+  std::vector<std::thread> writers;
+  writers.emplace_back([&] { results[0] = store->CreateRun(GroupCommitRun("run-00")); });
+  gate.WaitForFirstGroup();  // run-00's group is held just before its COMMIT
+  for (int i = 1; i < 16; ++i) {
+    writers.emplace_back([&, i] { results[i] = store->CreateRun(GroupCommitRun(fmt::format("run-{:02d}", i))); });
+  }
+  WaitForQueued(*store, 15);
+  EXPECT_EQ(store->commit_count(), before) << "nothing is committed while the first group is held";
+  gate.Release();
+  for (auto& writer : writers) writer.join();
+
+  for (int i = 0; i < 16; ++i) EXPECT_TRUE(results[i].has_value()) << i << ": " << results[i].error().message();
+  EXPECT_EQ(gate.sizes(), (std::vector<size_t>{1, 15}));
+  EXPECT_EQ(store->commit_count() - before, 2) << "16 acknowledged writes, two commits";
+  for (int i = 0; i < 16; ++i) {
+    auto run = store->GetRun(fmt::format("run-{:02d}", i));
+    ASSERT_TRUE(run.has_value()) << i;
+    auto trace = store->GetTrace(run->run_id, 0, 10);
+    ASSERT_TRUE(trace.has_value());
+    EXPECT_EQ(trace->events.size(), 1u);
+  }
+  // A fresh connection (another process would see the same) reads all 16.
+  auto other = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
+  auto runs = other->ListRuns(100);
+  ASSERT_TRUE(runs.has_value());
+  EXPECT_EQ(runs->size(), 16u);
+}
+
+// covers TEL-012 TEL-013
+TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommits) {
+  testing::TempDir dir;
+  auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
+  Change taken = GroupCommitRun("taken");
+  taken.artifacts.push_back(MakeArtifact({"a1", "taken", "Evidence", "1.0", "executor", "", {}, "none",
+                                          taken.run.created_at},
+                                         Json{{"id", "a1"}}));
+  ASSERT_TRUE(store->CreateRun(taken).has_value());
+  CommitGate gate(*store);
+
+  // Queued behind a held group, in this order: a duplicate run; version
+  // 1 -> 2 and 2 -> 3 of one run (the second sees the first, uncommitted);
+  // a stale version; a change that updates the run (3 -> 4) and then fails
+  // on a taken artifact id, so its savepoint must undo the update; then
+  // 3 -> 4 again, which applies only if that undo happened; a fresh run.
+  auto bump = [&](int64_t to) {
+    Change change = GroupCommitRun("taken");
+    change.events[0].event_id = fmt::format("taken-bump-{}", to);
+    change.run.version = to;
+    change.run.phase = "agent_1_frame";
+    return change;
+  };
+  Change partial = bump(4);
+  partial.artifacts.push_back(taken.artifacts[0]);
+
+  Status held, duplicate, first, second, stale, undone, after_undo, fresh;
+  std::thread holder([&] { held = store->CreateRun(GroupCommitRun("held")); });
+  gate.WaitForFirstGroup();
+  std::vector<std::thread> writers;
+  auto queue = [&](size_t n, auto body) {  // queued before the next one starts: a known order
+    writers.emplace_back(body);
+    WaitForQueued(*store, n);
+  };
+  queue(1, [&] { duplicate = store->CreateRun(GroupCommitRun("taken")); });
+  queue(2, [&] { first = store->ApplyChange("taken", 1, bump(2)); });
+  queue(3, [&] { second = store->ApplyChange("taken", 2, bump(3)); });
+  queue(4, [&] { stale = store->ApplyChange("taken", 1, bump(9)); });
+  queue(5, [&] { undone = store->ApplyChange("taken", 3, partial); });
+  queue(6, [&] { after_undo = store->ApplyChange("taken", 3, bump(4)); });
+  queue(7, [&] { fresh = store->CreateRun(GroupCommitRun("fresh")); });
+  gate.Release();
+  holder.join();
+  for (auto& writer : writers) writer.join();
+
+  EXPECT_EQ(gate.sizes(), (std::vector<size_t>{1, 7}));
+  EXPECT_TRUE(held.has_value());
+  ASSERT_FALSE(duplicate.has_value());
+  EXPECT_EQ(duplicate.error().code(), ErrorCode::kAlreadyExists);
+  EXPECT_TRUE(first.has_value());
+  EXPECT_TRUE(second.has_value());
+  ASSERT_FALSE(stale.has_value());
+  EXPECT_EQ(stale.error().code(), ErrorCode::kConflict);
+  ASSERT_FALSE(undone.has_value());
+  EXPECT_EQ(undone.error().code(), ErrorCode::kAlreadyExists);
+  EXPECT_TRUE(after_undo.has_value()) << after_undo.error().message();
+  EXPECT_TRUE(fresh.has_value());
+
+  EXPECT_EQ(store->GetRun("taken")->version, 4);
+  auto trace = store->GetTrace("taken", 0, 10);
+  ASSERT_TRUE(trace.has_value());
+  std::vector<std::string> ids;
+  for (const auto& event : trace->events) ids.push_back(event.event_id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"taken-e1", "taken-bump-2", "taken-bump-3", "taken-bump-4"}));
+  auto artifacts = store->ListArtifacts("taken");
+  ASSERT_TRUE(artifacts.has_value());
+  EXPECT_EQ(artifacts->size(), 1u);
+  EXPECT_TRUE(store->GetRun("fresh").has_value());
+  EXPECT_TRUE(store->CheckIntegrity().has_value());
+}
+
+// Reads have their own connection: while a group's COMMIT is held, a read
+// returns at once (on this thread; it would hang here if it waited for the
+// writer) and sees only committed state.
+// covers TEL-012
+TEST(SqliteGroupCommitTest, ReadsDoNotWaitForACommitAndSeeOnlyCommittedState) {
+  testing::TempDir dir;
+  auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
+  ASSERT_TRUE(store->CreateRun(GroupCommitRun("committed")).has_value());
+  CommitGate gate(*store);
+  Status held;
+  std::thread writer([&] { held = store->CreateRun(GroupCommitRun("held")); });
+  gate.WaitForFirstGroup();
+  EXPECT_TRUE(store->GetRun("committed").has_value());
+  auto unseen = store->GetRun("held");
+  ASSERT_FALSE(unseen.has_value());
+  EXPECT_EQ(unseen.error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(store->ListRuns(10)->size(), 1u);
+  gate.Release();
+  writer.join();
+  ASSERT_TRUE(held.has_value());
+  EXPECT_TRUE(store->GetRun("held").has_value()) << "a write that returned is visible to the next read";
+  EXPECT_EQ(store->GetTrace("held", 0, 10)->events.size(), 1u);
+}
+
+// The WAL is checkpointed by the store's background thread, not inside a
+// writer's COMMIT (issue 18 target 2): after more than 1,000 WAL pages of
+// writes a background checkpoint has run, and everything reads back.
+TEST(SqliteGroupCommitTest, TheWalIsCheckpointedInTheBackground) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "telic.sqlite3").string();
+  auto store = std::move(*SqliteStore::Open(path));
+  EXPECT_EQ(store->background_checkpoints(), 0);
+  int created = 0;
+  for (; created < 2000 && store->background_checkpoints() == 0; ++created) {
+    Change change = GroupCommitRun(fmt::format("run-{:04d}", created));
+    change.artifacts.push_back(MakeArtifact({"a", change.run.run_id, "Evidence", "1.0", "executor", "", {}, "none",
+                                             change.run.created_at},
+                                            Json{{"padding", std::string(3000, 'x')}, {"n", created}}));
+    ASSERT_TRUE(store->CreateRun(change).has_value());
+  }
+  for (int i = 0; i < 500 && store->background_checkpoints() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(store->background_checkpoints(), 0) << "after " << created << " runs";
+  auto runs = store->ListRuns(kMaxRunPageSize);
+  ASSERT_TRUE(runs.has_value());
+  EXPECT_EQ(runs->size(), static_cast<size_t>(created));
+  EXPECT_TRUE(store->CheckIntegrity().has_value());
+  store.reset();
+  auto reopened = std::move(*SqliteStore::Open(path));
+  EXPECT_EQ(reopened->ListRuns(kMaxRunPageSize)->size(), static_cast<size_t>(created));
+}
+
+}  // namespace
+}  // namespace telic::store
