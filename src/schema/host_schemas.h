@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/canonical_json.h"
 #include "base/status.h"
 
 namespace telic::schema {

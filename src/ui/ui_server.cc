@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include "schema/embedded.h"
+#include "ui/html.h"
 
 namespace telic::ui {
 namespace {
