@@ -102,7 +102,8 @@ TEST(RequestStateTest, MalformedTokensAreRefused) {
     ASSERT_FALSE(refused) << token;
     EXPECT_TRUE(refused.error().reason == "malformed" || refused.error().reason == "forged") << token;
   }
-  EXPECT_EQ(signer.Verify("v1.", Target()).error().reason, "forged");
+  EXPECT_EQ(signer.Verify("v1.", Target()).error().reason, "malformed");
+  EXPECT_EQ(signer.Verify("v1..", Target()).error().reason, "forged");
 }
 
 TEST(RequestStateTest, ExpiredTokenIsRefused) {

@@ -103,8 +103,9 @@ class RoundTripCase:
         self.assertEqual(action["kind"], "phase")
         self.assertEqual(action["phase"], "agent_1_frame")
         trace = self.snapshot(run_id)[2]
-        self.assertEqual(trace[-1]["eventType"], "clarification_answered")
-        self.assertEqual(trace[-1]["actor"], "user")
+        # clarification_answered, on the wire a transition by the user.
+        self.assertEqual((trace[-1]["eventType"], trace[-1]["actor"]), ("transition_allowed", "user"))
+        self.assertTrue(trace[-1]["rationaleSummary"].startswith("User supplied a bounded decision"))
         mrtr = stored_run(self.client, run_id, self.ws)
 
         self.refused(run_id, "replayed", inputResponses=responses, requestState=state)
