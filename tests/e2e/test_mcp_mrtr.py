@@ -10,6 +10,7 @@ inputResponses are refused and change nothing; hosts without elicitation and
 
 import os
 import sys
+import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -208,11 +209,46 @@ class HttpRoundTripTest(RoundTripCase, unittest.TestCase):
         self.addCleanup(self.ws.close)
         server = HttpServer(self.ws.env())
         self.addCleanup(server.kill)
+        self.server = server
         http = McpHttpClient(server)
         self.addCleanup(http.close)
         self.client = ModernHttp(http, capabilities=ELICITATION)
         self.without_elicitation = ModernHttp(http)
         self.other_client = None
+
+    # Two retries with one state racing on two connections: exactly one answer
+    # is recorded; the other is refused (replayed, or the run's version guard).
+    def test_racing_retries_record_one_answer(self):
+        driver = ask(self.client, self.ws)
+        run_id = driver.run["runId"]
+        state = self.input_required(run_id)["requestState"]
+        responses = {"clarification": {"action": "accept", "content": {"choice": "greeting-only"}}}
+        replies = [None, None]
+
+        def retry(i):
+            http = McpHttpClient(self.server)
+            try:
+                replies[i] = ModernHttp(http, capabilities=ELICITATION).request("tools/call", {
+                    "name": "telic_get_next_action", "arguments": {"run_id": run_id},
+                    "inputResponses": responses, "requestState": state})
+            finally:
+                http.close()
+
+        threads = [threading.Thread(target=retry, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        won = [r for r in replies if "result" in r and not r["result"].get("isError")]
+        lost = [r for r in replies if r not in won]
+        self.assertEqual(len(won), 1, replies)
+        loser = lost[0]
+        if "error" in loser:
+            self.assertEqual(loser["error"]["data"]["reason"], "replayed")
+        else:
+            self.assertIn(loser["result"]["structuredContent"]["code"], ("conflict", "stale_version"))
+        answers = [a for a in self.snapshot(run_id)[1] if a["type"] == "UserMessage"]
+        self.assertEqual(len(answers), 2, "the request and exactly one answer")
 
     def other_workspace(self):
         other = Workspace()
