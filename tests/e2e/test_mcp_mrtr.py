@@ -67,8 +67,8 @@ class RoundTripCase:
         self.assertEqual(self.snapshot(run_id), before, "a refused requestState must change nothing")
         return reply["error"]
 
-    # covers TEL-075 TEL-077: the bounded question reaches the user as a form
-    # elicitation of the ClarificationRequest's choices; asking stores nothing.
+    # The bounded question reaches the user as a form elicitation of the
+    # ClarificationRequest's choices; asking stores nothing.
     def test_clarification_is_an_input_required_result(self):
         driver = ask(self.client, self.ws)
         run_id = driver.run["runId"]
@@ -119,7 +119,7 @@ class RoundTripCase:
         self.maxDiff = 4000
         self.assertEqual(stored_run(self.other_client, legacy_driver.run["runId"], other), mrtr)
 
-    # covers TEL-236: a forged, tampered or foreign requestState is refused before anything is recorded.
+    # A forged, tampered or foreign requestState is refused before anything is recorded.
     def test_forged_and_tampered_request_state_are_refused(self):
         driver = ask(self.client, self.ws)
         run_id = driver.run["runId"]
@@ -144,9 +144,9 @@ class RoundTripCase:
         reply = self.get_next_action(run_id, inputResponses=responses, requestState=state)
         self.assertEqual(reply["result"]["structuredContent"]["nextAction"]["phase"], "agent_1_frame")
 
-    # Declining stores nothing and returns today's clarification action; a
-    # retry without the answer is asked again; a choice outside the request is
-    # the clarification path's own refusal.
+    # covers TEL-075: a choice outside the request is the clarification path's
+    # own refusal. Declining stores nothing and returns today's clarification
+    # action; a retry without the answer is asked again.
     def test_decline_missing_and_unknown_answers(self):
         driver = ask(self.client, self.ws)
         run_id = driver.run["runId"]
