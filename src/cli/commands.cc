@@ -206,6 +206,8 @@ int Serve(const Options& options) {
   }
   mcp::Server server(*(*context)->service);
   server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
+  // The per-store key that authenticates requestState (D-MCPB1), created on first use.
+  server.set_request_state_key_file((std::filesystem::path((*context)->location.state_dir) / "request-state.key").string());
   // `telic broker-gate` finds the active run in the ledger (D-P2): nothing
   // besides the commit is written per call (no active-session.json).
   if (!options.http.empty()) return ServeOverHttp(options, server, **context);

@@ -1,5 +1,7 @@
 #include "controller/grounder.h"
 
+#include <fmt/format.h>
+
 #include "grounding/ground.h"
 #include "policy/path_scope.h"
 
@@ -49,6 +51,13 @@ Grounder MakeRepositoryGrounder(std::vector<std::string> excluded_roots) {
                       BudgetValue(input.budget, "max_total_bytes"), BudgetValue(input.budget, "max_inventory_files")};
     request.excluded_roots = excluded_roots;
     request.may_read = ReadablePaths(input.effective_permissions);
+    request.cancelled = input.control.cancelled;
+    if (input.control.progress) {
+      request.progress = [&input](const grounding::GroundingProgress& step) {
+        input.control.progress(step.total > 0 ? fmt::format("{}: {} of {}", step.stage, step.done, step.total)
+                                      : fmt::format("{}: {} paths found", step.stage, step.done));
+      };
+    }
     TELIC_ASSIGN_OR_RETURN(grounding::GroundingResult result, grounding::GroundRepository(request));
     GroundingOutput output;
     output.manifest = std::move(result.manifest);

@@ -269,7 +269,7 @@ Status ValidateArtifactBody(const std::string& type, Json& body) {
   return Fail(ErrorCode::kInvalidArgument, std::move(message), std::move(issues));
 }
 
-Result<GroundResult> RunService::GroundContext(const GroundContextRequest& request) {
+Result<GroundResult> RunService::GroundContext(const GroundContextRequest& request, const GroundingControl& control) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, CheckTokens(request.run_id, request.action_id, request.expected_version));
   if (run.status != "running" || run.phase != "context_grounding") {
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting context grounding", run.run_id));
@@ -285,10 +285,11 @@ Result<GroundResult> RunService::GroundContext(const GroundContextRequest& reque
     if (request_meta == artifacts.end()) return Fail(ErrorCode::kDataLoss, "Run is missing its immutable original request");
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact original, store_.GetArtifact(run.run_id, request_meta->id));
     GroundingInput input{run.run_id, run.repository_root, Json::parse(original.canonical_body).value("content", ""),
-                         request.active_paths, request.budget, action["effectivePermissions"]};
+                         request.active_paths, request.budget, action["effectivePermissions"], control};
     TELIC_ASSIGN_OR_RETURN(output, grounder_(input));
   }
   TELIC_RETURN_IF_ERROR(ValidateArtifactBody("ContextManifest", output.manifest));
+  if (control.cancelled && control.cancelled()) return Fail(ErrorCode::kFailedPrecondition, "Grounding was cancelled");
 
   std::string now = FormatIsoMillis(clock_.NowMillis());
   store::RunRecord next = run;

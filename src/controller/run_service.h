@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/canonical_json.h"
@@ -42,6 +43,16 @@ struct RunAndAction {
   Json next_action;
 };
 
+// Optional control of a grounding (a task's, mcp/tasks.h).
+struct GroundingControl {
+  // Polled during the grounding and once more just before the commit; when it
+  // returns true the call fails with "Grounding was cancelled" and stores
+  // nothing. May be empty.
+  std::function<bool()> cancelled;
+  // Hears a short description of each grounding stage as it advances. May be empty.
+  std::function<void(std::string_view)> progress;
+};
+
 // What a repository grounder receives and returns (see src/grounding/).
 struct GroundingInput {
   std::string run_id;
@@ -50,6 +61,7 @@ struct GroundingInput {
   std::vector<std::string> active_paths;
   Json budget = Json::object();  // max_files, max_file_bytes, max_total_bytes, max_inventory_files (optional)
   Json effective_permissions;    // the grounding action's effectivePermissions
+  GroundingControl control;
 };
 struct GroundingOutput {
   Json manifest;                // canonical ContextManifest body
@@ -64,6 +76,7 @@ struct GroundContextRequest {
   std::vector<std::string> active_paths;
   Json budget = Json::object();
 };
+
 
 struct GroundResult {
   store::RunRecord run;
@@ -130,7 +143,7 @@ class RunService {
   // manifest; otherwise the grounder), validates it against its schema, and
   // stores the ContextDocuments, the manifest and their events while moving
   // the run to agent_1_frame, in one transaction.
-  Result<GroundResult> GroundContext(const GroundContextRequest& request);
+  Result<GroundResult> GroundContext(const GroundContextRequest& request, const GroundingControl& control = {});
 
   // Installs the repository grounder (without one, grounding a run that is
   // not report_only fails with kFailedPrecondition).

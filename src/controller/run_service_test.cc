@@ -141,6 +141,26 @@ TEST_F(RunServiceTest, CachedNextActionFollowsChangesMadeElsewhere) {
   EXPECT_EQ(service_->GetRun(id)->next_action, cancelled->next_action);
 }
 
+// A grounding cancelled before its commit stores nothing: same version, no
+// artifact, no event; the same tokens ground the run afterwards.
+TEST_F(RunServiceTest, CancelledGroundingStoresNothing) {
+  auto started = *service_->StartRun(Request());
+  const auto& id = started.run.run_id;
+  auto artifacts_before = store_->ListArtifacts(id)->size();
+  auto events_before = store_->GetTrace(id, 0, 100)->events.size();
+  GroundContextRequest request{id, ActionId(started.run), 1, {}, Json::object()};
+  GroundingControl cancelled{[] { return true; }, nullptr};
+  auto refused = service_->GroundContext(request, cancelled);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message(), "Grounding was cancelled");
+  EXPECT_EQ(service_->GetRun(id)->run.version, 1);
+  EXPECT_EQ(store_->ListArtifacts(id)->size(), artifacts_before);
+  EXPECT_EQ(store_->GetTrace(id, 0, 100)->events.size(), events_before);
+  auto grounded = service_->GroundContext(request);
+  ASSERT_TRUE(grounded) << grounded.error().message();
+  EXPECT_EQ(grounded->run.version, 2);
+}
+
 TEST_F(RunServiceTest, ContextDiscoveryActionCarriesOnlyRepositoryRead) {
   auto r = Request("Investigate the flaky login test", "analyze_only");
   auto started = service_->StartRun(r);

@@ -158,6 +158,11 @@ void Report(const GroundingRequest& request, std::string_view stage, int64_t don
   if (request.progress) request.progress(GroundingProgress{stage, done, total});
 }
 
+Status CheckNotCancelled(const GroundingRequest& request) {
+  if (request.cancelled && request.cancelled()) return Fail(ErrorCode::kFailedPrecondition, "Grounding was cancelled");
+  return Ok();
+}
+
 }  // namespace
 
 Result<GroundingBudget> ResolveBudget(const GroundingBudgetInput& input) {
@@ -236,10 +241,12 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   inventory_request.max_walk_paths = static_cast<size_t>(budget.max_inventory_files) + 1;
   inventory_request.is_excluded = should_exclude;
   inventory_request.may_read = may_read;
+  inventory_request.cancelled = request.cancelled;
   if (request.progress) {
     inventory_request.progress = [&request](int64_t found) { Report(request, "inventory", found, 0); };
   }
   Inventory inventory = DiscoverRepositoryFiles(inventory_request);
+  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
   std::vector<std::string> warnings = inventory.warnings;
   ExclusionCounts exclusions;
   if (inventory.excluded_path_count > 0) exclusions["excluded_directory"] += inventory.excluded_path_count;
@@ -347,10 +354,12 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
 
   // §16.4 ranking and selection.
   const auto eligible_count = static_cast<int64_t>(eligible.size());
+  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
   Report(request, "rank", 0, eligible_count);
   std::vector<RankedCandidate> ranked = RankCandidates(eligible, request.request_text, active_paths);
   eligible.clear();
   Report(request, "rank", eligible_count, eligible_count);
+  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
   SelectionLimits limits{budget.max_files, budget.max_file_bytes, budget.max_total_bytes, kMaxDocumentBodyBytes,
                          request.run_id};
   Selection selection = SelectCandidates(root, ranked, limits, excluded.absolute, exclusions,
@@ -359,10 +368,12 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
     warnings.push_back(fmt::format("Unpinned zero-relevance context was capped at {} files.", kMaxZeroScoreFallbackFiles));
   }
 
+  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
   // §16.5 outputs.
   Fingerprint fingerprint =
       FingerprintRepository(root, inventory, sorted, selection.read_hashes, may_read, should_exclude);
   warnings.insert(warnings.end(), fingerprint.warnings.begin(), fingerprint.warnings.end());
+  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
   const std::string manifest_id =
       "context-" + Sha256Hex(ManifestProjection(request.run_id, fingerprint, selection.selected, budget)).substr(0, 16);
 

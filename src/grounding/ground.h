@@ -66,6 +66,10 @@ struct GroundingRequest {
   // counted in one warning. Empty: every path may be read.
   std::function<bool(std::string_view rel_path)> may_read;
   std::function<void(const GroundingProgress&)> progress;  // may be empty
+  // Polled between stages and during the filesystem walk; once it returns
+  // true, GroundRepository stops and fails with kFailedPrecondition
+  // "Grounding was cancelled" (it writes nothing in any case). May be empty.
+  std::function<bool()> cancelled;
 };
 
 // One selected file, to be stored as a ContextDocument artifact before the

@@ -754,6 +754,26 @@ TEST_F(GroundingGroundTest, ProgressReportsEachStage) {
   EXPECT_EQ(stages, (std::set<std::string>{"inventory", "rank", "read"}));
 }
 
+// A cancelled grounding stops and fails; it never returns a manifest. The
+// flag is polled at each stage, so one raised mid-walk (here after the first
+// progress report) also stops it.
+TEST_F(GroundingGroundTest, CancelledGroundingFails) {
+  for (int i = 0; i < 5; ++i) WriteFile(root_, fmt::format("f{}.ts", i), fmt::format("{}\n", i));
+  auto request = Request("f1");
+  request.cancelled = [] { return true; };
+  auto cancelled = GroundRepository(request);
+  ASSERT_FALSE(cancelled);
+  EXPECT_EQ(cancelled.error().message(), "Grounding was cancelled");
+  EXPECT_EQ(cancelled.error().code(), ErrorCode::kFailedPrecondition);
+
+  bool raised = false;
+  request.progress = [&raised](const GroundingProgress&) { raised = true; };
+  request.cancelled = [&raised] { return raised; };
+  EXPECT_FALSE(GroundRepository(request));
+  request.cancelled = [] { return false; };
+  EXPECT_TRUE(GroundRepository(request));
+}
+
 // covers TEL-039: report_only grounds nothing new (no candidates, a fixed empty
 // manifest), so the report rests only on evidence that existed before the run.
 TEST(GroundingReportOnlyTest, FixedEmptyManifest) {

@@ -107,7 +107,8 @@ void Walk(WalkState& state, const std::string& absolute, const std::string& rela
   closedir(dir);
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return Utf16Before(a.first, b.first); });
   for (auto& [name, type] : entries) {
-    if (state.paths->size() >= state.request->max_walk_paths) {
+    if (state.paths->size() >= state.request->max_walk_paths ||
+        (state.request->cancelled && state.request->cancelled())) {
       state.full = true;
       return;
     }

@@ -43,6 +43,7 @@ struct InventoryRequest {
   PathPredicate is_excluded;     // under an excluded root (e.g. the state dir); may be empty
   PathPredicate may_read;        // the run may read this path; empty: every path
   std::function<void(int64_t found)> progress;  // called while walking; may be empty
+  std::function<bool()> cancelled;  // true: the walk stops at the next entry (the inventory is then partial); may be empty
 };
 
 struct Inventory {

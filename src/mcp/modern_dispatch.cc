@@ -6,6 +6,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/prompts.h"
 #include "mcp/server.h"
+#include "mcp/tasks.h"
 
 namespace telic::mcp {
 namespace {
@@ -21,6 +22,7 @@ Json Server::Capabilities(bool modern) const {
                        {"resources", {{"subscribe", true}, {"listChanged", modern}}},
                        {"completions", Json::object()}};
   if (!modern) capabilities["logging"] = Json::object();  // 2026-07-28 removed logging/setLevel
+  if (modern) capabilities["extensions"] = {{kTasksExtension, Json::object()}};
   return capabilities;
 }
 
@@ -50,6 +52,9 @@ std::optional<std::string> Server::DispatchModern(const Json& id, const std::str
     if (const auto* refusal = std::get_if<std::string>(&opened)) return *refusal;
     return std::nullopt;  // the stream stays open; its result comes only when it is closed
   }
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") {
+    return DispatchTasks(id, method, params, context);
+  }
   if (auto handled = DispatchResources(id, method, params, context)) return handled;
   if (method == "tools/list") return ResultResponse(id, ModernResult({{"tools", ListTools()}}, kStaticList));
   if (method == "prompts/list") return ResultResponse(id, ModernResult({{"prompts", ListPrompts()}}, kStaticList));
@@ -67,6 +72,8 @@ std::optional<std::string> Server::DispatchModern(const Json& id, const std::str
       return ErrorResponse(id, kInvalidParams, "Invalid params: arguments must be an object");
     }
     std::string name = params["name"].get<std::string>();
+    if (auto round_trip = ClarificationRoundTrip(id, name, arguments, params, context)) return round_trip;
+    if (auto task = StartToolTask(id, name, arguments, context)) return task;
     auto result = CallTool(name, arguments);
     if (!result) return ErrorResponse(id, kInvalidParams, fmt::format("Tool {} not found", name));
     return ResultResponse(id, ModernResult(std::move(*result)));

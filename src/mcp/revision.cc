@@ -75,8 +75,10 @@ void ReadTraceContext(const Json& meta, RequestContext& context) {
 }
 
 std::optional<std::string> NameSource(std::string_view method, const Json& params) {
-  const char* key = method == "resources/read" ? "uri" : "name";
-  if (method != "tools/call" && method != "prompts/get" && method != "resources/read") return std::nullopt;
+  // The tasks extension routes tasks/get, tasks/update and tasks/cancel by taskId.
+  bool task_method = method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel";
+  const char* key = method == "resources/read" ? "uri" : task_method ? "taskId" : "name";
+  if (method != "tools/call" && method != "prompts/get" && method != "resources/read" && !task_method) return std::nullopt;
   if (!params.is_object() || !params.contains(key) || !params[key].is_string()) return std::string();
   return params[key].get<std::string>();
 }
@@ -167,7 +169,8 @@ Json ModernResult(Json result, std::optional<CacheHint> cache) {
 bool MethodExistsIn(bool modern, std::string_view method) {
   static const std::vector<std::string_view> kLegacyOnly = {"initialize", "ping", "logging/setLevel", "resources/subscribe",
                                                             "resources/unsubscribe"};
-  static const std::vector<std::string_view> kModernOnly = {"server/discover", "subscriptions/listen"};
+  static const std::vector<std::string_view> kModernOnly = {"server/discover", "subscriptions/listen", "tasks/get",
+                                                            "tasks/update", "tasks/cancel"};
   const auto& absent = modern ? kLegacyOnly : kModernOnly;
   return std::find(absent.begin(), absent.end(), method) == absent.end();
 }

@@ -102,7 +102,7 @@ struct MirroredHeaders {
 
 // Checks a modern HTTP request's headers against its body (`method`,
 // `params`): the three headers are required (Mcp-Name for tools/call,
-// resources/read and prompts/get), an Mcp-Name in the =?base64?...?= form is
+// resources/read, prompts/get and, by taskId, tasks/get, tasks/update and tasks/cancel), an Mcp-Name in the =?base64?...?= form is
 // decoded before comparing, and values must be header-safe. Returns the
 // HeaderMismatch reply for `id` on the first failure.
 std::optional<std::string> CheckMirroredHeaders(const MirroredHeaders& headers, const Json& id, std::string_view method,

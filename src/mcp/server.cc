@@ -7,6 +7,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/prompts.h"
 #include "mcp/result_writer.h"
+#include "mcp/tasks.h"
 #include "mcp/tool_output.h"
 #include "mcp/tools.h"
 #include "schema/bundle.h"
@@ -78,11 +79,16 @@ Json ToolResultObject(Json payload, bool is_error) {
 
 }  // namespace
 
+Json ToolResultFromPayload(Json payload, bool is_error) { return ToolResultObject(std::move(payload), is_error); }
+
 Json ToolErrorResult(const Error& error) { return ToolResultObject(ToolErrorPayload(error), true); }
 
 Json ToolSuccessResult(const Json& fields) { return ToolResultObject(ToolSuccessPayload(fields), false); }
 
-Server::Server(controller::RunService& service) : service_(service), tools_(BuildTools(service)) {}
+Server::Server(controller::RunService& service)
+    : service_(service), tools_(BuildTools(service)), tasks_(std::make_unique<TaskRegistry>()) {}
+
+Server::~Server() = default;
 
 Json Server::ListTools() const {
   Json tools = Json::array();
@@ -104,7 +110,8 @@ Json Server::ListTools() const {
   return tools;
 }
 
-std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& name, const Json* arguments) {
+std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& name, const Json* arguments,
+                                                           const TaskControl* control) {
   auto it = std::find_if(tools_.begin(), tools_.end(), [&](const ToolSpec& t) { return t.name == name; });
   if (it == tools_.end()) return std::nullopt;
   Json args = arguments ? *arguments : Json();
@@ -119,7 +126,7 @@ std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& na
   if (auto valid = ValidateArguments(*it, args); !valid) return ToolPayload{ToolErrorPayload(valid.error()), true};
   Result<Json> result = [&]() -> Result<Json> {
     try {
-      return it->handler(args);
+      return control && it->task_handler ? it->task_handler(args, *control) : it->handler(args);
     } catch (const std::exception& ex) {
       return Fail(ErrorCode::kInternal, fmt::format("internal error: {}", ex.what()));
     }

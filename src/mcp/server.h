@@ -3,6 +3,8 @@
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -11,6 +13,7 @@
 #include "base/canonical_json.h"
 #include "base/status.h"
 #include "controller/run_service.h"
+#include "mcp/request_state.h"
 #include "mcp/revision.h"
 #include "mcp/subscriptions.h"
 
@@ -28,6 +31,14 @@ const std::vector<std::string>& SupportedProtocolVersions();
 // (without `ok`) or an Error.
 using ToolHandler = std::function<Result<Json>(const Json& arguments)>;
 
+// What a tool running as a task (mcp/tasks.h) is given: a cancellation flag
+// to poll and a sink for progress messages.
+struct TaskControl {
+  std::function<bool()> cancelled;
+  std::function<void(std::string_view)> progress;
+};
+using TaskHandler = std::function<Result<Json>(const Json& arguments, const TaskControl& control)>;
+
 struct ToolSpec {
   std::string name;
   std::string title;
@@ -36,11 +47,17 @@ struct ToolSpec {
   bool read_only = false;
   bool idempotent = false;
   ToolHandler handler;
+  TaskHandler task_handler;  // set for a tool that may run as a task (telic_ground_context)
 };
+
+struct ClarificationState;
+class TaskRegistry;
+struct TaskLimits;
 
 class Server {
  public:
   explicit Server(controller::RunService& service);
+  ~Server();  // cancels working tasks and waits for them
 
   // Handles one line from the client; returns the reply line, if any.
   std::optional<std::string> HandleLine(std::string_view line);
@@ -73,13 +90,23 @@ class Server {
   // or the JSON-RPC error reply.
   std::variant<int64_t, std::string> OpenListen(const Json& id, const Json& params, NotificationHub::Sink sink);
 
+  // The file holding the per-store key that authenticates requestState
+  // (clarification_mrtr.cc); read or created on first use. Unset: no
+  // InputRequiredResult is issued (a retry gets -32603).
+  void set_request_state_key_file(std::string path);
+
+  // Replaces the tasks extension's limits (tests; mcp/tasks.h). Call before serving.
+  void set_task_limits(const TaskLimits& limits);
+
  private:
   // A tool's result payload ({ok, ...}) before it is written as a result.
   struct ToolPayload {
     Json payload;
     bool is_error = false;
   };
-  std::optional<ToolPayload> CallToolPayload(const std::string& name, const Json* arguments);
+  // With `control`, a tool that has a task_handler runs through it.
+  std::optional<ToolPayload> CallToolPayload(const std::string& name, const Json* arguments,
+                                             const TaskControl* control = nullptr);
   std::optional<std::string> Dispatch(const Json& id, const std::string& method, const Json& params);
   Json Initialize(const Json& params) const;
   // 2026-07-28 requests (modern_dispatch.cc).
@@ -94,6 +121,18 @@ class Server {
   std::string ListResources(const Json& id, const Json& params, bool modern);
   std::string ReadResource(const Json& id, const Json& params, bool modern);
   std::string Complete(const Json& id, const Json& params, bool modern);
+  // The clarification as a multi round-trip request (clarification_mrtr.cc):
+  // the reply for a 2026-07-28 tools/call that asks for or answers the run's
+  // clarification, or refuses its requestState; nullopt for today's result.
+  std::optional<std::string> ClarificationRoundTrip(const Json& id, const std::string& name, const Json* arguments,
+                                                    const Json& params, const RequestContext& context);
+  std::optional<std::string> AnswerClarification(const Json& id, const Json& responses, const ClarificationState& state);
+  Result<const RequestStateSigner*> Signer();
+  // The tasks extension (tasks.cc): a tools/call answered with a task, or
+  // nullopt to answer it synchronously; tasks/get, tasks/update, tasks/cancel.
+  std::optional<std::string> StartToolTask(const Json& id, const std::string& name, const Json* arguments,
+                                           const RequestContext& context);
+  std::string DispatchTasks(const Json& id, const std::string& method, const Json& params, const RequestContext& context);
   // A read-only tool's payload for validated `arguments` (resources/read).
   Result<Json> ReadToolPayload(const std::string& name, Json arguments);
 
@@ -102,6 +141,11 @@ class Server {
   std::function<void(const ToolSpec&, const Json&)> observer_;
   NotificationHub hub_;
   NotificationHub::Sink output_;
+  std::mutex signer_mutex_;
+  std::string key_file_;
+  std::unique_ptr<RequestStateSigner> signer_;
+  // Last: destroyed (its task threads joined) before everything they use.
+  std::unique_ptr<TaskRegistry> tasks_;
 };
 
 // The tool result for a handled failure: isError, structuredContent
@@ -111,6 +155,8 @@ Json ToolErrorResult(const Error& error);
 // The tool result for a success payload: {ok:true, ...payload}, text pretty
 // (members in wire order).
 Json ToolSuccessResult(const Json& payload);
+// The tool result for a structuredContent payload ({ok, ...}).
+Json ToolResultFromPayload(Json payload, bool is_error);
 // The structuredContent of those results.
 Json ToolErrorPayload(const Error& error);
 Json ToolSuccessPayload(Json fields);

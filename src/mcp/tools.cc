@@ -67,16 +67,21 @@ Result<Json> GetTrace(RunService& service, const Json& args) {
   return Json{{"events", events}, {"hasMore", page.has_more}};
 }
 
-Result<Json> GroundContext(RunService& service, const Json& args) {
+// `control` (a task's grounding) may stop the grounding and hears its progress.
+Result<Json> GroundContextControlled(RunService& service, const Json& args, const TaskControl* control) {
   controller::GroundContextRequest request;
+  controller::GroundingControl grounding;
+  if (control) grounding = {control->cancelled, control->progress};
   request.run_id = args["run_id"].get<std::string>();
   request.action_id = args["action_id"].get<std::string>();
   request.expected_version = args["expected_run_version"].get<int64_t>();
   request.active_paths = Strings(args, "active_paths");
   if (args.contains("budget")) request.budget = args["budget"];
-  TELIC_ASSIGN_OR_RETURN(controller::GroundResult result, service.GroundContext(request));
+  TELIC_ASSIGN_OR_RETURN(controller::GroundResult result, service.GroundContext(request, grounding));
   return Json{{"run", controller::RunToJson(result.run)}, {"nextAction", result.next_action}, {"manifest", result.manifest}};
 }
+
+Result<Json> GroundContext(RunService& service, const Json& args) { return GroundContextControlled(service, args, nullptr); }
 
 Result<Json> GetNextAction(RunService& service, const Json& args) {
   TELIC_ASSIGN_OR_RETURN(Json action, service.GetNextAction(args["run_id"].get<std::string>()));
@@ -128,7 +133,7 @@ ToolSpec Tool(std::string name, std::string title, std::string description, bool
 }  // namespace
 
 std::vector<ToolSpec> BuildTools(RunService& service) {
-  return {
+  std::vector<ToolSpec> tools = {
       Tool("telic_start_run", "Start Telic run",
            "Store the immutable request and create a permission-bounded Telic run. This does not call a model.", false,
            StartRun, service),
@@ -167,6 +172,14 @@ std::vector<ToolSpec> BuildTools(RunService& service) {
            "report any difference from the stored run state. Read-only.",
            true, ReplayRun, service),
   };
+  // The one long call may run as a task (mcp/tasks.h).
+  for (ToolSpec& tool : tools) {
+    if (tool.name != "telic_ground_context") continue;
+    tool.task_handler = [&service](const Json& args, const TaskControl& control) {
+      return GroundContextControlled(service, args, &control);
+    };
+  }
+  return tools;
 }
 
 }  // namespace telic::mcp

@@ -38,6 +38,8 @@ def mirrored_headers(message):
         headers["Mcp-Name"] = header_value(params.get("name", ""))
     elif message["method"] == "resources/read":
         headers["Mcp-Name"] = header_value(params.get("uri", ""))
+    elif message["method"] in ("tasks/get", "tasks/update", "tasks/cancel"):
+        headers["Mcp-Name"] = header_value(params.get("taskId", ""))
     return headers
 
 
