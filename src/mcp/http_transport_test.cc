@@ -320,6 +320,7 @@ TEST_F(HttpTransportTest, ResponsesGoToTheSessionThatAsked) {
                                   "application/json");
         bool mine = detail && detail->status == 200 &&
                     Json::parse(detail->body)["result"]["structuredContent"]["run"]["runId"] == run_id;
+        if (!mine) ADD_FAILURE() << (detail ? detail->body : std::string("no response"));
         (mine ? answered : mismatches)++;
       }
     });

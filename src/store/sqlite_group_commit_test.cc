@@ -3,6 +3,7 @@
 // each change is still checked on its own, a failing one is undone alone, and
 // no writer returns before the commit that holds its change.
 // Behaviour only: commits are counted, nothing is timed.
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -202,6 +203,63 @@ TEST(SqliteGroupCommitTest, ReadsDoNotWaitForACommitAndSeeOnlyCommittedState) {
   ASSERT_TRUE(held.has_value());
   EXPECT_TRUE(store->GetRun("held").has_value()) << "a write that returned is visible to the next read";
   EXPECT_EQ(store->GetTrace("held", 0, 10)->events.size(), 1u);
+}
+
+// A writer that is not its group's leader returns only after the group's
+// COMMIT, even when it is woken while that COMMIT is held (here: by a later
+// writer joining the queue). Before the fix, such a writer returned as soon
+// as the leader had applied its change, so a read right after the
+// acknowledgement found no run (HttpTransportTest saw "Run not found").
+// covers TEL-012
+TEST(SqliteGroupCommitTest, NoWriterReturnsBeforeItsGroupCommitsEvenWhenWokenEarly) {
+  testing::TempDir dir;
+  auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
+  std::mutex mutex;
+  std::condition_variable changed;
+  int groups = 0;
+  bool release_first = false, release_second = false;
+  store->set_before_commit_for_test([&](size_t) {
+    std::unique_lock lock(mutex);
+    int mine = ++groups;
+    changed.notify_all();
+    if (mine == 1) changed.wait(lock, [&] { return release_first; });
+    if (mine == 2) changed.wait(lock, [&] { return release_second; });
+  });
+  auto wait_for_group = [&](int n) {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return groups >= n; });
+  };
+  auto release = [&](bool& flag) {
+    std::lock_guard lock(mutex);
+    flag = true;
+    changed.notify_all();
+  };
+  std::atomic<int> returned{0};
+  std::vector<std::thread> writers;
+  auto write = [&](const char* id) {
+    writers.emplace_back([&, id] {
+      EXPECT_TRUE(store->CreateRun(GroupCommitRun(id)).has_value()) << id;
+      returned++;
+    });
+  };
+  write("first");
+  wait_for_group(1);  // "first" is held before its COMMIT
+  write("b");
+  write("c");
+  WaitForQueued(*store, 2);
+  release(release_first);
+  wait_for_group(2);  // b and c applied in one group, held before its COMMIT
+  while (returned.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  write("late");  // wakes every waiting writer
+  WaitForQueued(*store, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // room for a wrong early return
+  EXPECT_EQ(returned.load(), 1) << "a writer of the held group returned before its COMMIT";
+  EXPECT_FALSE(store->GetRun("b").has_value());
+  EXPECT_FALSE(store->GetRun("c").has_value());
+  release(release_second);
+  for (auto& writer : writers) writer.join();
+  EXPECT_EQ(returned.load(), 4);
+  for (const char* id : {"first", "b", "c", "late"}) EXPECT_TRUE(store->GetRun(id).has_value()) << id;
 }
 
 // The WAL is checkpointed by the store's background thread, not inside a

@@ -503,6 +503,18 @@ Result<int64_t> QueryInt(StmtCache& cache, const char* sql, std::string_view arg
   return std::unexpected(SqlError(db, "query"));
 }
 
+// The same query prepared for this call only (for rare paths such as run
+// deletion that do not hold a statement cache).
+Result<int64_t> QueryInt(sqlite3* db, const char* sql, std::string_view arg) {
+  Stmt s(db, sql);
+  if (!s.ok()) return std::unexpected(SqlError(db, "prepare"));
+  s.Bind(1, arg);
+  int rc = s.Step();
+  if (rc == SQLITE_ROW) return s.Int(0);
+  if (rc == SQLITE_DONE) return int64_t{-1};
+  return std::unexpected(SqlError(db, "query"));
+}
+
 Status InsertArtifact(StmtCache& cache, const StoredArtifact& a) {
   sqlite3* db = cache.db();
   if (a.canonical_body.size() > kMaxArtifactBodyBytes) {
@@ -700,13 +712,17 @@ Status SqliteStore::Migrate() {
   return tx.Commit();
 }
 
-// One writer's change waiting for a group commit; `result` is set by the
-// leader once the group's COMMIT returned (or failed).
+// One writer's change waiting for a group commit. The leader fills `result`
+// while it applies the group (before COMMIT); the writer may read it only
+// once `done` is set, which the leader does under queue_mutex_ after the
+// group's COMMIT returned (or failed): no write is acknowledged before its
+// commit is durable.
 struct SqliteStore::PendingWrite {
   std::string_view run_id;
   std::optional<int64_t> expected_version;
   const Change* change;
   std::optional<Status> result;
+  bool done = false;  // guarded by queue_mutex_
 };
 
 Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> expected_version,
@@ -715,7 +731,7 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
   std::unique_lock queue_lock(queue_mutex_);
   queue_.push_back(&me);
   queue_changed_.notify_all();
-  while (!me.result) {
+  while (!me.done) {
     if (leader_active_) {
       queue_changed_.wait(queue_lock);
       continue;
@@ -728,6 +744,7 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
     queue_lock.unlock();
     CommitGroup(group);
     queue_lock.lock();
+    for (PendingWrite* w : group) w->done = true;
     leader_active_ = false;
     queue_changed_.notify_all();
   }
