@@ -17,7 +17,11 @@ import subprocess
 import sys
 import threading
 
-import jsonschema
+try:
+    import jsonschema
+except ImportError:  # a Python other than Debian's: use Debian's python3-jsonschema (scripts/setup)
+    sys.path.append("/usr/lib/python3/dist-packages")
+    import jsonschema
 
 
 class OutputSchemaViolation(AssertionError):
