@@ -492,9 +492,9 @@ class Transaction {
   bool open_ = false;
 };
 
-Result<int64_t> QueryInt(StmtCache& cache, const char* sql, std::string_view arg) {
-  sqlite3* db = cache.db();
-  Stmt s(cache, sql);
+// The first column of the first row of `s` with `arg` bound to ?1; -1 when
+// there is no row.
+Result<int64_t> StepInt(Stmt& s, sqlite3* db, std::string_view arg) {
   if (!s.ok()) return std::unexpected(SqlError(db, "prepare"));
   s.Bind(1, arg);
   int rc = s.Step();
@@ -503,17 +503,18 @@ Result<int64_t> QueryInt(StmtCache& cache, const char* sql, std::string_view arg
   return std::unexpected(SqlError(db, "query"));
 }
 
+Result<int64_t> QueryInt(StmtCache& cache, const char* sql, std::string_view arg) {
+  Stmt s(cache, sql);
+  return StepInt(s, cache.db(), arg);
+}
+
 // The same query prepared for this call only (for rare paths such as run
 // deletion that do not hold a statement cache).
 Result<int64_t> QueryInt(sqlite3* db, const char* sql, std::string_view arg) {
   Stmt s(db, sql);
-  if (!s.ok()) return std::unexpected(SqlError(db, "prepare"));
-  s.Bind(1, arg);
-  int rc = s.Step();
-  if (rc == SQLITE_ROW) return s.Int(0);
-  if (rc == SQLITE_DONE) return int64_t{-1};
-  return std::unexpected(SqlError(db, "query"));
+  return StepInt(s, db, arg);
 }
+
 
 Status InsertArtifact(StmtCache& cache, const StoredArtifact& a) {
   sqlite3* db = cache.db();
