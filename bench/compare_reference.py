@@ -16,6 +16,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+# Benchmarks time the servers, not the e2e output-schema check (which would
+# also fail on the reference server).
+os.environ.setdefault("TELIC_CHECK_OUTPUT_SCHEMAS", "0")
 from mcp_client import McpProcess, make_git_repo  # noqa: E402
 
 
