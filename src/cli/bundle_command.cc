@@ -11,16 +11,12 @@
 #include <fmt/format.h>
 
 #include "base/text.h"
+#include "cli/format.h"
 #include "cli/otlp_export.h"
 #include "controller/run_bundle.h"
 
 namespace telic::cli {
 namespace {
-
-int Failure(std::ostream& err, const Error& error) {
-  err << "telic: " << CleanMessage(error.message()) << "\n";
-  return 1;
-}
 
 // Writes `bytes` to `path` owner-only, through a temporary file renamed into
 // place, so a reader never sees half a bundle.
@@ -112,19 +108,19 @@ std::unique_ptr<BundleCommands> AddBundleCommands(CLI::App& app) {
 int RunExport(const BundleCommands& c, controller::RunService& service, std::ostream& out, std::ostream& err) {
   if (c.otlp->count() > 0) return RunOtlpExport(service, c.run_id, c.otlp_url, c.allow_remote, out, err);
   auto bytes = controller::ExportBundle(service, c.run_id);
-  if (!bytes) return Failure(err, bytes.error());
+  if (!bytes) return ReportFailure(err, bytes.error());
   if (c.output.empty()) {
     out << *bytes << std::flush;
     return 0;
   }
-  if (auto written = WriteFileAtomically(c.output, *bytes); !written) return Failure(err, written.error());
+  if (auto written = WriteFileAtomically(c.output, *bytes); !written) return ReportFailure(err, written.error());
   return 0;
 }
 
 int RunImport(const BundleCommands& c, store::Store& store, const std::function<void(const std::string&)>& imported,
               bool json, std::ostream& out, std::ostream& err) {
   auto bytes = ReadBundleFile(c.file);
-  if (!bytes) return Failure(err, bytes.error());
+  if (!bytes) return ReportFailure(err, bytes.error());
   CheckedBundle checked = Check(*bytes);
   if (!checked.report["ok"].get<bool>()) {
     err << "telic: the bundle was not imported (nothing was written):\n";
@@ -133,11 +129,11 @@ int RunImport(const BundleCommands& c, store::Store& store, const std::function<
   }
   if (auto loaded = controller::ImportBundle(store, *checked.bundle); !loaded) {
     if (loaded.error().code() == ErrorCode::kAlreadyExists) {
-      return Failure(err, Error(ErrorCode::kAlreadyExists,
+      return ReportFailure(err, Error(ErrorCode::kAlreadyExists,
                                 fmt::format("Run {} already exists in this ledger; the bundle was not imported",
                                             checked.bundle->run.run_id)));
     }
-    return Failure(err, loaded.error());
+    return ReportFailure(err, loaded.error());
   }
   if (imported) imported(checked.bundle->run.run_id);
   if (json) {
@@ -151,7 +147,7 @@ int RunImport(const BundleCommands& c, store::Store& store, const std::function<
 
 int RunVerifyBundle(const std::string& file, bool json, std::ostream& out, std::ostream& err) {
   auto bytes = ReadBundleFile(file);
-  if (!bytes) return Failure(err, bytes.error());
+  if (!bytes) return ReportFailure(err, bytes.error());
   CheckedBundle checked = Check(*bytes);
   PrintReport(checked.report, json, out);
   return checked.report["ok"].get<bool>() ? 0 : 1;

@@ -54,4 +54,9 @@ std::string FormatTable(const std::vector<std::string>& header, const std::vecto
   return TableStream(header, max_width).Rows(rows);
 }
 
+int ReportFailure(std::ostream& err, const Error& error) {
+  err << "telic: " << CleanMessage(error.message()) << "\n";
+  return 1;
+}
+
 }  // namespace telic::cli

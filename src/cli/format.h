@@ -1,8 +1,11 @@
 // Plain-text tables for the CLI's human output.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
+
+#include "base/status.h"
 
 namespace telic::cli {
 
@@ -31,5 +34,9 @@ class TableStream {
   size_t max_width_;
   std::vector<size_t> widths_;  // empty until the first batch
 };
+
+// Prints "telic: <message>" (the message cleaned for a terminal) on `err`;
+// returns 1, the exit code of a failed operation.
+int ReportFailure(std::ostream& err, const Error& error);
 
 }  // namespace telic::cli

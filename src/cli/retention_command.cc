@@ -13,11 +13,6 @@
 namespace telic::cli {
 namespace {
 
-int Failure(std::ostream& err, const Error& error) {
-  err << "telic: " << CleanMessage(error.message()) << "\n";
-  return 1;
-}
-
 store::DeletionRequest Request(controller::RunService& service, std::string reason) {
   return {FormatIsoMillis(service.clock().NowMillis()), controller::CurrentUserAtHost(), std::move(reason)};
 }
@@ -60,10 +55,10 @@ int Delete(const RetentionCommands& c, controller::RunService& service, bool jso
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   }
   auto tombstones = controller::DeleteRuns(service, ids, c.force, Request(service, "delete"));
-  if (!tombstones) return Failure(err, tombstones.error());
+  if (!tombstones) return ReportFailure(err, tombstones.error());
   PrintTombstones(*tombstones, json, out, "deleted");
   if (auto reclaimed = ReclaimSpace(service.store(), c.vacuum, json, err); !reclaimed) {
-    return Failure(err, reclaimed.error());
+    return ReportFailure(err, reclaimed.error());
   }
   return 0;
 }
@@ -72,14 +67,14 @@ int Prune(const RetentionCommands& c, controller::RunService& service, bool json
           std::ostream& err) {
   store::RetentionPolicy policy;
   auto older = store::ParseDuration(c.older_than);
-  if (!older) return Failure(err, older.error());
+  if (!older) return ReportFailure(err, older.error());
   policy.older_than_ms = *older;
   policy.statuses = c.statuses;
   policy.keep = c.keep;
-  if (auto checked = store::CheckPruneStatuses(policy.statuses); !checked) return Failure(err, checked.error());
+  if (auto checked = store::CheckPruneStatuses(policy.statuses); !checked) return ReportFailure(err, checked.error());
   if (c.dry_run) {
     auto runs = controller::SelectPrunable(service.store(), policy, service.clock().NowMillis());
-    if (!runs) return Failure(err, runs.error());
+    if (!runs) return ReportFailure(err, runs.error());
     if (json) {
       Json list = Json::array();
       for (const auto& run : *runs) list.push_back(run.run_id);
@@ -92,10 +87,10 @@ int Prune(const RetentionCommands& c, controller::RunService& service, bool json
     return 0;
   }
   auto tombstones = controller::PruneRuns(service, policy, Request(service, "prune"));
-  if (!tombstones) return Failure(err, tombstones.error());
+  if (!tombstones) return ReportFailure(err, tombstones.error());
   PrintTombstones(*tombstones, json, out, "deleted");
   if (auto reclaimed = ReclaimSpace(service.store(), c.vacuum, json, err); !reclaimed) {
-    return Failure(err, reclaimed.error());
+    return ReportFailure(err, reclaimed.error());
   }
   return 0;
 }
@@ -128,7 +123,7 @@ int RunRetentionCommand(const RetentionCommands& c, controller::RunService& serv
   if (*c.remove) return Delete(c, service, json, out, err);
   if (*c.prune) return Prune(c, service, json, out, err);
   auto tombstones = service.store().ListTombstones(c.limit);
-  if (!tombstones) return Failure(err, tombstones.error());
+  if (!tombstones) return ReportFailure(err, tombstones.error());
   PrintTombstones(*tombstones, json, out, "tombstones");
   return 0;
 }
