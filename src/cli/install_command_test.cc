@@ -160,6 +160,27 @@ TEST_F(InstallCommandTest, JsoncArraysAndCreatedObjectsComeOutByteForByte) {
   EXPECT_EQ(Read(project() / ".cursor/mcp.json"), mcp + "\n");
 }
 
+TEST_F(InstallCommandTest, JsoncReinstallWithAnotherBinaryReplacesOnlyTelicsValues) {
+  const std::string hooks = "{\n  // mine\n  \"version\": 1,\n  \"hooks\": {\"stop\": [{\"command\": \"x\"}]},\n}\n";
+  Write(project() / ".cursor/hooks.json", hooks);
+  ASSERT_EQ(Install("cursor"), 0) << err_.str();
+  InstallRequest moved = Request("cursor");
+  moved.telic = "/usr/local/bin/telic";
+  ASSERT_EQ(RunInstall(moved, out_, err_), 0) << err_.str();
+  const std::string installed = Read(project() / ".cursor/hooks.json");
+  EXPECT_EQ(installed.find("/opt/telic"), std::string::npos) << installed;
+  auto parsed = jsonc::Parse(installed);
+  ASSERT_TRUE(parsed.has_value()) << installed;
+  EXPECT_EQ((*parsed)["hooks"]["preToolUse"].size(), 1u) << installed;
+  EXPECT_EQ((*parsed)["hooks"]["beforeShellExecution"][0]["command"],
+            "'/usr/local/bin/telic' broker-gate --host cursor");
+  EXPECT_EQ(installed.rfind("{\n  // mine\n  \"version\": 1,\n  \"hooks\": {\"stop\": [{\"command\": \"x\"}], ", 0), 0u)
+      << installed;
+  Write(project() / ".cursor/hooks.json", installed + "// later\n");
+  ASSERT_EQ(RunUninstall(moved, out_, err_), 0) << err_.str();
+  EXPECT_EQ(Read(project() / ".cursor/hooks.json"), hooks + "// later\n");
+}
+
 TEST_F(InstallCommandTest, RefusesInvalidFilesWithoutTouchingThem) {
   Write(project() / ".roo/mcp.json", "{\"mcpServers\": ");
   EXPECT_EQ(Install("roo-code"), 1);
