@@ -167,6 +167,9 @@ TEST_F(InstallCommandTest, JsoncReinstallWithAnotherBinaryReplacesOnlyTelicsValu
   InstallRequest moved = Request("cursor");
   moved.telic = "/usr/local/bin/telic";
   ASSERT_EQ(RunInstall(moved, out_, err_), 0) << err_.str();
+  bool ok = true;
+  Json report = HostDoctorChecks(project().string(), home().string(), moved.telic, ok);
+  EXPECT_EQ(report["cursor"]["installs"][0]["hook"], "wired") << "doctor reads JSONC too: " << report.dump();
   const std::string installed = Read(project() / ".cursor/hooks.json");
   EXPECT_EQ(installed.find("/opt/telic"), std::string::npos) << installed;
   auto parsed = jsonc::Parse(installed);
