@@ -13,6 +13,7 @@
 
 #include "base/sha256.h"
 #include "cli/install_hosts.h"
+#include "cli/jsonc_edit.h"
 #include "mcp/server.h"
 
 namespace telic::cli {
@@ -70,18 +71,24 @@ Status WriteBytes(const fs::path& path, const std::string& bytes, bool executabl
 
 // --- JSON merging ---------------------------------------------------------
 
-// Parses a config file as strict JSON (an object). JSONC is recognised only
-// to refuse it with a precise reason: rewriting would drop its comments.
+bool IsBlank(const std::string& bytes) { return bytes.find_first_not_of(" \t\r\n") == std::string::npos; }
+
+// Whether a config file is JSONC (comments or trailing commas) rather than
+// strict JSON: such a file is edited as text (cli/jsonc_edit.h), never re-dumped.
+bool IsJsonc(const std::string& bytes) { return !IsBlank(bytes) && !OrderedJson::accept(bytes); }
+
+// Parses a config file (an object) as JSON or JSONC; for JSONC the DOM has the
+// comments and trailing commas dropped and serves decisions only.
 Result<OrderedJson> ParseConfig(const std::string& bytes, const std::string& path) {
-  if (bytes.find_first_not_of(" \t\r\n") == std::string::npos) return OrderedJson::object();
+  if (IsBlank(bytes)) return OrderedJson::object();
   OrderedJson parsed = OrderedJson::parse(bytes, nullptr, false);
   if (parsed.is_discarded()) {
-    OrderedJson lenient = OrderedJson::parse(bytes, nullptr, false, true);
-    if (!lenient.is_discarded()) {
+    auto lenient = jsonc::Parse(bytes);
+    if (!lenient) {
       return Fail(ErrorCode::kFailedPrecondition,
-                  fmt::format("{} has comments; telic will not rewrite it and lose them", path));
+                  fmt::format("{} is not valid JSON ({}); telic will not rewrite it", path, lenient.error().message()));
     }
-    return Fail(ErrorCode::kFailedPrecondition, fmt::format("{} is not valid JSON; telic will not rewrite it", path));
+    parsed = std::move(*lenient);
   }
   if (!parsed.is_object()) {
     return Fail(ErrorCode::kFailedPrecondition,
@@ -223,6 +230,59 @@ void RemovePiece(OrderedJson& root, const OrderedJson& record) {
 
 std::string DumpConfig(const OrderedJson& root) { return root.dump(2) + "\n"; }
 
+// The JSONC text edit that does to `text` what ApplyPiece does to `before`
+// (the DOM of `text`); ApplyPiece has accepted the piece already.
+Result<std::string> ApplyPieceText(const std::string& text, const OrderedJson& before, const Piece& piece,
+                                   const OrderedJson* previous) {
+  const OrderedJson* at = Find(before, piece.keys);
+  if (!piece.append) {
+    if (at != nullptr && (piece.only_if_absent || Same(*at, piece.value))) return text;
+    return jsonc::SetValue(text, piece.keys, piece.value);
+  }
+  if (at == nullptr) {
+    OrderedJson items = OrderedJson::array();
+    items.push_back(piece.value);
+    return jsonc::SetValue(text, piece.keys, items);
+  }
+  if (ContainsSame(*at, piece.value)) return text;
+  if (previous != nullptr) {
+    for (size_t i = 0; i < at->size(); ++i) {
+      if (Same((*at)[i], *previous)) return jsonc::ReplaceItem(text, piece.keys, i, piece.value);
+    }
+  }
+  return jsonc::AppendItem(text, piece.keys, piece.value);
+}
+
+// RemovePiece on JSONC text: takes out the recorded piece and the containers
+// install created, leaving every other byte (comments included) in place.
+Result<std::string> RemovePieceText(std::string text, const OrderedJson& record) {
+  std::vector<std::string> keys = record.at("keys").get<std::vector<std::string>>();
+  if (record.value("onlyIfAbsent", false) || keys.empty()) return text;
+  TELIC_ASSIGN_OR_RETURN(OrderedJson root, jsonc::Parse(text));
+  const OrderedJson* at = Find(root, keys);
+  if (at == nullptr) return text;
+  if (record.value("append", false)) {
+    if (!at->is_array()) return text;
+    size_t index = 0;
+    while (index < at->size() && !Same((*at)[index], record.at("value"))) ++index;
+    if (index == at->size()) return text;
+    TELIC_ASSIGN_OR_RETURN(text, jsonc::RemoveItem(text, keys, index));
+  } else {
+    if (!Same(*at, record.at("value"))) return text;  // the user changed it: theirs now
+    TELIC_ASSIGN_OR_RETURN(text, jsonc::RemoveMember(text, keys));
+  }
+  size_t created_at = record.value("createdAt", keys.size());
+  for (size_t depth = keys.size(); depth > created_at; --depth) {
+    const std::vector<std::string> holder(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(depth));
+    TELIC_ASSIGN_OR_RETURN(root, jsonc::Parse(text));
+    const OrderedJson* value = Find(root, holder);
+    if (value != nullptr && (value->is_object() || value->is_array()) && value->empty()) {
+      TELIC_ASSIGN_OR_RETURN(text, jsonc::RemoveMember(text, holder));
+    }
+  }
+  return text;
+}
+
 // --- TOML -----------------------------------------------------------------
 
 Result<toml::table> ParseToml(const std::string& bytes, const std::string& path) {
@@ -335,6 +395,9 @@ Result<std::string> MergeJson(const FileGroup& group, const std::optional<std::s
                               const OrderedJson* old_record, OrderedJson& piece_records, const std::string& shown) {
   TELIC_ASSIGN_OR_RETURN(OrderedJson root, ParseConfig(current.value_or(""), shown));
   const OrderedJson original = root;
+  // JSONC is edited as text so its comments and layout stay.
+  std::optional<std::string> text;
+  if (current && IsJsonc(*current)) text = *current;
   for (const Piece* piece : group.pieces) {
     const OrderedJson* previous = nullptr;
     const OrderedJson* previous_record = nullptr;
@@ -347,7 +410,13 @@ Result<std::string> MergeJson(const FileGroup& group, const std::optional<std::s
         }
       }
     }
+    const OrderedJson before = root;
     TELIC_ASSIGN_OR_RETURN(size_t created_at, ApplyPiece(root, *piece, previous, shown));
+    if (text) {
+      auto edited = ApplyPieceText(*text, before, *piece, previous);
+      if (!edited) return Fail(ErrorCode::kFailedPrecondition, fmt::format("{}: {}", shown, edited.error().message()));
+      text = std::move(*edited);
+    }
     // What install created is a fact of the first install: a reinstall keeps it.
     if (previous_record != nullptr) {
       created_at = previous_record->value("createdAt", created_at);
@@ -362,6 +431,7 @@ Result<std::string> MergeJson(const FileGroup& group, const std::optional<std::s
     piece_records.push_back(record);
   }
   if (current && root == original) return *current;  // nothing to add: the user's bytes stay
+  if (text) return *text;
   return DumpConfig(root);
 }
 
@@ -526,9 +596,20 @@ Status UninstallFile(const Scope& scope, const std::string& host, const OrderedJ
       notes.push_back(root.error().message() + "; telic's entries left in place");
       return Ok();
     }
-    const OrderedJson before = *root;
-    for (auto it = record.at("pieces").rbegin(); it != record.at("pieces").rend(); ++it) RemovePiece(*root, *it);
-    if (*root != before) bytes = DumpConfig(*root);
+    if (IsJsonc(bytes)) {
+      for (auto it = record.at("pieces").rbegin(); it != record.at("pieces").rend(); ++it) {
+        auto edited = RemovePieceText(bytes, *it);
+        if (!edited) {
+          notes.push_back(fmt::format("{}: {}; telic's entries left in place", full.string(), edited.error().message()));
+          return Ok();
+        }
+        bytes = std::move(*edited);
+      }
+    } else {
+      const OrderedJson before = *root;
+      for (auto it = record.at("pieces").rbegin(); it != record.at("pieces").rend(); ++it) RemovePiece(*root, *it);
+      if (*root != before) bytes = DumpConfig(*root);
+    }
   }
   if (bytes != *current) TELIC_RETURN_IF_ERROR(WriteBytes(full, bytes, false));
   drop_backup();

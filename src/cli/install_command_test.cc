@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/jsonc_edit.h"
 #include "testing/temp_dir.h"
 
 namespace telic::cli {
@@ -93,15 +94,105 @@ TEST_F(InstallCommandTest, UserEditsAfterInstallSurviveUninstall) {
   EXPECT_FALSE(fs::exists(project() / ".telic"));
 }
 
-TEST_F(InstallCommandTest, RefusesJsoncAndInvalidFilesWithoutTouchingThem) {
-  const std::string jsonc = "{\n  // my servers\n  \"servers\": {}\n}\n";
+TEST_F(InstallCommandTest, JsoncIsMergedKeepingCommentsAndUninstallRestoresBytes) {
+  // covers issue 22 §1: merge without losing what the user wrote (JSONC)
+  const std::string jsonc =
+      "{\n  // my servers\n  \"servers\": {\n    \"docs\": {\"command\": \"docs\", /* pinned */ \"args\": [\"a\",],},\n"
+      "  },\n  \"inputs\": [] // none yet\n}\n";
   Write(project() / ".vscode/mcp.json", jsonc);
-  EXPECT_EQ(Install("vscode"), 1);
-  EXPECT_NE(err_.str().find("has comments"), std::string::npos) << err_.str();
-  EXPECT_EQ(Read(project() / ".vscode/mcp.json"), jsonc);
+  const auto before = Tree(project());
+  ASSERT_EQ(Install("vscode"), 0) << err_.str();
+  const std::string installed = Read(project() / ".vscode/mcp.json");
+  EXPECT_EQ(installed,
+            "{\n  // my servers\n  \"servers\": {\n    \"docs\": {\"command\": \"docs\", /* pinned */ \"args\": [\"a\",],},\n"
+            "    \"telic\": {\n      \"type\": \"stdio\",\n      \"command\": \"/opt/telic/bin/telic\",\n      \"args\": [\n"
+            "        \"serve\"\n      ]\n    },\n  },\n  \"inputs\": [] // none yet\n}\n");
+
+  const auto tree = Tree(project());
+  ASSERT_EQ(Install("vscode"), 0) << err_.str();
+  EXPECT_EQ(Tree(project()), tree) << "a reinstall changes no byte";
+
+  // Edited after install: uninstall edits the text, taking out only telic's member.
+  Write(project() / ".vscode/mcp.json", "// edited\n" + installed);
+  ASSERT_EQ(Uninstall("vscode"), 0) << err_.str();
+  EXPECT_EQ(Read(project() / ".vscode/mcp.json"), "// edited\n" + jsonc);
+
+  Write(project() / ".vscode/mcp.json", jsonc);
+  ASSERT_EQ(Install("vscode"), 0) << err_.str();
+  ASSERT_EQ(Uninstall("vscode"), 0) << err_.str();
+  EXPECT_EQ(Tree(project()), before) << "uninstall restores the original bytes";
+}
+
+TEST_F(InstallCommandTest, JsoncArraysAndCreatedObjectsComeOutByteForByte) {
+  // Cursor's hooks file: an `only_if_absent` version, a created object and an
+  // appended array item, in a file with comments and trailing commas.
+  const std::string hooks = "{\r\n\t// mine\r\n\t\"hooks\": {\r\n\t\t\"stop\": [{\"command\": \"x\"},],\r\n\t},\r\n}\r\n";
+  const std::string mcp = "/* servers */ {}";
+  Write(project() / ".cursor/hooks.json", hooks);
+  Write(project() / ".cursor/mcp.json", mcp);
+  ASSERT_EQ(Install("cursor"), 0) << err_.str();
+  const std::string installed = Read(project() / ".cursor/hooks.json");
+  EXPECT_EQ(installed.rfind("{\r\n\t// mine\r\n\t\"hooks\": {\r\n\t\t\"stop\": [{\"command\": \"x\"},],\r\n\t\t\"preToolUse\": [\r\n", 0),
+            0u)
+      << installed;
+  for (size_t i = 0; i < installed.size(); ++i) {
+    if (installed[i] == '\n') {
+      EXPECT_TRUE(i > 0 && installed[i - 1] == '\r') << "CRLF kept, byte " << i;
+    }
+  }
+  auto parsed = jsonc::Parse(installed);
+  ASSERT_TRUE(parsed.has_value()) << installed;
+  EXPECT_EQ((*parsed)["version"], 1);
+  EXPECT_EQ((*parsed)["hooks"]["beforeShellExecution"][0]["command"],
+            "'/opt/telic/bin/telic' broker-gate --host cursor");
+  EXPECT_EQ(Read(project() / ".cursor/mcp.json").rfind("/* servers */ {\n  \"mcpServers\": {\n", 0), 0u);
+
+  const std::string edited_hooks = installed + "// later\r\n";
+  Write(project() / ".cursor/hooks.json", edited_hooks);
+  Write(project() / ".cursor/mcp.json", Read(project() / ".cursor/mcp.json") + "\n");
+  ASSERT_EQ(Uninstall("cursor"), 0) << err_.str();
+  auto back = jsonc::Parse(Read(project() / ".cursor/hooks.json"));
+  ASSERT_TRUE(back.has_value());
+  // The version telic added stays (only_if_absent pieces are never taken out).
+  EXPECT_EQ(Read(project() / ".cursor/hooks.json"),
+            "{\r\n\t// mine\r\n\t\"hooks\": {\r\n\t\t\"stop\": [{\"command\": \"x\"},],\r\n\t},\r\n\t\"version\": 1,\r\n}\r\n"
+            "// later\r\n");
+  EXPECT_EQ(Read(project() / ".cursor/mcp.json"), mcp + "\n");
+}
+
+TEST_F(InstallCommandTest, JsoncReinstallWithAnotherBinaryReplacesOnlyTelicsValues) {
+  const std::string hooks = "{\n  // mine\n  \"version\": 1,\n  \"hooks\": {\"stop\": [{\"command\": \"x\"}]},\n}\n";
+  Write(project() / ".cursor/hooks.json", hooks);
+  ASSERT_EQ(Install("cursor"), 0) << err_.str();
+  InstallRequest moved = Request("cursor");
+  moved.telic = "/usr/local/bin/telic";
+  ASSERT_EQ(RunInstall(moved, out_, err_), 0) << err_.str();
+  bool ok = true;
+  Json report = HostDoctorChecks(project().string(), home().string(), moved.telic, ok);
+  EXPECT_EQ(report["cursor"]["installs"][0]["hook"], "wired") << "doctor reads JSONC too: " << report.dump();
+  const std::string installed = Read(project() / ".cursor/hooks.json");
+  EXPECT_EQ(installed.find("/opt/telic"), std::string::npos) << installed;
+  auto parsed = jsonc::Parse(installed);
+  ASSERT_TRUE(parsed.has_value()) << installed;
+  EXPECT_EQ((*parsed)["hooks"]["preToolUse"].size(), 1u) << installed;
+  EXPECT_EQ((*parsed)["hooks"]["beforeShellExecution"][0]["command"],
+            "'/usr/local/bin/telic' broker-gate --host cursor");
+  EXPECT_EQ(installed.rfind("{\n  // mine\n  \"version\": 1,\n  \"hooks\": {\"stop\": [{\"command\": \"x\"}], ", 0), 0u)
+      << installed;
+  Write(project() / ".cursor/hooks.json", installed + "// later\n");
+  ASSERT_EQ(RunUninstall(moved, out_, err_), 0) << err_.str();
+  EXPECT_EQ(Read(project() / ".cursor/hooks.json"), hooks + "// later\n");
+}
+
+TEST_F(InstallCommandTest, RefusesInvalidFilesWithoutTouchingThem) {
   Write(project() / ".roo/mcp.json", "{\"mcpServers\": ");
   EXPECT_EQ(Install("roo-code"), 1);
   EXPECT_NE(err_.str().find("not valid JSON"), std::string::npos) << err_.str();
+  EXPECT_EQ(Read(project() / ".roo/mcp.json"), "{\"mcpServers\": ");
+  Write(project() / ".vscode/mcp.json", "{\"servers\": {} // open /* \n");
+  EXPECT_EQ(Install("vscode"), 1);
+  EXPECT_NE(err_.str().find("not valid JSON"), std::string::npos) << err_.str();
+  EXPECT_EQ(Read(project() / ".vscode/mcp.json"), "{\"servers\": {} // open /* \n");
   Write(project() / ".gemini/settings.json", "[1]");
   EXPECT_EQ(Install("gemini-cli"), 1);
   EXPECT_NE(err_.str().find("not a JSON object"), std::string::npos) << err_.str();

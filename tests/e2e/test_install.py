@@ -207,20 +207,39 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(snapshot(self.project), original_project)
         self.assertEqual(snapshot(self.home), original_home)
 
-    def test_refusals_change_nothing(self):
-        jsonc = '{\n  // servers for this workspace\n  "servers": {}\n}\n'
-        with open(os.path.join(self.project, ".vscode/mcp.json"), "w") as handle:
+    def test_jsonc_config_is_merged_keeping_comments(self):
+        # covers issue 22 section 1: JSONC configs are merged, never refused for their comments
+        jsonc = '{\n  // servers for this workspace\n  "servers": {\n    "docs": {"command": "docs"}, /* mine */\n  },\n}\n'
+        path = os.path.join(self.project, ".vscode/mcp.json")
+        with open(path, "w") as handle:
             handle.write(jsonc)
+        before = snapshot(self.project)
+        self.telic("install", "vscode")
+        with open(path) as handle:
+            merged = handle.read()
+        self.assertTrue(merged.startswith('{\n  // servers for this workspace\n  "servers": {\n'
+                                          '    "docs": {"command": "docs"},\n    "telic": {\n'), merged)
+        self.assertTrue(merged.endswith('    }, /* mine */\n  },\n}\n'), merged)
+        self.assertIn('"command": %s' % json.dumps(telic_binary()), merged)
+        installed = snapshot(self.project)
+        self.telic("install", "vscode")
+        self.assertEqual(snapshot(self.project), installed, "a reinstall changes no byte")
+        self.telic("uninstall", "vscode")
+        self.assertEqual(snapshot(self.project), before)
+
+    def test_refusals_change_nothing(self):
+        invalid = '{\n  // servers for this workspace\n  "servers": \n'
+        with open(os.path.join(self.project, ".vscode/mcp.json"), "w") as handle:
+            handle.write(invalid)
         before = snapshot(self.project)
         done = subprocess.run([telic_binary(), "install", "vscode"], capture_output=True, env=self.env(),
                               cwd=self.project, timeout=60)
         self.assertEqual(done.returncode, 1)
-        self.assertIn(b"has comments; telic will not rewrite it", done.stderr)
+        self.assertIn(b"is not valid JSON", done.stderr)
         self.assertEqual(snapshot(self.project), before)
         done = subprocess.run([telic_binary(), "install", "nosuchhost"], capture_output=True, env=self.env(),
                               cwd=self.project, timeout=60)
         self.assertEqual(done.returncode, 2)
-
 
 if __name__ == "__main__":
     run_tests(sys.argv)
