@@ -74,7 +74,6 @@ void WaitForQueued(SqliteStore& store, size_t n) {
   while (store.queued_writes() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
-// covers TEL-001 TEL-012
 TEST(SqliteGroupCommitTest, WritersQueuedDuringACommitShareOneTransaction) {
   testing::TempDir dir;
   auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
@@ -110,7 +109,6 @@ TEST(SqliteGroupCommitTest, WritersQueuedDuringACommitShareOneTransaction) {
   EXPECT_EQ(runs->size(), 16u);
 }
 
-// covers TEL-012 TEL-013
 TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommits) {
   testing::TempDir dir;
   auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
@@ -184,7 +182,6 @@ TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommi
 // Reads have their own connection: while a group's COMMIT is held, a read
 // returns at once (on this thread; it would hang here if it waited for the
 // writer) and sees only committed state.
-// covers TEL-012
 TEST(SqliteGroupCommitTest, ReadsDoNotWaitForACommitAndSeeOnlyCommittedState) {
   testing::TempDir dir;
   auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
@@ -210,7 +207,6 @@ TEST(SqliteGroupCommitTest, ReadsDoNotWaitForACommitAndSeeOnlyCommittedState) {
 // writer joining the queue). Before the fix, such a writer returned as soon
 // as the leader had applied its change, so a read right after the
 // acknowledgement found no run (HttpTransportTest saw "Run not found").
-// covers TEL-012
 TEST(SqliteGroupCommitTest, NoWriterReturnsBeforeItsGroupCommitsEvenWhenWokenEarly) {
   testing::TempDir dir;
   auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
