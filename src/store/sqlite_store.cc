@@ -239,44 +239,51 @@ class Checkpointer {
  public:
   static constexpr int kCheckpointPages = 1000;  // SQLite's own default threshold
 
-  // Nullptr (the connection keeps SQLite's automatic checkpoint) when a second
-  // connection cannot be opened.
-  static std::unique_ptr<Checkpointer> Start(const std::string& path, sqlite3* writer) {
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK ||
-        sqlite3_exec(db, "PRAGMA synchronous=FULL", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      sqlite3_close(db);
-      return nullptr;
-    }
-    sqlite3_busy_timeout(db, 5000);
-    auto checkpointer = std::unique_ptr<Checkpointer>(new Checkpointer(db, writer));
+  // Replaces `writer`'s automatic checkpoint. The checkpointer's connection
+  // and thread are started by the first commit that asks for a checkpoint, so
+  // a process that never fills the WAL (a short command, a server that only
+  // reads) opens neither. When that connection cannot be opened, the writer
+  // checkpoints itself in its commit, as SQLite's automatic checkpoint does.
+  static std::unique_ptr<Checkpointer> Install(const std::string& path, sqlite3* writer) {
+    auto checkpointer = std::unique_ptr<Checkpointer>(new Checkpointer(path, writer));
     sqlite3_wal_hook(writer, &Checkpointer::OnCommit, checkpointer.get());  // replaces the automatic checkpoint
     return checkpointer;
   }
   ~Checkpointer() {
     sqlite3_wal_autocheckpoint(writer_, kCheckpointPages);  // removes OnCommit
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
+    if (thread_.joinable()) {
+      {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+      }
+      wake_.notify_all();
+      thread_.join();
     }
-    wake_.notify_all();
-    thread_.join();
     sqlite3_close(db_);
   }
   int64_t runs() const { return runs_.load(); }
 
  private:
-  Checkpointer(sqlite3* db, sqlite3* writer) : db_(db), writer_(writer), thread_(StartThread()) {}
+  Checkpointer(std::string path, sqlite3* writer) : path_(std::move(path)), writer_(writer) {}
 
-  // The thread starts with every signal blocked (it inherits the mask), so a
-  // SIGTERM meant for the server's signal thread is never delivered here.
-  std::thread StartThread() {
+  // On the writer's thread (from OnCommit): opens the checkpointer's
+  // connection and starts its thread. False when the connection cannot be opened.
+  bool Start() {
+    if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK ||
+        sqlite3_exec(db_, "PRAGMA synchronous=FULL", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      return false;
+    }
+    sqlite3_busy_timeout(db_, 5000);
+    // The thread starts with every signal blocked (it inherits the mask), so
+    // a SIGTERM meant for the server's signal thread is never delivered here.
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
-    std::thread thread([this] { Run(); });
+    thread_ = std::thread([this] { Run(); });
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    return thread;
+    return true;
   }
 
   // sqlite3_wal_hook: called on the writer's thread after each commit (under
@@ -284,17 +291,24 @@ class Checkpointer {
   // checkpointed or not, until a writer restarts the WAL after a complete
   // checkpoint; so a checkpoint is asked for each time kCheckpointPages more
   // frames were appended since the last request (or since the restart).
-  static int OnCommit(void* self, sqlite3*, const char*, int wal_pages) {
+  static int OnCommit(void* self, sqlite3* writer, const char* schema, int wal_pages) {
     auto* checkpointer = static_cast<Checkpointer*>(self);
     if (wal_pages < checkpointer->requested_at_) checkpointer->requested_at_ = 0;  // the WAL restarted
-    if (wal_pages - checkpointer->requested_at_ >= kCheckpointPages) {
-      checkpointer->requested_at_ = wal_pages;
-      {
-        std::lock_guard lock(checkpointer->mutex_);
-        checkpointer->due_ = true;
-      }
-      checkpointer->wake_.notify_one();
+    if (wal_pages - checkpointer->requested_at_ < kCheckpointPages) return SQLITE_OK;
+    checkpointer->requested_at_ = wal_pages;
+    if (!checkpointer->thread_.joinable() && !checkpointer->failed_ && !checkpointer->Start()) {
+      checkpointer->failed_ = true;
     }
+    if (checkpointer->failed_) {
+      // What SQLite's own automatic checkpoint (a WAL hook too) does.
+      sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      return SQLITE_OK;
+    }
+    {
+      std::lock_guard lock(checkpointer->mutex_);
+      checkpointer->due_ = true;
+    }
+    checkpointer->wake_.notify_one();
     return SQLITE_OK;
   }
   void Run() {
@@ -310,15 +324,17 @@ class Checkpointer {
     }
   }
 
-  sqlite3* db_;
+  std::string path_;
+  sqlite3* db_ = nullptr;  // opened by Start()
   sqlite3* writer_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
   bool due_ = false;
-  int requested_at_ = 0;  // WAL frames when a checkpoint was last asked for (writer side only)
+  bool failed_ = false;      // writer side only: Start() could not open the connection
+  int requested_at_ = 0;     // WAL frames when a checkpoint was last asked for (writer side only)
   std::atomic<int64_t> runs_{0};
-  std::thread thread_;  // last: starts after the members it uses
+  std::thread thread_;  // started by Start() (writer side only)
 };
 
 namespace {
@@ -643,15 +659,26 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   // A new ledger frees deleted runs' pages with incremental vacuum. Set
   // before the switch to WAL, which writes the header of an empty file and
-  // fixes its auto_vacuum mode; a no-op on a ledger that has pages already
-  // (see ConvertToIncrementalVacuum).
-  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA auto_vacuum=INCREMENTAL"));
+  // fixes its auto_vacuum mode. Only on an empty file: on a ledger that has
+  // pages it changes nothing (see ConvertToIncrementalVacuum) but still
+  // rewrites page 1, a commit with two fsyncs on every start-up.
+  TELIC_ASSIGN_OR_RETURN(int64_t pages, QueryInt(db, "PRAGMA page_count", ""));
+  if (pages == 0) TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA auto_vacuum=INCREMENTAL"));
   TELIC_RETURN_IF_ERROR(EnableWal(db));
   TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
   TELIC_RETURN_IF_ERROR(store->Migrate());
-  TELIC_RETURN_IF_ERROR(store->OpenReadConnection(path));
-  store->checkpointer_ = Checkpointer::Start(path, db);
+  // The read connection and the checkpointer's are opened when first needed:
+  // a process that only writes, or only starts (`telic serve` answering
+  // initialize, a short CLI command), parses the schema once, not three times.
+  store->path_ = path;
+  store->checkpointer_ = Checkpointer::Install(path, db);
   return store;
+}
+
+Result<std::unique_lock<std::mutex>> SqliteStore::LockReader() {
+  std::unique_lock lock(read_mutex_);
+  if (read_db_ == nullptr) TELIC_RETURN_IF_ERROR(OpenReadConnection(path_));
+  return lock;
 }
 
 // Reads use their own connection: in WAL mode a reader sees every committed
@@ -662,6 +689,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
 Status SqliteStore::OpenReadConnection(const std::string& path) {
   if (sqlite3_open_v2(path.c_str(), &read_db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string message = read_db_ ? sqlite3_errmsg(read_db_) : "out of memory";
+    sqlite3_close(read_db_);
+    read_db_ = nullptr;  // the next read tries again
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {} for reading: {}", path, message));
   }
   sqlite3_busy_timeout(read_db_, kBusyTimeoutMs);
@@ -844,7 +873,7 @@ Status SqliteStore::ApplyChange(std::string_view run_id, int64_t expected_versio
 }
 
 Result<RunRecord> SqliteStore::GetRun(std::string_view run_id) {
-  std::lock_guard lock(read_mutex_);
+  TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
   Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs WHERE run_id = ?", kRunColumns));
   s.Bind(1, run_id);
   int rc = s.Step();
@@ -854,7 +883,7 @@ Result<RunRecord> SqliteStore::GetRun(std::string_view run_id) {
 }
 
 Result<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
-  std::lock_guard lock(read_mutex_);
+  TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
   Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs ORDER BY updated_at DESC, run_id ASC LIMIT ?", kRunColumns));
   s.Bind(1, int64_t{limit});
   std::vector<RunRecord> runs;
@@ -866,7 +895,7 @@ Result<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
 
 Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
-  std::lock_guard lock(read_mutex_);
+  TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
   // Numbered parameters: the ones a query leaves out are simply not bound.
   std::string where;
   std::string cursor_created_at;
@@ -909,7 +938,7 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
 }
 
 Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {
-  std::lock_guard lock(read_mutex_);
+  TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
   Stmt s(*read_stmts_, fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = ? AND seq > ? ORDER BY seq", kArtifactColumns));
   s.Bind(1, run_id).Bind(2, after_seq);
   std::vector<ArtifactMeta> list;
@@ -923,7 +952,7 @@ Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_vi
 }
 
 Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {
-  std::lock_guard lock(read_mutex_);
+  TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
   Stmt s(*read_stmts_, fmt::format("SELECT {}, b.body FROM artifacts a LEFT JOIN blobs b USING (sha256) "
                           "WHERE a.run_id = ? AND a.artifact_id = ?",
                           kArtifactColumns));
@@ -939,7 +968,7 @@ Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::st
 }
 
 Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_sequence, int limit) {
-  std::lock_guard lock(read_mutex_);
+  TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
   Stmt s(*read_stmts_,
          "SELECT run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, "
          "output_refs_json, permission_decision_json, summary, budget_snapshot_json, redactions_json, prev_hash, hash, "

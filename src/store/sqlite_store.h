@@ -79,12 +79,15 @@ class SqliteStore final : public Store {
   explicit SqliteStore(sqlite3* db);
   Status Migrate();
   Status OpenReadConnection(const std::string& path);
+  // read_mutex_, locked, with the read connection open (opened on first use).
+  Result<std::unique_lock<std::mutex>> LockReader();
   struct PendingWrite;
   Status WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
   void CommitGroup(const std::vector<PendingWrite*>& group);
   Status ApplyInTransaction(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
 
   sqlite3* db_;
+  std::string path_;  // the ledger file, for the connections opened later
   std::unique_ptr<StmtCache> stmts_;  // db_'s prepared statements (finalised before it closes)
   // The reads' own connection (GetRun, ListRuns, QueryRuns, ListArtifactsAfter,
   // GetArtifact, GetTrace), so they never wait for a commit on db_.

@@ -2,6 +2,7 @@
 // SQLite (embedded) and PostgreSQL (a real server, see testing/postgres_server.h).
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1125,6 +1126,31 @@ TEST_P(StoreTest, OrdinaryDeletesStillFailOnEveryGuardedTable) {
   EXPECT_EQ(CheckedTrace(**reopened, "r1").size(), 1u);
   EXPECT_TRUE((*reopened)->GetArtifact("r1", "req"));
   EXPECT_EQ((*reopened)->ListTombstones(10)->size(), 1u);
+}
+
+// Opening a ledger that exists writes nothing: no commit (and no fsync) per
+// start-up. `PRAGMA auto_vacuum` on a ledger with pages rewrote page 1 on
+// every open until it was limited to empty files (issue 18 target 3).
+TEST(SqliteStoreOpenTest, OpeningAnExistingLedgerWritesNothing) {
+  testing::TempDir dir;
+  std::string path = dir.File("ledger.sqlite3");
+  {
+    auto store = SqliteStore::Open(path);
+    ASSERT_TRUE(store) << store.error().message();
+    ASSERT_TRUE((*store)->CreateRun(NewRunChange("r1")));
+  }  // the last connection closes: SQLite checkpoints and removes the WAL
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store) << store.error().message();
+  ASSERT_TRUE((*store)->GetRun("r1"));
+  struct stat wal {};
+  EXPECT_TRUE(::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size == 0)
+      << "the open wrote " << wal.st_size << " bytes to the WAL";
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_EQ(after.st_size, before.st_size);
+  EXPECT_EQ(*(*store)->AutoVacuumMode(), "incremental");
 }
 
 TEST(SqliteRetentionTest, NewLedgersReclaimDeletedPagesAndOldOnesConvertOnce) {
