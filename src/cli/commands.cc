@@ -23,6 +23,7 @@
 #include "cli/ground_command.h"
 #include "cli/validate_command.h"
 #include "cli/graph_commands.h"
+#include "cli/http_features.h"
 #include "cli/retention_command.h"
 #include "cli/bundle_command.h"
 #include "mcp/graph_tools.h"
@@ -175,25 +176,37 @@ Result<mcp::HttpOptions> HttpSettings(const Options& options, Context& context) 
   return http;
 }
 
-int ServeOverHttp(const Options& options, mcp::Server& server, Context& context) {
+int ServeOverHttp(const HttpFeatures& features, const Options& options, mcp::Server& server, Context& context) {
   auto http = HttpSettings(options, context);
   if (!http) return Failure(http.error());
   UiBinding ui;
-  if (options.ui) ui = MountUi(*http, *context.store, context.graph->store.get(), *context.service);
-  return mcp::ServeHttp(server, std::move(*http), context.location.repository_root);
+  if (options.ui) ui = MountUi(features, *http, *context.store, context.graph->store.get(), *context.service);
+  return features.serve_http(server, std::move(*http), context.location.repository_root);
 }
 
 // telic ui: the read-only web trace viewer over the ledger (no /mcp).
 int Ui(Options options) {
+  auto features = RequireHttp();  // in `telic`: runs telic-http instead, or fails
+  if (!features) return Failure(features.error());
   if (options.http.empty()) options.http = "127.0.0.1:7420";
   auto context = OpenContext(options, false);
   if (!context) return Failure(context.error());
   auto http = HttpSettings(options, **context);
   if (!http) return Failure(http.error());
-  return ServeUi(std::move(*http), *(*context)->store, (*context)->graph->store.get(), *(*context)->service);
+  return ServeUi(**features, std::move(*http), *(*context)->store, (*context)->graph->store.get(),
+                 *(*context)->service);
 }
 
 int Serve(const Options& options) {
+  const HttpFeatures* features = nullptr;
+  if (!options.http.empty()) {
+    auto linked = RequireHttp();  // in `telic`: runs telic-http instead, or fails
+    if (!linked) {
+      std::cerr << "Telic MCP failed: " << CleanMessage(linked.error().message()) << "\n";
+      return 1;
+    }
+    features = *linked;
+  }
   auto context = OpenContext(options, true);
   if (!context) {
     std::cerr << "Telic MCP failed: " << CleanMessage(context.error().message()) << "\n";
@@ -210,7 +223,7 @@ int Serve(const Options& options) {
   server.set_request_state_key_file((std::filesystem::path((*context)->location.state_dir) / "request-state.key").string());
   // `telic broker-gate` finds the active run in the ledger (D-P2): nothing
   // besides the commit is written per call (no active-session.json).
-  if (!options.http.empty()) return ServeOverHttp(options, server, **context);
+  if (features != nullptr) return ServeOverHttp(*features, options, server, **context);
   std::cerr << "Telic MCP ready for " << (*context)->location.repository_root << std::endl;
   return mcp::ServeStdio(server, stdin, stdout);
 }

@@ -1,3 +1,8 @@
+// `telic`: every command; those that need HTTP run `telic-http` (src/cli/http_features.h).
 #include "cli/commands.h"
+#include "cli/http_features.h"
 
-int main(int argc, char** argv) { return telic::cli::RunCli(argc, argv); }
+int main(int argc, char** argv) {
+  telic::cli::InitHttpFeatures(nullptr, argc, argv);
+  return telic::cli::RunCli(argc, argv);
+}

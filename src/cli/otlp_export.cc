@@ -7,10 +7,10 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include "base/sha256.h"
 #include "base/text.h"
+#include "cli/http_features.h"
 #include "mcp/server.h"
 
 namespace telic::cli {
@@ -238,6 +238,12 @@ int RunOtlpExport(controller::RunService& service, const std::string& run_id, co
     if (!parsed) return fail(parsed.error());
     endpoint = *parsed;
   }
+  const HttpFeatures* http = nullptr;
+  if (endpoint) {
+    auto linked = RequireHttp();  // in `telic`: runs telic-http instead, or fails
+    if (!linked) return fail(linked.error());
+    http = *linked;
+  }
   auto run = service.store().GetRun(run_id);
   if (!run) return fail(run.error());
   std::vector<store::TraceEventRecord> trace;
@@ -258,14 +264,10 @@ int RunOtlpExport(controller::RunService& service, const std::string& run_id, co
     out << body << "\n";
     return 0;
   }
-  httplib::Client client(endpoint->scheme_host_port);
-  client.set_connection_timeout(10, 0);
-  client.set_read_timeout(30, 0);
-  client.set_write_timeout(30, 0);
-  auto response = client.Post(endpoint->path, body, "application/json");
+  auto response = http->post_json(endpoint->scheme_host_port, endpoint->path, body);
   if (!response) {
     return fail(Error(ErrorCode::kUnavailable, fmt::format("OTLP export to {}{} failed: {}", endpoint->scheme_host_port,
-                                                           endpoint->path, httplib::to_string(response.error()))));
+                                                           endpoint->path, response.error().message())));
   }
   if (response->status < 200 || response->status > 299) {
     return fail(Error(ErrorCode::kUnavailable, fmt::format("OTLP receiver answered HTTP {}: {}", response->status,

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "cli/http_features.h"
 #include "controller/run_service.h"
 #include "mcp/http_transport.h"
 #include "store/store.h"
@@ -19,10 +20,10 @@ struct UiBinding {
 
 // Adds the /ui mount over `runs` (and `tasks`, may be null) to `http`;
 // the returned binding must outlive the transport.
-UiBinding MountUi(mcp::HttpOptions& http, store::Store& runs, store::TaskStore* tasks, controller::RunService& service);
+UiBinding MountUi(const HttpFeatures& features, mcp::HttpOptions& http, store::Store& runs, store::TaskStore* tasks, controller::RunService& service);
 
 // `telic ui`: serves only the UI (no /mcp) until SIGINT/SIGTERM, printing
 // "Telic UI at http://HOST:PORT/ui/" on stderr. Returns the exit code.
-int ServeUi(mcp::HttpOptions http, store::Store& runs, store::TaskStore* tasks, controller::RunService& service);
+int ServeUi(const HttpFeatures& features, mcp::HttpOptions http, store::Store& runs, store::TaskStore* tasks, controller::RunService& service);
 
 }  // namespace telic::cli

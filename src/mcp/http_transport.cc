@@ -321,36 +321,6 @@ bool AcceptsJson(const std::string& accept) {
 
 }  // namespace
 
-Result<std::pair<std::string, int>> ParseListenAddress(std::string_view text) {
-  auto colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
-    return Fail(ErrorCode::kInvalidArgument, fmt::format("--http expects HOST:PORT, got \"{}\"", text));
-  }
-  std::string host(text.substr(0, colon));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  std::string_view port_text = text.substr(colon + 1);
-  int port = 0;
-  for (char c : port_text) {
-    if (c < '0' || c > '9' || port > 65535) return Fail(ErrorCode::kInvalidArgument, fmt::format("bad port in \"{}\"", text));
-    port = port * 10 + (c - '0');
-  }
-  if (port > 65535) return Fail(ErrorCode::kInvalidArgument, fmt::format("bad port in \"{}\"", text));
-  return std::make_pair(host, port);
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  std::string h = Lower(host);
-  if (h == "localhost" || h == "::1") return true;
-  in_addr v4{};
-  if (::inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  return false;
-}
-
-bool SecretsEqual(std::string_view a, std::string_view b) {
-  std::string da = Sha256Hex(a), db = Sha256Hex(b);
-  return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;
-}
-
 class HttpTransport::Impl {
  public:
   // `server` null: no /mcp endpoint, only the mounts.

@@ -8,6 +8,8 @@ bad token. Each case runs against a real child process on a loopback port.
 
 import json
 import os
+import shutil
+import subprocess
 import socket
 import stat
 import sys
@@ -18,7 +20,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from http_client import HttpServer, McpHttpClient, PROTOCOL, wait_until  # noqa: E402
-from mcp_client import Workspace, run_tests  # noqa: E402
+from mcp_client import McpProcess, Workspace, run_tests, telic_binary  # noqa: E402
 
 TOKEN = "e2e-token-0123456789abcdef-secret"
 
@@ -284,6 +286,41 @@ class HttpAuthTest(unittest.TestCase):
         self.assertEqual(client.post(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}))[0], 200)
         client.close()
         self.assertEqual(named.stop(), 0)
+
+class HttpProgramTest(unittest.TestCase):
+    """`telic` is built without HTTP and runs `telic-http` beside it for the
+    commands that need it (src/cli/http_features.h, D-START1)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_telic_itself_links_no_http_library(self):
+        linked = subprocess.run(["ldd", telic_binary()], capture_output=True, text=True).stdout
+        self.assertNotIn("httplib", linked)
+        self.assertNotIn("libssl", linked)
+        beside = os.path.join(os.path.dirname(os.path.realpath(telic_binary())), "telic-http")
+        self.assertIn("httplib", subprocess.run(["ldd", beside], capture_output=True, text=True).stdout)
+
+    def test_without_telic_http_beside_it_the_http_commands_fail_clearly(self):
+        alone = os.path.join(self.ws.base, "alone")
+        os.mkdir(alone)
+        shutil.copy(os.path.realpath(telic_binary()), os.path.join(alone, "telic"))
+        env = self.ws.env()
+        # Stdio serving needs no HTTP: the lone binary serves a run.
+        server = McpProcess([os.path.join(alone, "telic"), "serve"], env, cwd=self.ws.repo)
+        server.initialize()
+        run_id = server.ok("telic_start_run", {"original_request": "x", "mode": "plan_only"})["run"]["runId"]
+        server.close()
+        for argv, prefix in ((["serve", "--http", "127.0.0.1:0"], "Telic MCP failed: "),
+                             (["ui", "--http", "127.0.0.1:0"], "telic: "),
+                             (["export", run_id, "--otlp", "http://127.0.0.1:9/v1/traces"], "telic: ")):
+            done = subprocess.run([os.path.join(alone, "telic"), *argv], env=env, cwd=self.ws.repo,
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 1, argv)
+            self.assertTrue(done.stderr.startswith(prefix + "this command serves or sends HTTP"), done.stderr)
+            self.assertIn(os.path.join(alone, "telic-http") + ": No such file or directory", done.stderr, argv)
+
 
 if __name__ == "__main__":
     run_tests(sys.argv)

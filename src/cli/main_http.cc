@@ -1,0 +1,8 @@
+// `telic-http`: the same commands as `telic`, with HTTP linked in (src/cli/http_features.h).
+#include "cli/commands.h"
+#include "cli/http_features.h"
+
+int main(int argc, char** argv) {
+  telic::cli::InitHttpFeatures(&telic::cli::LinkedHttpFeatures(), argc, argv);
+  return telic::cli::RunCli(argc, argv);
+}
