@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <git2.h>
+#include "grounding/libgit2.h"
 #include <gtest/gtest.h>
 
 #include "grounding/git_repo.h"
@@ -73,11 +73,11 @@ class GitIndexTest : public ::testing::Test {
     RepoPtr repo = OpenWorkTree(root_.string());
     ASSERT_TRUE(repo);
     git_index* index = nullptr;
-    ASSERT_EQ(git_repository_index(&index, repo.get()), 0);
-    ASSERT_EQ(file.size(), git_index_entrycount(index));
+    ASSERT_EQ(git::repository_index(&index, repo.get()), 0);
+    ASSERT_EQ(file.size(), git::index_entrycount(index));
     for (size_t i = 0; i < file.size(); ++i) {
       const IndexEntry ours = file.entry(i);
-      const git_index_entry* theirs = git_index_get_byindex(index, i);
+      const git_index_entry* theirs = git::index_get_byindex(index, i);
       EXPECT_EQ(ours.path, theirs->path);
       EXPECT_EQ(ours.mode, theirs->mode) << ours.path;
       EXPECT_EQ(ours.size, theirs->file_size) << ours.path;
@@ -87,7 +87,7 @@ class GitIndexTest : public ::testing::Test {
       EXPECT_EQ(ours.stage, GIT_INDEX_ENTRY_STAGE(theirs)) << ours.path;
       EXPECT_TRUE(std::equal(ours.id.begin(), ours.id.end(), theirs->id.id)) << ours.path;
     }
-    git_index_free(index);
+    git::index_free(index);
   }
 
   telic::testing::TempDir tmp_;
@@ -108,7 +108,7 @@ TEST_F(GitIndexTest, Version2MatchesLibgit2AndCarriesTheCacheTree) {
   char hex[41];
   git_oid oid;
   std::copy(file->cache_tree_root()->begin(), file->cache_tree_root()->end(), oid.id);
-  git_oid_tostr(hex, sizeof hex, &oid);
+  git::oid_tostr(hex, sizeof hex, &oid);
   EXPECT_EQ(std::string(hex), GitOutput(root_, "rev-parse 'HEAD^{tree}'"));
   EXPECT_GT(file->mtime().seconds, 0u);
 }

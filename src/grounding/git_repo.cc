@@ -11,10 +11,10 @@ namespace telic::grounding {
 void InitLibgit2() {
   static std::once_flag once;
   std::call_once(once, [] {
-    git_libgit2_init();
+    git::libgit2_init();
     for (int level : {GIT_CONFIG_LEVEL_PROGRAMDATA, GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG,
                       GIT_CONFIG_LEVEL_GLOBAL}) {
-      git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
+      git::libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
     }
   });
 }
@@ -22,16 +22,16 @@ void InitLibgit2() {
 RepoPtr OpenWorkTree(const std::string& root) {
   InitLibgit2();
   git_repository* raw = nullptr;
-  if (git_repository_open_ext(&raw, root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return nullptr;
+  if (git::repository_open_ext(&raw, root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return nullptr;
   RepoPtr repo(raw);
-  const char* workdir = git_repository_workdir(repo.get());
+  const char* workdir = git::repository_workdir(repo.get());
   if (workdir == nullptr || RealPath(workdir) != root) return nullptr;
   return repo;
 }
 
 std::string OidHex(const git_oid& oid) {
   char buffer[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(buffer, sizeof buffer, &oid);
+  git::oid_tostr(buffer, sizeof buffer, &oid);
   return buffer;
 }
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include <git2.h>
+#include "grounding/libgit2.h"
 
 namespace telic::grounding {
 
@@ -15,7 +15,7 @@ namespace telic::grounding {
 void InitLibgit2();
 
 struct RepoDeleter {
-  void operator()(git_repository* repo) const { git_repository_free(repo); }
+  void operator()(git_repository* repo) const { git::repository_free(repo); }
 };
 using RepoPtr = std::unique_ptr<git_repository, RepoDeleter>;
 

@@ -30,9 +30,9 @@ constexpr int64_t kMaxDigestTotalBytes = 256LL * 1024 * 1024;
 std::optional<std::string> GitTopLevel(const std::string& dir) {
   InitLibgit2();
   git_repository* raw = nullptr;
-  if (git_repository_open_ext(&raw, dir.c_str(), 0, std::getenv("GIT_CEILING_DIRECTORIES")) != 0) return std::nullopt;
+  if (git::repository_open_ext(&raw, dir.c_str(), 0, std::getenv("GIT_CEILING_DIRECTORIES")) != 0) return std::nullopt;
   RepoPtr repo(raw);
-  const char* workdir = git_repository_workdir(repo.get());
+  const char* workdir = git::repository_workdir(repo.get());
   if (workdir == nullptr) return std::nullopt;
   return RealPath(workdir);
 }
@@ -212,6 +212,9 @@ std::vector<std::pair<std::string, std::string>> SortedHashes(const std::map<std
 }  // namespace
 
 Result<std::string> ResolveRepositoryRoot(std::string_view requested) {
+  // Every grounding starts here: without libgit2, a clear error rather than
+  // a git repository read as a plain folder.
+  TELIC_RETURN_IF_ERROR(git::Load());
   if (TrimJs(requested).empty()) {
     return Fail(ErrorCode::kInvalidArgument, "repository_root must be a non-empty directory path.");
   }

@@ -33,16 +33,16 @@ constexpr ObjectId kEmptyBlob = {0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43,
                                  0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91};
 
 struct IndexDeleter {
-  void operator()(git_index* index) const { git_index_free(index); }
+  void operator()(git_index* index) const { git::index_free(index); }
 };
 struct DiffDeleter {
-  void operator()(git_diff* diff) const { git_diff_free(diff); }
+  void operator()(git_diff* diff) const { git::diff_free(diff); }
 };
 struct TreeDeleter {
-  void operator()(git_tree* tree) const { git_tree_free(tree); }
+  void operator()(git_tree* tree) const { git::tree_free(tree); }
 };
 struct ConfigDeleter {
-  void operator()(git_config* config) const { git_config_free(config); }
+  void operator()(git_config* config) const { git::config_free(config); }
 };
 using IndexPtr = std::unique_ptr<git_index, IndexDeleter>;
 using DiffPtr = std::unique_ptr<git_diff, DiffDeleter>;
@@ -193,7 +193,7 @@ class Scanner {
   bool Ignored(Worker& worker, const std::string& rel) {
     git_repository* repo = Repo(worker);
     int ignored = 0;
-    return repo != nullptr && git_ignore_path_is_ignored(&ignored, repo, rel.c_str()) == 0 && ignored == 1;
+    return repo != nullptr && git::ignore_path_is_ignored(&ignored, repo, rel.c_str()) == 0 && ignored == 1;
   }
 
   // The first entry in [lo, hi) whose path is not before `key`. Every path
@@ -345,12 +345,12 @@ class Scanner {
     if (type == kSymlink) {
       char target[PATH_MAX];
       ssize_t length = readlinkat(dir_fd, name, target, sizeof target);
-      if (length < 0 || git_odb_hash(&id, target, static_cast<size_t>(length), GIT_OBJECT_BLOB) != 0) return false;
+      if (length < 0 || git::odb_hash(&id, target, static_cast<size_t>(length), GIT_OBJECT_BLOB) != 0) return false;
     } else {
       git_repository* repo = Repo(worker);
       // The repository's filters (.gitattributes eol, ident...) apply, as in git.
       std::string absolute = root_ + "/" + rel;
-      if (repo == nullptr || git_repository_hashfile(&id, repo, absolute.c_str(), GIT_OBJECT_BLOB, rel.c_str()) != 0) {
+      if (repo == nullptr || git::repository_hashfile(&id, repo, absolute.c_str(), GIT_OBJECT_BLOB, rel.c_str()) != 0) {
         return false;
       }
     }
@@ -361,10 +361,10 @@ class Scanner {
   // index records. An uninitialised (empty) submodule folder is unchanged.
   void CheckSubmodule(Worker& worker, const Entry& entry, const std::string& absolute) {
     git_repository* raw = nullptr;
-    if (git_repository_open_ext(&raw, absolute.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return;
+    if (git::repository_open_ext(&raw, absolute.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) return;
     RepoPtr submodule(raw);
     git_oid head;
-    if (git_reference_name_to_id(&head, submodule.get(), "HEAD") != 0 ||
+    if (git::reference_name_to_id(&head, submodule.get(), "HEAD") != 0 ||
         std::equal(entry.id.begin(), entry.id.end(), head.id)) {
       return;
     }
@@ -410,10 +410,10 @@ IndexFile Fold(const IndexFile& index) {
 
 std::vector<Entry> EntriesOf(git_index* index) {
   std::vector<Entry> entries;
-  size_t count = git_index_entrycount(index);
+  size_t count = git::index_entrycount(index);
   entries.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    const git_index_entry* raw = git_index_get_byindex(index, i);
+    const git_index_entry* raw = git::index_get_byindex(index, i);
     if (raw == nullptr || raw->path == nullptr) continue;
     Entry entry;
     entry.path = raw->path;
@@ -437,11 +437,11 @@ std::vector<Entry> EntriesOf(git_index* index) {
 Settings ReadSettings(git_repository* repo) {
   Settings settings;
   git_config* raw = nullptr;
-  if (git_repository_config_snapshot(&raw, repo) == 0) {
+  if (git::repository_config_snapshot(&raw, repo) == 0) {
     ConfigPtr config(raw);
     int value = 0;
-    if (git_config_get_bool(&value, config.get(), "core.filemode") == 0) settings.filemode = value != 0;
-    if (git_config_get_bool(&value, config.get(), "core.trustctime") == 0) settings.trustctime = value != 0;
+    if (git::config_get_bool(&value, config.get(), "core.filemode") == 0) settings.filemode = value != 0;
+    if (git::config_get_bool(&value, config.get(), "core.trustctime") == 0) settings.trustctime = value != 0;
   }
   return settings;
 }
@@ -455,16 +455,16 @@ struct IndexStorage {
 
 // Fills `storage`; false when no reader can read the index.
 bool LoadIndex(git_repository* repo, IndexStorage& storage) {
-  auto file = IndexFile::Read(std::string(git_repository_path(repo)) + "index");
+  auto file = IndexFile::Read(std::string(git::repository_path(repo)) + "index");
   if (file) {
     storage.file = std::move(*file);
   } else {
     git_index* raw = nullptr;
-    if (git_repository_index(&raw, repo) != 0) return false;
+    if (git::repository_index(&raw, repo) != 0) return false;
     storage.libgit2.reset(raw);
     IndexTime mtime;
     struct stat info;
-    const char* path = git_index_path(raw);
+    const char* path = git::index_path(raw);
     if (path != nullptr && stat(path, &info) == 0) {
       mtime = {static_cast<uint32_t>(info.st_mtim.tv_sec), static_cast<uint32_t>(info.st_mtim.tv_nsec)};
     }
@@ -482,14 +482,14 @@ struct Head {
 // False when HEAD exists but its commit cannot be read.
 bool ReadHead(git_repository* repo, Head& head) {
   git_oid id;
-  int error = git_reference_name_to_id(&id, repo, "HEAD");
+  int error = git::reference_name_to_id(&id, repo, "HEAD");
   if (error == GIT_ENOTFOUND || error == GIT_EUNBORNBRANCH) return true;
   if (error != 0) return false;
   git_commit* commit = nullptr;
-  if (git_commit_lookup(&commit, repo, &id) != 0) return false;
+  if (git::commit_lookup(&commit, repo, &id) != 0) return false;
   head.commit = id;
-  head.tree = *git_commit_tree_id(commit);
-  git_commit_free(commit);
+  head.tree = *git::commit_tree_id(commit);
+  git::commit_free(commit);
   return true;
 }
 
@@ -508,28 +508,28 @@ bool ReadStaged(git_repository* repo, IndexStorage& storage, const Head& head,
                 std::map<std::string, StatusRecord>& records) {
   if (!storage.libgit2) {
     git_index* raw = nullptr;
-    if (git_repository_index(&raw, repo) != 0) return false;
+    if (git::repository_index(&raw, repo) != 0) return false;
     storage.libgit2.reset(raw);
   }
   git_index* index = storage.libgit2.get();
   TreePtr tree;
   if (head.commit) {
     git_tree* raw = nullptr;
-    if (git_tree_lookup(&raw, repo, &head.tree) != 0) return false;
+    if (git::tree_lookup(&raw, repo, &head.tree) != 0) return false;
     tree.reset(raw);
   }
   git_diff_options options = GIT_DIFF_OPTIONS_INIT;
   options.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
   git_diff* raw = nullptr;
-  if (git_diff_tree_to_index(&raw, repo, tree.get(), index, &options) != 0) return false;
+  if (git::diff_tree_to_index(&raw, repo, tree.get(), index, &options) != 0) return false;
   DiffPtr diff(raw);
   git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
   find.flags = GIT_DIFF_FIND_RENAMES | GIT_DIFF_FIND_AND_BREAK_REWRITES | GIT_DIFF_FIND_RENAMES_FROM_REWRITES |
                GIT_DIFF_BREAK_REWRITES_FOR_RENAMES_ONLY;
-  if (git_diff_find_similar(diff.get(), &find) != 0) return false;
-  size_t count = git_diff_num_deltas(diff.get());
+  if (git::diff_find_similar(diff.get(), &find) != 0) return false;
+  size_t count = git::diff_num_deltas(diff.get());
   for (size_t i = 0; i < count; ++i) {
-    const git_diff_delta* delta = git_diff_get_delta(diff.get(), i);
+    const git_diff_delta* delta = git::diff_get_delta(diff.get(), i);
     char x = ' ';
     switch (delta->status) {
       case GIT_DELTA_ADDED: x = 'A'; break;
