@@ -17,8 +17,9 @@ Rows:
   writes     telic_start_run p50 against floor (small reply) + one fsync'd
              SQLite commit (python sqlite3, WAL, synchronous=FULL, one
              512-byte row per transaction) measured in the same rounds.
-             Target 2: <= 1.3x. fsync/fdatasync per call: strace -f -c over
-             a separate N-call run (skipped without strace).
+             Target 2: <= 1.3x. fsync/fdatasync per call: strace -f -ttt
+             over a separate N-call run, counting those made while the calls
+             ran (skipped without strace).
   start-up   spawn + initialize until the reply, telic vs floor. Target 3: <= 2x.
              The floor is the C++ echo (bench/echo_floor.cc, built as
              telic_echo_floor beside the telic binary when TELIC_BENCH is on);
@@ -131,27 +132,35 @@ def sqlite_commits(path, n):
 
 
 def fsyncs_per_call(telic, env, repo, n):
-    """fsync+fdatasync per start_run: (on the thread that answers, i.e. the
-    write path; on other threads, i.e. the background WAL checkpointer), from
-    `strace -f` over n calls (start-up's few fsyncs included)."""
+    """fsync+fdatasync per start_run, counted by `strace -f -ttt` over n calls
+    and kept only while the calls ran (start-up's and shutdown's fsyncs, e.g.
+    the checkpoint when the last connection closes, are not per call):
+    (on the thread that answers, i.e. the write path; on other threads, i.e.
+    the background WAL checkpointer)."""
     if not shutil.which("strace"):
         return None
     log = tempfile.mktemp(prefix="telic-strace-")
-    server = McpProcess(["strace", "-f", "-e", "trace=fsync,fdatasync", "-o", log, telic, "serve"], env,
+    server = McpProcess(["strace", "-f", "-ttt", "-e", "trace=fsync,fdatasync", "-o", log, telic, "serve"], env,
                         cwd=repo)
     server.initialize()
+    server.call("telic_start_run", {"original_request": "warm up", "mode": "plan_only"})
+    first = time.time()
     for i in range(n):
         server.call("telic_start_run", {"original_request": f"count fsyncs ({i})", "mode": "plan_only"})
+    last = time.time()
     server.close()
-    by_thread = {}
+    by_thread, threads = {}, set()
     with open(log) as f:
         for line in f:
-            parts = line.split(None, 1)
-            if len(parts) == 2 and parts[1].startswith(("fsync(", "fdatasync(")):
+            parts = line.split(None, 2)
+            if len(parts) < 3:
+                continue
+            threads.add(parts[0])
+            if parts[2].startswith(("fsync(", "fdatasync(")) and first <= float(parts[1]) <= last:
                 by_thread[parts[0]] = by_thread.get(parts[0], 0) + 1
     os.unlink(log)
     # stdio requests are answered on the main thread: the lowest thread id.
-    main_thread = min(by_thread, key=int) if by_thread else None
+    main_thread = min(threads, key=int) if threads else None
     on_path = by_thread.get(main_thread, 0)
     return on_path / n, (sum(by_thread.values()) - on_path) / n
 
