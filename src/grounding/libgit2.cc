@@ -2,24 +2,16 @@
 
 #include <dlfcn.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "base/runtime_library.h"
+
 namespace telic::grounding::git {
 namespace {
 
-struct Loaded {
-  Api api;
-  std::string error;  // empty when loaded
-};
-
-std::string DlError() {
-  const char* reason = dlerror();
-  return reason != nullptr ? reason : "unknown reason";
-}
+using Loaded = RuntimeLibrary<Api>;
 
 Loaded LoadOnce() {
   Loaded out;
@@ -29,13 +21,13 @@ Loaded LoadOnce() {
   if (handle == nullptr) {
     out.error = fmt::format("reading git repositories needs {} (Debian package libgit2-{}), which could not be "
                             "loaded: {}",
-                            kLibraryName, LIBGIT2_SOVERSION, DlError());
+                            kLibraryName, LIBGIT2_SOVERSION, DlErrorMessage());
     return out;
   }
 #define TELIC_LIBGIT2_RESOLVE(name)                                                                        \
   out.api.name = reinterpret_cast<decltype(out.api.name)>(dlsym(handle, "git_" #name));                   \
   if (out.api.name == nullptr) {                                                                           \
-    out.error = fmt::format("{} has no function git_{}: {}", kLibraryName, #name, DlError());             \
+    out.error = fmt::format("{} has no function git_{}: {}", kLibraryName, #name, DlErrorMessage());       \
     dlclose(handle);                                                                                       \
     return out;                                                                                            \
   }
@@ -51,19 +43,8 @@ const Loaded& Library() {
 
 }  // namespace
 
-Status Load() {
-  const Loaded& loaded = Library();
-  if (!loaded.error.empty()) return Fail(ErrorCode::kFailedPrecondition, loaded.error);
-  return Ok();
-}
+Status Load() { return Library().status(); }
 
-const Api& Table() {
-  const Loaded& loaded = Library();
-  if (!loaded.error.empty()) {
-    std::fprintf(stderr, "telic: %s\n", loaded.error.c_str());
-    std::abort();
-  }
-  return loaded.api;
-}
+const Api& Table() { return Library().TableOrAbort(); }
 
 }  // namespace telic::grounding::git

@@ -2,12 +2,12 @@
 
 #include <dlfcn.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
 #include <fmt/format.h>
+
+#include "base/runtime_library.h"
 
 namespace telic::store::pq {
 namespace {
@@ -23,25 +23,20 @@ struct Api {
 #undef TELIC_LIBPQ_POINTER
 };
 
-std::string DlError() {
-  const char* reason = dlerror();
-  return reason != nullptr ? reason : "unknown reason";
-}
-
 // Opens `file_name` and fills `api`; the handle, or nullptr with `error` set.
 void* Open(const char* file_name, Api& api, std::string& error) {
   dlerror();
   void* handle = dlopen(file_name, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     error = fmt::format("PostgreSQL stores need libpq (Debian package libpq5), which could not be loaded: {}",
-                        DlError());
+                        DlErrorMessage());
     return nullptr;
   }
 #define TELIC_LIBPQ_RESOLVE(name)                                                                          \
   api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name));                                  \
   if (api.name == nullptr) {                                                                               \
     error = fmt::format("{} has no function {} (PostgreSQL stores need libpq, Debian package libpq5): {}", \
-                        file_name, #name, DlError());                                                      \
+                        file_name, #name, DlErrorMessage());                                               \
     dlclose(handle);                                                                                       \
     return nullptr;                                                                                        \
   }
@@ -50,10 +45,7 @@ void* Open(const char* file_name, Api& api, std::string& error) {
   return handle;
 }
 
-struct Loaded {
-  Api api;
-  std::string error;  // empty when loaded
-};
+using Loaded = RuntimeLibrary<Api>;
 
 const Loaded& Library() {
   static const Loaded loaded = [] {
@@ -65,22 +57,11 @@ const Loaded& Library() {
   return loaded;
 }
 
-const Api& Table() {
-  const Loaded& loaded = Library();
-  if (!loaded.error.empty()) {
-    std::fprintf(stderr, "telic: %s\n", loaded.error.c_str());
-    std::abort();
-  }
-  return loaded.api;
-}
+const Api& Table() { return Library().TableOrAbort(); }
 
 }  // namespace
 
-Status Load() {
-  const Loaded& loaded = Library();
-  if (!loaded.error.empty()) return Fail(ErrorCode::kFailedPrecondition, loaded.error);
-  return Ok();
-}
+Status Load() { return Library().status(); }
 
 Status CheckLibrary(const char* file_name) {
   Api api;

@@ -14,28 +14,11 @@
 #include <gtest/gtest.h>
 
 #include "store/sqlite_store.h"
+#include "testing/store_changes.h"
 #include "testing/temp_dir.h"
 
 namespace telic::store {
 namespace {
-
-Change GroupCommitRun(const std::string& id) {
-  Change change;
-  change.run.run_id = id;
-  change.run.repository_root = "/repo";
-  change.run.requested_mode = "report_only";
-  change.run.status = "running";
-  change.run.phase = "context_grounding";
-  change.run.created_at = change.run.updated_at = "2026-12-02T00:00:00.000Z";
-  TraceEventRecord started;
-  started.event_id = id + "-e1";
-  started.timestamp = change.run.created_at;
-  started.actor = "controller";
-  started.phase = "context_grounding";
-  started.event_type = started.summary = "run_started";
-  change.events.push_back(started);
-  return change;
-}
 
 // Holds the first group's commit until `release` is called; counts groups
 // and remembers their sizes.
@@ -82,10 +65,11 @@ TEST(SqliteGroupCommitTest, WritersQueuedDuringACommitShareOneTransaction) {
 
   std::vector<Status> results(16);
   std::vector<std::thread> writers;
-  writers.emplace_back([&] { results[0] = store->CreateRun(GroupCommitRun("run-00")); });
+  writers.emplace_back([&] { results[0] = store->CreateRun(testing::MinimalRunChange("run-00")); });
   gate.WaitForFirstGroup();  // run-00's group is held just before its COMMIT
   for (int i = 1; i < 16; ++i) {
-    writers.emplace_back([&, i] { results[i] = store->CreateRun(GroupCommitRun(fmt::format("run-{:02d}", i))); });
+    writers.emplace_back(
+        [&, i] { results[i] = store->CreateRun(testing::MinimalRunChange(fmt::format("run-{:02d}", i))); });
   }
   WaitForQueued(*store, 15);
   EXPECT_EQ(store->commit_count(), before) << "nothing is committed while the first group is held";
@@ -112,7 +96,7 @@ TEST(SqliteGroupCommitTest, WritersQueuedDuringACommitShareOneTransaction) {
 TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommits) {
   testing::TempDir dir;
   auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
-  Change taken = GroupCommitRun("taken");
+  Change taken = testing::MinimalRunChange("taken");
   taken.artifacts.push_back(MakeArtifact({"a1", "taken", "Evidence", "1.0", "executor", "", {}, "none",
                                           taken.run.created_at},
                                          Json{{"id", "a1"}}));
@@ -125,7 +109,7 @@ TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommi
   // on a taken artifact id, so its savepoint must undo the update; then
   // 3 -> 4 again, which applies only if that undo happened; a fresh run.
   auto bump = [&](int64_t to) {
-    Change change = GroupCommitRun("taken");
+    Change change = testing::MinimalRunChange("taken");
     change.events[0].event_id = fmt::format("taken-bump-{}", to);
     change.run.version = to;
     change.run.phase = "agent_1_frame";
@@ -135,20 +119,20 @@ TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommi
   partial.artifacts.push_back(taken.artifacts[0]);
 
   Status held, duplicate, first, second, stale, undone, after_undo, fresh;
-  std::thread holder([&] { held = store->CreateRun(GroupCommitRun("held")); });
+  std::thread holder([&] { held = store->CreateRun(testing::MinimalRunChange("held")); });
   gate.WaitForFirstGroup();
   std::vector<std::thread> writers;
   auto queue = [&](size_t n, auto body) {  // queued before the next one starts: a known order
     writers.emplace_back(body);
     WaitForQueued(*store, n);
   };
-  queue(1, [&] { duplicate = store->CreateRun(GroupCommitRun("taken")); });
+  queue(1, [&] { duplicate = store->CreateRun(testing::MinimalRunChange("taken")); });
   queue(2, [&] { first = store->ApplyChange("taken", 1, bump(2)); });
   queue(3, [&] { second = store->ApplyChange("taken", 2, bump(3)); });
   queue(4, [&] { stale = store->ApplyChange("taken", 1, bump(9)); });
   queue(5, [&] { undone = store->ApplyChange("taken", 3, partial); });
   queue(6, [&] { after_undo = store->ApplyChange("taken", 3, bump(4)); });
-  queue(7, [&] { fresh = store->CreateRun(GroupCommitRun("fresh")); });
+  queue(7, [&] { fresh = store->CreateRun(testing::MinimalRunChange("fresh")); });
   gate.Release();
   holder.join();
   for (auto& writer : writers) writer.join();
@@ -185,10 +169,10 @@ TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommi
 TEST(SqliteGroupCommitTest, ReadsDoNotWaitForACommitAndSeeOnlyCommittedState) {
   testing::TempDir dir;
   auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
-  ASSERT_TRUE(store->CreateRun(GroupCommitRun("committed")).has_value());
+  ASSERT_TRUE(store->CreateRun(testing::MinimalRunChange("committed")).has_value());
   CommitGate gate(*store);
   Status held;
-  std::thread writer([&] { held = store->CreateRun(GroupCommitRun("held")); });
+  std::thread writer([&] { held = store->CreateRun(testing::MinimalRunChange("held")); });
   gate.WaitForFirstGroup();
   EXPECT_TRUE(store->GetRun("committed").has_value());
   auto unseen = store->GetRun("held");
@@ -234,7 +218,7 @@ TEST(SqliteGroupCommitTest, NoWriterReturnsBeforeItsGroupCommitsEvenWhenWokenEar
   std::vector<std::thread> writers;
   auto write = [&](const char* id) {
     writers.emplace_back([&, id] {
-      EXPECT_TRUE(store->CreateRun(GroupCommitRun(id)).has_value()) << id;
+      EXPECT_TRUE(store->CreateRun(testing::MinimalRunChange(id)).has_value()) << id;
       returned++;
     });
   };
@@ -268,7 +252,7 @@ TEST(SqliteGroupCommitTest, TheWalIsCheckpointedInTheBackground) {
   EXPECT_EQ(store->background_checkpoints(), 0);
   int created = 0;
   for (; created < 2000 && store->background_checkpoints() == 0; ++created) {
-    Change change = GroupCommitRun(fmt::format("run-{:04d}", created));
+    Change change = testing::MinimalRunChange(fmt::format("run-{:04d}", created));
     change.artifacts.push_back(MakeArtifact({"a", change.run.run_id, "Evidence", "1.0", "executor", "", {}, "none",
                                              change.run.created_at},
                                             Json{{"padding", std::string(3000, 'x')}, {"n", created}}));

@@ -14,6 +14,7 @@
 
 #include "base/ids.h"
 #include "store/sqlite_store.h"
+#include "testing/store_changes.h"
 #include "testing/temp_dir.h"
 
 namespace telic::store {
@@ -47,30 +48,14 @@ class LedgerDir {
   std::filesystem::path path_;
 };
 
-Change NewRun(const std::string& id) {
-  Change change;
-  change.run.run_id = id;
-  change.run.repository_root = "/repo";
-  change.run.requested_mode = "report_only";
-  change.run.status = "running";
-  change.run.phase = "context_grounding";
-  change.run.created_at = change.run.updated_at = "2026-12-02T00:00:00.000Z";
-  TraceEventRecord started;
-  started.event_id = id + "-e1";
-  started.timestamp = change.run.created_at;
-  started.actor = "controller";
-  started.phase = "context_grounding";
-  started.event_type = started.summary = "run_started";
-  change.events.push_back(started);
-  return change;
-}
-
 // The body of one child: open, one read, one write. Returns "" or the error.
 std::string OpenReadWrite(const std::string& path, const std::string& run_id) {
   auto store = SqliteStore::Open(path);
   if (!store) return "open: " + store.error().message();
   if (auto runs = (*store)->ListRuns(1); !runs) return "read: " + runs.error().message();
-  if (auto created = (*store)->CreateRun(NewRun(run_id)); !created) return "write: " + created.error().message();
+  if (auto created = (*store)->CreateRun(testing::MinimalRunChange(run_id)); !created) {
+    return "write: " + created.error().message();
+  }
   return "";
 }
 
