@@ -1,5 +1,7 @@
 #include "mcp/tools.h"
 
+#include <utility>
+
 #include "controller/views.h"
 #include "mcp/broker_tools.h"
 
@@ -17,8 +19,9 @@ std::optional<std::string> OptionalString(const Json& args, const char* key) {
   return args[key].get<std::string>();
 }
 
-Json RunAndActionPayload(const controller::RunAndAction& result) {
-  return {{"run", controller::RunToJson(result.run)}, {"nextAction", result.next_action}};
+// Moves the NextAction (a ~25 KB tree) into the payload rather than copying it.
+Json RunAndActionPayload(controller::RunAndAction&& result) {
+  return {{"run", controller::RunToJson(result.run)}, {"nextAction", std::move(result.next_action)}};
 }
 
 Result<Json> StartRun(RunService& service, const Json& args) {
@@ -35,21 +38,23 @@ Result<Json> StartRun(RunService& service, const Json& args) {
   request.topology_override = OptionalString(args, "topology_override");
   request.prior_run_id = OptionalString(args, "prior_run_id");
   TELIC_ASSIGN_OR_RETURN(controller::RunAndAction result, service.StartRun(request));
-  return RunAndActionPayload(result);
+  return RunAndActionPayload(std::move(result));
 }
 
 Result<Json> GetRun(RunService& service, const Json& args) {
   TELIC_ASSIGN_OR_RETURN(controller::RunDetail detail, service.GetRun(args["run_id"].get<std::string>()));
   Json artifacts = Json::array();
   for (const auto& meta : detail.artifacts) artifacts.push_back(controller::ArtifactMetaToJson(meta));
-  return Json{{"run", controller::RunToJson(detail.run)}, {"artifacts", artifacts}, {"nextAction", detail.next_action}};
+  return Json{{"run", controller::RunToJson(detail.run)},
+              {"artifacts", std::move(artifacts)},
+              {"nextAction", std::move(detail.next_action)}};
 }
 
 Result<Json> ListRuns(RunService& service, const Json& args) {
   TELIC_ASSIGN_OR_RETURN(std::vector<store::RunRecord> runs, service.ListRuns(args["limit"].get<int>()));
   Json list = Json::array();
   for (const auto& run : runs) list.push_back(controller::RunSummaryToJson(run));
-  return Json{{"runs", list}};
+  return Json{{"runs", std::move(list)}};
 }
 
 Result<Json> GetArtifact(RunService& service, const Json& args) {
@@ -64,7 +69,7 @@ Result<Json> GetTrace(RunService& service, const Json& args) {
                                           args["limit"].get<int>()));
   Json events = Json::array();
   for (const auto& event : page.events) events.push_back(controller::TraceEventToCanonical(event));
-  return Json{{"events", events}, {"hasMore", page.has_more}};
+  return Json{{"events", std::move(events)}, {"hasMore", page.has_more}};
 }
 
 // `control` (a task's grounding) may stop the grounding and hears its progress.
@@ -78,21 +83,23 @@ Result<Json> GroundContextControlled(RunService& service, const Json& args, cons
   request.active_paths = Strings(args, "active_paths");
   if (args.contains("budget")) request.budget = args["budget"];
   TELIC_ASSIGN_OR_RETURN(controller::GroundResult result, service.GroundContext(request, grounding));
-  return Json{{"run", controller::RunToJson(result.run)}, {"nextAction", result.next_action}, {"manifest", result.manifest}};
+  return Json{{"run", controller::RunToJson(result.run)},
+              {"nextAction", std::move(result.next_action)},
+              {"manifest", std::move(result.manifest)}};
 }
 
 Result<Json> GroundContext(RunService& service, const Json& args) { return GroundContextControlled(service, args, nullptr); }
 
 Result<Json> GetNextAction(RunService& service, const Json& args) {
   TELIC_ASSIGN_OR_RETURN(Json action, service.GetNextAction(args["run_id"].get<std::string>()));
-  return Json{{"nextAction", action}};
+  return Json{{"nextAction", std::move(action)}};
 }
 
 Result<Json> CancelRun(RunService& service, const Json& args) {
   TELIC_ASSIGN_OR_RETURN(controller::RunAndAction result,
                          service.CancelRun(args["run_id"].get<std::string>(), args["action_id"].get<std::string>(),
                                            args["expected_run_version"].get<int64_t>()));
-  return RunAndActionPayload(result);
+  return RunAndActionPayload(std::move(result));
 }
 
 Result<Json> SubmitArtifact(RunService& service, const Json& args) {
@@ -108,7 +115,7 @@ Result<Json> SubmitArtifact(RunService& service, const Json& args) {
   TELIC_ASSIGN_OR_RETURN(controller::SubmitResult result, service.SubmitArtifact(request));
   Json payload = {{"run", controller::RunToJson(result.run)}};
   if (result.artifact) payload["artifact"] = controller::ArtifactMetaToJson(*result.artifact);
-  payload["nextAction"] = result.next_action;
+  payload["nextAction"] = std::move(result.next_action);
   return payload;
 }
 
