@@ -211,6 +211,12 @@ Result<RunDetail> RunService::GetRun(const std::string& run_id) {
   return RunDetail{std::move(run), index->list(), std::move(action)};
 }
 
+Result<RunStamp> RunService::ReadStamp(const std::string& run_id) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store_.GetRun(run_id));
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run_id));
+  return RunStamp{std::move(run), index->list().size()};
+}
+
 Result<std::vector<store::RunRecord>> RunService::ListRuns(int limit) { return store_.ListRuns(limit); }
 
 Result<store::RunPage> RunService::QueryRuns(const store::RunQuery& query) { return store_.QueryRuns(query); }

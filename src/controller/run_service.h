@@ -114,6 +114,16 @@ struct RunDetail {
   Json next_action;
 };
 
+// What GetRun and GetNextAction answer from: the run's record and how many
+// artifacts it holds. Two reads with equal stamps give the same RunDetail
+// and NextAction (artifacts are append-only; the NextAction cache is keyed
+// the same way), so a caller may keep what it wrote from one for the other.
+struct RunStamp {
+  store::RunRecord run;
+  size_t artifacts = 0;
+  bool operator==(const RunStamp&) const = default;
+};
+
 class RunService {
  public:
   RunService(store::Store& store, Clock& clock, IdSource& ids, std::string repository_root)
@@ -126,6 +136,9 @@ class RunService {
 
   Result<Json> GetNextAction(const std::string& run_id);
   Result<RunDetail> GetRun(const std::string& run_id);
+  // The run's current RunStamp: one read of the record (the artifact count
+  // comes from the index cache, which fetches only what was appended).
+  Result<RunStamp> ReadStamp(const std::string& run_id);
   Result<std::vector<store::RunRecord>> ListRuns(int limit);
   // One page of runs, newest created first (store::RunQuery); `telic runs`.
   Result<store::RunPage> QueryRuns(const store::RunQuery& query);

@@ -94,12 +94,10 @@ std::string ToolResultText(const Json& payload, bool pretty) {
   return out;
 }
 
-std::string ToolResultLine(const Json& id, const Json& payload, std::string_view text, bool is_error) {
+std::string ToolResultBody(const Json& payload, std::string_view text, bool is_error) {
   ResultOrder order(-1, false);
   std::string out;
   out.reserve(text.size() * 2 + 1024);
-  out += "{\"id\":";
-  WriteJson(id, -1, out);
   out += ",\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":";
   WriteJsonString(text, out);
   out += ",\"type\":\"text\"}],";
@@ -108,6 +106,19 @@ std::string ToolResultLine(const Json& id, const Json& payload, std::string_view
   WriteJson(payload, -1, out, &order, kRoot);
   out += "}}";
   return out;
+}
+
+std::string ToolResultLineFromBody(const Json& id, std::string_view body) {
+  std::string out;
+  out.reserve(body.size() + 64);
+  out += "{\"id\":";
+  WriteJson(id, -1, out);
+  out += body;
+  return out;
+}
+
+std::string ToolResultLine(const Json& id, const Json& payload, std::string_view text, bool is_error) {
+  return ToolResultLineFromBody(id, ToolResultBody(payload, text, is_error));
 }
 
 }  // namespace telic::mcp

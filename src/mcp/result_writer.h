@@ -29,4 +29,12 @@ std::string ToolResultText(const Json& payload, bool pretty);
 // payload, isError: true when is_error}).
 std::string ToolResultLine(const Json& id, const Json& payload, std::string_view text, bool is_error);
 
+// The same line in two parts: everything after the id, which depends only on
+// the result (ToolResultBody), and the line for one request's id made from it
+// (ToolResultLineFromBody), so that a result can be written once and sent to
+// several requests. ToolResultLine(id, p, t, e) ==
+// ToolResultLineFromBody(id, ToolResultBody(p, t, e)).
+std::string ToolResultBody(const Json& payload, std::string_view text, bool is_error);
+std::string ToolResultLineFromBody(const Json& id, std::string_view body);
+
 }  // namespace telic::mcp

@@ -177,9 +177,23 @@ std::optional<std::string> Server::Dispatch(const Json& id, const std::string& m
       return ErrorResponse(id, kInvalidParams, "Invalid params: arguments must be an object");
     }
     std::string name = params["name"].get<std::string>();
+    // The read tools' written results are kept per run stamp (read_cache.h);
+    // not while an observer watches every payload.
+    const std::string* run_id = observer_ ? nullptr : ReadResultCache::CacheableRun(name, arguments);
+    std::optional<controller::RunStamp> stamp;
+    if (run_id != nullptr) {
+      if (auto read = service_.ReadStamp(*run_id)) {
+        if (auto body = read_results_.Find(name, *run_id, *read)) return ToolResultLineFromBody(id, *body);
+        stamp = std::move(*read);
+      }  // no such run: the call below answers with the tool's own error
+    }
     auto result = CallToolPayload(name, arguments);
     if (!result) return ErrorResponse(id, kInvalidParams, fmt::format("Tool {} not found", name));
-    return ToolResultLine(id, result->payload, ToolResultText(result->payload, !result->is_error), result->is_error);
+    std::string body =
+        ToolResultBody(result->payload, ToolResultText(result->payload, !result->is_error), result->is_error);
+    std::string line = ToolResultLineFromBody(id, body);
+    if (stamp && !result->is_error) read_results_.Keep(name, *run_id, std::move(*stamp), std::move(body));
+    return line;
   }
   return ErrorResponse(id, kMethodNotFound, "Method not found");
 }

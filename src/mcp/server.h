@@ -13,6 +13,7 @@
 #include "base/canonical_json.h"
 #include "base/status.h"
 #include "controller/run_service.h"
+#include "mcp/read_cache.h"
 #include "mcp/request_state.h"
 #include "mcp/revision.h"
 #include "mcp/subscriptions.h"
@@ -139,6 +140,7 @@ class Server {
   controller::RunService& service_;
   std::vector<ToolSpec> tools_;
   std::function<void(const ToolSpec&, const Json&)> observer_;
+  ReadResultCache read_results_;
   NotificationHub hub_;
   NotificationHub::Sink output_;
   std::mutex signer_mutex_;

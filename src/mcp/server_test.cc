@@ -78,6 +78,44 @@ TEST_F(ServerTest, SuccessTextIsThePrettyPayload) {
   EXPECT_EQ(result["structuredContent"]["ok"], true);
 }
 
+// The read tools' written results are kept per run stamp (read_cache.h):
+// sent again to later requests, with their ids, while the run is unchanged,
+// and never after a write, by this server or by another one on the ledger.
+TEST_F(ServerTest, ReadResultsAreSentAgainOnlyWhileTheRunIsUnchanged) {
+  Json started = Call("telic_start_run", {{"original_request", "Explain src/app.ts"}, {"mode", "plan_only"}});
+  const std::string run_id = started["structuredContent"]["run"]["runId"];
+  // Another server with its own caches on the same ledger: what a read answers without this server's cache.
+  controller::RunService other_service(*store_, clock_, ids_, dir_.path().string());
+  Server other(other_service);
+  auto line = [&run_id](Server& server, const std::string& tool, const Json& id) {
+    Json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
+                    {"params", {{"name", tool}, {"arguments", {{"run_id", run_id}}}}}};
+    return server.HandleLine(request.dump()).value_or("");
+  };
+  for (const char* tool : {"telic_get_run", "telic_get_next_action"}) {
+    std::string first = line(*server_, tool, 1);
+    std::string again = line(*server_, tool, "again");
+    ASSERT_EQ(again.rfind(R"({"id":"again",)", 0), 0u) << again.substr(0, 40);
+    EXPECT_EQ(again.substr(std::string(R"({"id":"again")").size()), first.substr(std::string(R"({"id":1)").size()))
+        << tool;
+    EXPECT_EQ(first, line(other, tool, 1)) << tool;
+  }
+  // A write by the other server: this one's next reads show it.
+  Json action = Json::parse(line(other, "telic_get_next_action", 2))["result"]["structuredContent"]["nextAction"];
+  std::string before_run = line(*server_, "telic_get_run", 3), before_action = line(*server_, "telic_get_next_action", 3);
+  Json cancel = {{"run_id", run_id},
+                 {"action_id", action["id"]},
+                 {"expected_run_version", started["structuredContent"]["run"]["version"]}};
+  Json cancelled = other.CallTool("telic_cancel_run", &cancel).value();
+  ASSERT_FALSE(cancelled.contains("isError")) << cancelled.dump();
+  std::string after_run = line(*server_, "telic_get_run", 3), after_action = line(*server_, "telic_get_next_action", 3);
+  EXPECT_EQ(after_run, line(other, "telic_get_run", 3));
+  EXPECT_EQ(after_action, line(other, "telic_get_next_action", 3));
+  EXPECT_NE(after_run, before_run);
+  EXPECT_NE(after_action, before_action);
+  EXPECT_NE(after_run.find(R"("status":"cancelled")"), std::string::npos);
+}
+
 TEST_F(ServerTest, DefaultsAreAppliedBeforeTheHandlerRuns) {
   Json result = Call("telic_start_run", {{"original_request", "Explain src/app.ts"}, {"mode", "analyze_only"}});
   std::string run_id = result["structuredContent"]["run"]["runId"];
