@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace telic {
 namespace {
@@ -26,21 +27,27 @@ size_t Utf8Sequence(std::string_view s, size_t i) {
   return 0;
 }
 
-void WriteEscape(unsigned char c, std::string& out) {
+// Writes the escape of `c` (an ASCII byte NeedsCare selects) at `w`, as
+// nlohmann writes it; returns the end of what it wrote (at most 6 bytes).
+char* WriteEscape(unsigned char c, char* w) {
   static constexpr char kHex[] = "0123456789abcdef";
+  *w++ = '\\';
   switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\b': out += "\\b"; break;
-    case '\f': out += "\\f"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
+    case '"': *w++ = '"'; break;
+    case '\\': *w++ = '\\'; break;
+    case '\b': *w++ = 'b'; break;
+    case '\f': *w++ = 'f'; break;
+    case '\n': *w++ = 'n'; break;
+    case '\r': *w++ = 'r'; break;
+    case '\t': *w++ = 't'; break;
     default:
-      out += "\\u00";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xF]);
+      *w++ = 'u';
+      *w++ = '0';
+      *w++ = '0';
+      *w++ = kHex[c >> 4];
+      *w++ = kHex[c & 0xF];
   }
+  return w;
 }
 
 void Newline(int indent, int depth, std::string& out) {
@@ -136,31 +143,49 @@ class Writer {
 }  // namespace
 
 void WriteJsonString(std::string_view text, std::string& out) {
+  // Written through a raw pointer, a slice of the input at a time, into room
+  // for the slice's worst case (every byte as \u00XX: six bytes), then
+  // trimmed: no per-byte capacity checks, and a long string never needs
+  // six times its size at once.
+  constexpr size_t kSlice = 4096;
   const size_t start = out.size();
-  out.push_back('"');
-  size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < text.size();) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (!NeedsCare(c)) {
-      ++i;
-      continue;
-    }
-    if (c >= 0x80) {
-      size_t length = Utf8Sequence(text, i);
+  size_t written = start;
+  out.resize(written + 1);
+  out[written++] = '"';
+  const auto* const first = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* p = first;
+  const auto* const end = p + text.size();
+  while (p < end) {
+    // A slice ends at kSlice bytes or later, at the end of a UTF-8 sequence.
+    const unsigned char* slice_end = end - p > static_cast<std::ptrdiff_t>(kSlice) ? p + kSlice : end;
+    out.resize(written + static_cast<size_t>(slice_end - p) * 6 + 4);
+    char* w = out.data() + written;
+    while (p < slice_end) {
+      unsigned char c = *p;
+      if (!NeedsCare(c)) {  // byte by byte: pretty text breaks runs every few bytes
+        *w++ = static_cast<char>(c);
+        ++p;
+        continue;
+      }
+      if (c < 0x80) {
+        w = WriteEscape(c, w);
+        ++p;
+        continue;
+      }
+      size_t length = Utf8Sequence(text, static_cast<size_t>(p - first));
       if (length == 0) {  // invalid UTF-8: nlohmann's replacement rules decide
         out.resize(start);
         out += Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
         return;
       }
-      i += length;
-      continue;
+      std::memcpy(w, p, length);  // at most 3 bytes past slice_end: the +4 above
+      w += length;
+      p += length;
     }
-    out.append(text.data() + run, i - run);
-    WriteEscape(c, out);
-    run = ++i;
+    written = static_cast<size_t>(w - out.data());
   }
-  out.append(text.data() + run, text.size() - run);
-  out.push_back('"');
+  out.resize(written + 1);
+  out[written] = '"';
 }
 
 void WriteJson(const Json& value, int indent, std::string& out, const WriteOrder* order, int context, int depth) {

@@ -57,6 +57,29 @@ TEST(JsonWriterTest, StringsEscapeLikeDumpIncludingInvalidUtf8) {
   }
 }
 
+// The writer escapes a slice of 4096 input bytes at a time: long strings,
+// with escapes, multi-byte sequences straddling every slice boundary and
+// invalid UTF-8 after the first slice, still match dump().
+TEST(JsonWriterTest, LongStringsMatchDumpAcrossEverySliceBoundary) {
+  const std::vector<std::string> pieces = {"a", "\"", "\n", "\x01", "\xC3\xA9", "\xE2\x80\xA8", "\xF0\x9F\x98\x80"};
+  std::mt19937 random(4096);
+  for (int round = 0; round < 200; ++round) {
+    std::string s;
+    size_t target = 4000 + random() % 9000;
+    while (s.size() < target) s += pieces[random() % pieces.size()];
+    if (round % 10 == 9) s.insert(4096 + random() % (s.size() - 4096), "\xFF");  // invalid, late
+    std::string out = "prefix";
+    WriteJsonString(s, out);
+    ASSERT_EQ(out, "prefix" + Dump(Json(s), -1)) << "round " << round;
+  }
+  for (size_t pad = 4090; pad <= 4100; ++pad) {  // a 4-byte sequence at each offset around the boundary
+    std::string s = std::string(pad, 'x') + "\xF0\x9F\x98\x80" + std::string(pad % 7, '"');
+    std::string out;
+    WriteJsonString(s, out);
+    EXPECT_EQ(out, Dump(Json(s), -1)) << "pad " << pad;
+  }
+}
+
 TEST(JsonWriterTest, EveryEmbeddedSchemaAndFixtureIsWrittenAsDumpWritesIt) {
   int files = 0;
   for (const char* folder : {"schemas", "tests/fixtures/artifacts"}) {

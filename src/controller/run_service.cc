@@ -160,15 +160,14 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   }
   TELIC_RETURN_IF_ERROR(store_.CreateRun(change));
   // The first action of the new run reads the two bodies just written from
-  // memory (the same canonical bytes the store holds), not back from the
-  // ledger; it is not cached (a later read computes and caches it).
+  // memory, not back from the ledger: the trees their canonical bytes were
+  // made from (strings, integers, arrays and objects only, so parsing those
+  // bytes gives these trees again). It is not cached (a later read computes
+  // and caches it).
   TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run.run_id));
   auto load = [&](const store::ArtifactMeta& meta) -> Result<Json> {
-    if (meta.run_id == run.run_id) {
-      for (const store::StoredArtifact& written : change.artifacts) {
-        if (written.meta.id == meta.id) return Json::parse(written.canonical_body);
-      }
-    }
+    if (meta.run_id == run.run_id && meta.id == request_id) return request_body;
+    if (meta.run_id == run.run_id && meta.id == run.run_id) return envelope;
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
     return Json::parse(artifact.canonical_body);
   };

@@ -72,6 +72,22 @@ TEST_F(RunServiceTest, StartRunStoresRequestThenEnvelopeAndTwoEvents) {
   EXPECT_EQ(events[1].summary, "PLAN_ONLY");
 }
 
+// StartRun answers with an action built from the bodies it holds in memory;
+// a second service over the same ledger reads them back from the store and
+// must compute the very same action, for every mode and odd request text.
+TEST_F(RunServiceTest, StartRunActionEqualsTheActionComputedFromTheLedger) {
+  for (const char* mode : {"report_only", "plan_only", "implement"}) {
+    for (const char* text : {"Explain what src/app.ts does", "\u00e9\u2028 \"quoted\" \\ tab\t", "  x  "}) {
+      auto started = service_->StartRun(Request(text, mode));
+      ASSERT_TRUE(started) << started.error().message();
+      RunService reader(*store_, clock_, ids_, "/repo");
+      auto computed = reader.GetNextAction(started->run.run_id);
+      ASSERT_TRUE(computed) << computed.error().message();
+      EXPECT_EQ(started->next_action, *computed) << mode << " / " << text;
+    }
+  }
+}
+
 TEST_F(RunServiceTest, RejectedStartStoresNothing) {
   auto r = Request("x", "fix_only");
   r.shell_execute_allowlist = {"npm test"};
