@@ -1,10 +1,12 @@
 #include "base/ids.h"
 
 #include <cctype>
+#include <cerrno>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <openssl/rand.h>
+#include <sys/random.h>
 
 namespace telic {
 namespace {
@@ -20,7 +22,22 @@ std::string Hex(const unsigned char* bytes, size_t count) {
   return out;
 }
 
+// The kernel's CSPRNG (getrandom(2), blocking only until it is first
+// seeded at boot); OpenSSL's DRBG when the call is unavailable. One system
+// call costs less than RAND_bytes' provider lookup and locking per id.
 void FillRandom(unsigned char* bytes, size_t count) {
+  size_t filled = 0;
+  while (filled < count) {
+    ssize_t got = ::getrandom(bytes + filled, count - filled, 0);
+    if (got > 0) {
+      filled += static_cast<size_t>(got);
+    } else if (got < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  if (filled == count) return;
   if (RAND_bytes(bytes, static_cast<int>(count)) != 1) {
     throw std::runtime_error("the OS random source failed");
   }

@@ -399,11 +399,11 @@ TEST(NextActionTest, ClosureOverTwoHundredFiftySixFailsExplicitly) {
     auto detail = s.service().GetRun(s.run().run_id);
     if (chain == 254) {  // request + envelope + 254 = 256
       ASSERT_TRUE(action) << action.error().message();
-      EXPECT_EQ((*action)["inputRefs"].size(), 256u);
+      EXPECT_EQ((**action)["inputRefs"].size(), 256u);
       EXPECT_TRUE(detail);
       continue;
     }
-    ASSERT_FALSE(action) << (*action)["inputRefs"].size();
+    ASSERT_FALSE(action) << (**action)["inputRefs"].size();
     EXPECT_EQ(action.error().code(), ErrorCode::kResourceExhausted);
     EXPECT_EQ(action.error().message(),
               "NextAction input reference closure exceeds 256; use a smaller plan/evidence manifest");
@@ -573,7 +573,7 @@ TEST(NextActionTest, OnlyStoredArtifactsCountNeverPriorConversation) {
     ASSERT_TRUE(s.Do(step)) << step["say"];
     auto recomputed = fresh.GetNextAction(s.run().run_id);
     ASSERT_TRUE(recomputed);
-    EXPECT_EQ(*recomputed, s.action()) << step["say"];
+    EXPECT_EQ(**recomputed, s.action()) << step["say"];
     if (s.action()["kind"] != "phase") continue;
     for (const std::string ref : s.action()["inputRefs"]) EXPECT_NE(s.TypeOf(ref), "") << ref;
   }

@@ -55,8 +55,8 @@ Result<std::vector<store::RunTombstone>> DeleteRuns(RunService& service, const s
   for (const std::string& id : run_ids) {
     TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store.GetRun(id));
     if (!run.IsTerminal()) {
-      TELIC_ASSIGN_OR_RETURN(Json action, service.GetNextAction(id));
-      TELIC_ASSIGN_OR_RETURN(RunAndAction cancelled, service.CancelRun(id, action.value("id", ""), run.version));
+      TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> action, service.GetNextAction(id));
+      TELIC_ASSIGN_OR_RETURN(RunAndAction cancelled, service.CancelRun(id, action->value("id", ""), run.version));
       run = std::move(cancelled.run);
     }
     TELIC_ASSIGN_OR_RETURN(store::RunTombstone tombstone, store.DeleteRun(id, run.version, request));

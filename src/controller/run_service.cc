@@ -175,30 +175,36 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   return RunAndAction{std::move(run), std::move(action)};
 }
 
-Result<Json> RunService::NextActionFor(const store::RunRecord& run) {
+Result<std::shared_ptr<const Json>> RunService::SharedNextAction(const store::RunRecord& run) {
   TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run.run_id));
   const std::vector<store::ArtifactMeta>& artifacts = index->list();
   {
     std::lock_guard lock(actions_mutex_);
     auto it = actions_.find(run.run_id);
     if (it != actions_.end() && it->second.artifacts == artifacts.size() && it->second.run == run) {
-      return *it->second.action;
+      return it->second.action;
     }
   }
   auto load = [this](const store::ArtifactMeta& meta) -> Result<Json> {
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
     return Json::parse(artifact.canonical_body);
   };
-  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, artifacts, load));
+  TELIC_ASSIGN_OR_RETURN(Json computed, ComputeNextAction(run, artifacts, load));
+  auto action = std::make_shared<const Json>(std::move(computed));
   std::lock_guard lock(actions_mutex_);
   if (actions_.size() >= kMaxCachedActions && !actions_.contains(run.run_id)) actions_.clear();
-  actions_[run.run_id] = CachedAction{run, artifacts.size(), std::make_shared<const Json>(action)};
+  actions_[run.run_id] = CachedAction{run, artifacts.size(), action};
   return action;
 }
 
-Result<Json> RunService::GetNextAction(const std::string& run_id) {
+Result<Json> RunService::NextActionFor(const store::RunRecord& run) {
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> action, SharedNextAction(run));
+  return *action;
+}
+
+Result<std::shared_ptr<const Json>> RunService::GetNextAction(const std::string& run_id) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store_.GetRun(run_id));
-  return NextActionFor(run);
+  return SharedNextAction(run);
 }
 
 Result<RunDetail> RunService::GetRun(const std::string& run_id) {

@@ -134,7 +134,9 @@ class RunService {
   // lineage_linked), all in one transaction.
   Result<RunAndAction> StartRun(const StartRunRequest& request);
 
-  Result<Json> GetNextAction(const std::string& run_id);
+  // The run's next action, shared with the per-run cache (never copied
+  // here; it is immutable, and a later change makes a new one).
+  Result<std::shared_ptr<const Json>> GetNextAction(const std::string& run_id);
   Result<RunDetail> GetRun(const std::string& run_id);
   // The run's current RunStamp: one read of the record (the artifact count
   // comes from the index cache, which fetches only what was appended).
@@ -192,6 +194,10 @@ class RunService {
   IdSource& ids() { return ids_; }
 
  private:
+  // The action for `run` as it is stored: the cached one while the record
+  // and the artifact count are unchanged, else computed and cached.
+  Result<std::shared_ptr<const Json>> SharedNextAction(const store::RunRecord& run);
+  // A copy of SharedNextAction's, for results that own their action.
   Result<Json> NextActionFor(const store::RunRecord& run);
   Result<SubmitResult> SubmitArtifactUnnotified(const SubmitRequest& request);
   Result<SubmitResult> AnswerClarification(const store::RunRecord& run, const std::string& response);

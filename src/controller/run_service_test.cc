@@ -83,7 +83,7 @@ TEST_F(RunServiceTest, StartRunActionEqualsTheActionComputedFromTheLedger) {
       RunService reader(*store_, clock_, ids_, "/repo");
       auto computed = reader.GetNextAction(started->run.run_id);
       ASSERT_TRUE(computed) << computed.error().message();
-      EXPECT_EQ(started->next_action, *computed) << mode << " / " << text;
+      EXPECT_EQ(started->next_action, **computed) << mode << " / " << text;
     }
   }
 }
@@ -145,15 +145,15 @@ TEST_F(RunServiceTest, CachedNextActionFollowsChangesMadeElsewhere) {
   const auto& id = started.run.run_id;
   auto first = service_->GetNextAction(id);
   ASSERT_TRUE(first);
-  EXPECT_EQ(*first, started.next_action);
-  EXPECT_EQ(*service_->GetNextAction(id), *first);
+  EXPECT_EQ(**first, started.next_action);
+  EXPECT_EQ(*service_->GetNextAction(id), *first);  // the cached action itself, not a copy
   RunService other(*store_, clock_, ids_, "/repo");
   auto cancelled = other.CancelRun(id, ActionId(started.run), 1);
   ASSERT_TRUE(cancelled);
   auto after = service_->GetNextAction(id);
   ASSERT_TRUE(after);
-  EXPECT_EQ((*after)["kind"], "terminal");
-  EXPECT_EQ(*after, cancelled->next_action);
+  EXPECT_EQ((**after)["kind"], "terminal");
+  EXPECT_EQ(**after, cancelled->next_action);
   EXPECT_EQ(service_->GetRun(id)->next_action, cancelled->next_action);
 }
 
@@ -230,7 +230,7 @@ TEST_F(RunServiceTest, ProjectionFollowsReferencesInInsertionOrder) {
   ASSERT_TRUE(store_->ApplyChange(id, 1, change));
   auto action = service_->GetNextAction(id);
   ASSERT_TRUE(action) << action.error().message();
-  std::vector<std::string> refs = (*action)["inputRefs"];
+  std::vector<std::string> refs = (**action)["inputRefs"];
   auto artifacts = *store_->ListArtifacts(id);
   std::vector<std::string> expected = {store::ArtifactUri(id, artifacts[0].id), store::ArtifactUri(id, id),
                                        store::ArtifactUri(id, "cr-0"), store::ArtifactUri(id, "cr-1")};

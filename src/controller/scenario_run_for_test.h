@@ -169,7 +169,7 @@ class ScenarioRun {
     TELIC_RETURN_IF_ERROR(store_->ApplyChange(run_.run_id, run_.version, change));
     run_ = *store_->GetRun(run_.run_id);
     auto action = service_->GetNextAction(run_.run_id);  // may fail: the state may be one no action fits
-    action_ = action ? *action : Json(nullptr);
+    action_ = action ? **action : Json(nullptr);
     return Ok();
   }
 

@@ -63,8 +63,8 @@ Json ClarificationElicitation(const Json& request) {
 // must be checked (`need_run`); otherwise the next action alone says there is
 // nothing to ask.
 Result<ClarificationState> LoadClarificationState(controller::RunService& service, const std::string& run_id, bool need_run) {
-  TELIC_ASSIGN_OR_RETURN(Json action, service.GetNextAction(run_id));
-  if (!need_run && action.value("kind", "") != "clarification") return ClarificationState{};
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> action, service.GetNextAction(run_id));
+  if (!need_run && action->value("kind", "") != "clarification") return ClarificationState{};
   TELIC_ASSIGN_OR_RETURN(controller::RunDetail detail, service.GetRun(run_id));
   ClarificationState state{detail.run, detail.next_action.value("id", ""), std::nullopt};
   if (detail.run.status != "awaiting_clarification") return state;

@@ -91,8 +91,8 @@ Result<Json> GroundContextControlled(RunService& service, const Json& args, cons
 Result<Json> GroundContext(RunService& service, const Json& args) { return GroundContextControlled(service, args, nullptr); }
 
 Result<Json> GetNextAction(RunService& service, const Json& args) {
-  TELIC_ASSIGN_OR_RETURN(Json action, service.GetNextAction(args["run_id"].get<std::string>()));
-  return Json{{"nextAction", std::move(action)}};
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> action, service.GetNextAction(args["run_id"].get<std::string>()));
+  return Json{{"nextAction", *action}};
 }
 
 Result<Json> CancelRun(RunService& service, const Json& args) {
