@@ -53,7 +53,7 @@ def main():
     base = tempfile.mkdtemp(prefix="telic-ir-")
     make_git_repo(os.path.join(base, "repo"))
     print(f"server instructions per call (callgrind Ir, ({n2} - {n1} calls) difference)")
-    for binary in sys.argv[1:]:
+    for binary in map(os.path.abspath, sys.argv[1:]):
         row = []
         for tool in TOOLS:
             per_call = (instructions(binary, tool, n2, base) - instructions(binary, tool, n1, base)) / (n2 - n1)

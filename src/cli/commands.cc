@@ -92,7 +92,9 @@ Result<store::StateLocation> Locate(const Options& options) {
 }
 
 // Opens the store. With `create` false, a missing ledger is an error.
-Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create) {
+// `serving`: for `telic serve`, whose task graph store connects on first use
+// (a session that never touches the graph does not open it, D-START3).
+Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create, bool serving = false) {
   auto context = std::make_unique<Context>();
   TELIC_ASSIGN_OR_RETURN(context->location, Locate(options));
   bool postgres = store::IsPostgresUrl(options.db);
@@ -107,7 +109,8 @@ Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create
   // The task graph lives beside the runs: the same SQLite ledger, or the same
   // PostgreSQL database shared by every instance (docs/DECISIONS.md D43).
   TELIC_ASSIGN_OR_RETURN(context->graph,
-                         OpenGraph(context->location.ledger_path, *context->store, context->clock, context->ids));
+                         OpenGraph(context->location.ledger_path, *context->store, context->clock, context->ids,
+                                   serving));
   // Accepted WorkPlans and WorkResults drive the task graph (issue 7): every
   // committed change of a run is mirrored, serially within this process.
   context->service->set_change_listener(
@@ -207,7 +210,7 @@ int Serve(const Options& options) {
     }
     features = *linked;
   }
-  auto context = OpenContext(options, true);
+  auto context = OpenContext(options, true, /*serving=*/true);
   if (!context) {
     std::cerr << "Telic MCP failed: " << CleanMessage(context.error().message()) << "\n";
     return 1;

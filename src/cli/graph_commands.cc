@@ -39,9 +39,9 @@ void PrintList(std::ostream& out, const char* label, const std::vector<std::stri
 }  // namespace
 
 Result<std::unique_ptr<GraphContext>> OpenGraph(const std::string& ledger_path, store::Store& runs, Clock& clock,
-                                                IdSource& ids) {
+                                                IdSource& ids, bool connect_on_first_use) {
   auto context = std::make_unique<GraphContext>();
-  TELIC_ASSIGN_OR_RETURN(context->store, store::OpenTaskStore(runs, ledger_path));
+  TELIC_ASSIGN_OR_RETURN(context->store, store::OpenTaskStore(runs, ledger_path, connect_on_first_use));
   context->service = std::make_unique<graph::TaskService>(*context->store, clock, ids, &runs);
   return context;
 }

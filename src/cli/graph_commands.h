@@ -21,9 +21,10 @@ struct GraphContext {
 };
 
 // Opens the task graph beside `runs` (the SQLite ledger at `ledger_path`, or
-// the same PostgreSQL database as `runs`).
+// the same PostgreSQL database as `runs`); with `connect_on_first_use`, a
+// SQLite task store connects on its first call (store::OpenTaskStore).
 Result<std::unique_ptr<GraphContext>> OpenGraph(const std::string& ledger_path, store::Store& runs, Clock& clock,
-                                                IdSource& ids);
+                                                IdSource& ids, bool connect_on_first_use = false);
 
 struct GraphCommands {
   CLI::App* report = nullptr;

@@ -15,8 +15,10 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& url_or_path, int pg_
   return std::unique_ptr<Store>(std::move(store));
 }
 
-Result<std::unique_ptr<TaskStore>> OpenTaskStore(Store& runs, const std::string& ledger_path) {
+Result<std::unique_ptr<TaskStore>> OpenTaskStore(Store& runs, const std::string& ledger_path,
+                                                 bool connect_on_first_use) {
   if (auto* pg = dynamic_cast<PgStore*>(&runs)) return std::unique_ptr<TaskStore>(std::make_unique<PgTaskStore>(*pg));
+  if (connect_on_first_use) return std::unique_ptr<TaskStore>(SqliteTaskStore::OpenOnFirstUse(ledger_path));
   TELIC_ASSIGN_OR_RETURN(std::unique_ptr<SqliteTaskStore> tasks, SqliteTaskStore::Open(ledger_path));
   return std::unique_ptr<TaskStore>(std::move(tasks));
 }

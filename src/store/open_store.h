@@ -16,7 +16,10 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& url_or_path, int pg_
 
 // The task graph beside `runs`: in the same PostgreSQL database (sharing its
 // pool) when `runs` is a PgStore, else in the SQLite ledger at `ledger_path`.
-Result<std::unique_ptr<TaskStore>> OpenTaskStore(Store& runs, const std::string& ledger_path);
+// With `connect_on_first_use`, the SQLite task store opens its connection
+// (and migrates) on its first call, whose result carries any open error.
+Result<std::unique_ptr<TaskStore>> OpenTaskStore(Store& runs, const std::string& ledger_path,
+                                                 bool connect_on_first_use = false);
 
 // A round trip proving the store answers (readiness checks).
 Status CheckStoreReady(Store& store);

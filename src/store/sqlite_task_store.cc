@@ -185,67 +185,83 @@ Result<int64_t> QueryInt(sqlite3* db, const char* sql, std::string_view arg) {
 int SqliteGraphSchemaVersion() { return kGraphSchemaVersion; }
 
 Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(const std::string& path) {
+  std::unique_ptr<SqliteTaskStore> store(new SqliteTaskStore(path));
+  std::lock_guard lock(store->mutex_);
+  TELIC_RETURN_IF_ERROR(store->ConnectLocked());
+  return store;
+}
+
+std::unique_ptr<SqliteTaskStore> SqliteTaskStore::OpenOnFirstUse(const std::string& path) {
+  return std::unique_ptr<SqliteTaskStore>(new SqliteTaskStore(path));
+}
+
+Status SqliteTaskStore::ConnectLocked() {
+  if (db_) return Ok();
   // Create the file owner-only only when it does not exist yet. An existing
   // ledger is never opened with a raw descriptor: this process may already
   // hold it open through SqliteStore, and closing any descriptor of the file
   // would drop that connection's POSIX locks (sqlite.org/howtocorrupt.html).
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd >= 0) {
     ::close(fd);
   } else if (errno != EEXIST) {
-    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path, strerror(errno)));
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path_, strerror(errno)));
   }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
-    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path, message));
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path_, message));
   }
-  std::unique_ptr<SqliteTaskStore> store(new SqliteTaskStore(db));
   sqlite3_busy_timeout(db, 5000);
-  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
-  TELIC_RETURN_IF_ERROR(store->Migrate());
-  return store;
+  Status ready = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
+  if (ready) ready = MigrateLocked(db);
+  if (!ready) {
+    sqlite3_close(db);  // the next call tries again
+    return ready;
+  }
+  db_ = db;
+  return Ok();
 }
 
 SqliteTaskStore::~SqliteTaskStore() { sqlite3_close(db_); }
 
-Status SqliteTaskStore::Migrate() {
-  std::lock_guard lock(mutex_);
-  auto current = QueryInt(db_, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "graph_schema_version");
+Status SqliteTaskStore::MigrateLocked(sqlite3* db) {
+  auto current = QueryInt(db, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "graph_schema_version");
   if (current && *current == kGraphSchemaVersion) return Ok();
-  Transaction tx(db_);
+  Transaction tx(db);
   TELIC_RETURN_IF_ERROR(tx.Begin());
-  TELIC_ASSIGN_OR_RETURN(int64_t has_meta, QueryInt(db_, "SELECT count(*) FROM sqlite_master WHERE name = ?", "telic_meta"));
+  TELIC_ASSIGN_OR_RETURN(int64_t has_meta, QueryInt(db, "SELECT count(*) FROM sqlite_master WHERE name = ?", "telic_meta"));
   if (has_meta == 0) {
-    Stmt tables(db_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
-    if (tables.Step() != SQLITE_ROW) return std::unexpected(SqlError(db_, "schema read"));
+    Stmt tables(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+    if (tables.Step() != SQLITE_ROW) return std::unexpected(SqlError(db, "schema read"));
     if (tables.Int(0) > 0) {
       return Fail(ErrorCode::kFailedPrecondition,
                   "the ledger has tables but no telic schema version; it was not written by telic");
     }
-    TELIC_RETURN_IF_ERROR(Exec(db_, "CREATE TABLE telic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT"));
+    TELIC_RETURN_IF_ERROR(Exec(db, "CREATE TABLE telic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT"));
   }
   TELIC_ASSIGN_OR_RETURN(int64_t version,
-                         QueryInt(db_, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "graph_schema_version"));
+                         QueryInt(db, "SELECT CAST(value AS INTEGER) FROM telic_meta WHERE key = ?", "graph_schema_version"));
   if (version > kGraphSchemaVersion) {
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("the ledger has task graph schema version {} but this telic supports up to {}; upgrade telic",
                             version, kGraphSchemaVersion));
   }
   for (int64_t next = std::max<int64_t>(version, 0); next < kGraphSchemaVersion; ++next) {
-    TELIC_RETURN_IF_ERROR(Exec(db_, kGraphMigrations[next]));
+    TELIC_RETURN_IF_ERROR(Exec(db, kGraphMigrations[next]));
   }
-  Stmt s(db_, "INSERT INTO telic_meta (key, value) VALUES ('graph_schema_version', ?) "
+  Stmt s(db, "INSERT INTO telic_meta (key, value) VALUES ('graph_schema_version', ?) "
               "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   s.Bind(1, std::to_string(kGraphSchemaVersion));
-  if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "graph migration"));
+  if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "graph migration"));
   return tx.Commit();
 }
 
 Status SqliteTaskStore::Apply(const TaskChange& change) {
   std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(ConnectLocked());
   Transaction tx(db_);
   TELIC_RETURN_IF_ERROR(tx.Begin());
   TELIC_RETURN_IF_ERROR(ApplyLocked(change));
@@ -347,6 +363,7 @@ Status SqliteTaskStore::ApplyLocked(const TaskChange& change) {
 
 Result<TaskRecord> SqliteTaskStore::GetTask(std::string_view task_id) {
   std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(ConnectLocked());
   Stmt s(db_, "SELECT seq, body_json FROM graph_tasks WHERE task_id = ?");
   s.Bind(1, task_id);
   int rc = s.Step();
@@ -357,6 +374,7 @@ Result<TaskRecord> SqliteTaskStore::GetTask(std::string_view task_id) {
 
 Result<std::vector<TaskRecord>> SqliteTaskStore::ListTasks(const std::optional<std::string>& run_id) {
   std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(ConnectLocked());
   Stmt s(db_, "SELECT seq, body_json FROM graph_tasks WHERE run_id IS ? ORDER BY seq");
   s.Bind(1, run_id);
   std::vector<TaskRecord> tasks;
@@ -371,6 +389,7 @@ Result<std::vector<TaskRecord>> SqliteTaskStore::ListTasks(const std::optional<s
 
 Result<std::vector<TaskEventRecord>> SqliteTaskStore::ListEvents(std::string_view subject_id) {
   std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(ConnectLocked());
   Stmt s(db_, "SELECT seq, event_id, subject_id, run_id, kind, actor, payload_json, created_at FROM graph_events "
               "WHERE subject_id = ? ORDER BY seq");
   s.Bind(1, subject_id);
@@ -395,6 +414,7 @@ Result<std::vector<TaskEventRecord>> SqliteTaskStore::ListEvents(std::string_vie
 
 Result<StoryRecord> SqliteTaskStore::GetStory(std::string_view story_id) {
   std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(ConnectLocked());
   Stmt s(db_, "SELECT body_json FROM graph_stories WHERE story_id = ?");
   s.Bind(1, story_id);
   int rc = s.Step();
@@ -405,6 +425,7 @@ Result<StoryRecord> SqliteTaskStore::GetStory(std::string_view story_id) {
 
 Result<std::vector<StoryRecord>> SqliteTaskStore::ListStories(const std::optional<std::string>& run_id) {
   std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(ConnectLocked());
   Stmt s(db_, "SELECT body_json FROM graph_stories WHERE run_id IS ? ORDER BY seq");
   s.Bind(1, run_id);
   std::vector<StoryRecord> stories;
@@ -419,6 +440,7 @@ Result<std::vector<StoryRecord>> SqliteTaskStore::ListStories(const std::optiona
 
 Result<std::vector<StoryRecord>> SqliteTaskStore::StoriesArbitratedBy(std::string_view task_id) {
   std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(ConnectLocked());
   Stmt s(db_, "SELECT body_json FROM graph_stories WHERE arbitration_task_id = ? ORDER BY seq");
   s.Bind(1, task_id);
   std::vector<StoryRecord> stories;
@@ -433,6 +455,7 @@ Result<std::vector<StoryRecord>> SqliteTaskStore::StoriesArbitratedBy(std::strin
 
 Result<std::vector<ApprovalRecord>> SqliteTaskStore::ListApprovals(std::string_view task_id) {
   std::lock_guard lock(mutex_);
+  TELIC_RETURN_IF_ERROR(ConnectLocked());
   Stmt s(db_, "SELECT body_json, used_at FROM graph_approvals WHERE task_id = ? ORDER BY seq");
   s.Bind(1, task_id);
   std::vector<ApprovalRecord> approvals;

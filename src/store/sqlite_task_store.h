@@ -22,6 +22,11 @@ class SqliteTaskStore final : public TaskStore {
   // graph migrations. kFailedPrecondition for a newer graph schema or a
   // database that telic did not write.
   static Result<std::unique_ptr<SqliteTaskStore>> Open(const std::string& path);
+  // The same, connecting (and migrating) on the first call instead: `telic
+  // serve` pays for the connection and its schema parse only in sessions
+  // that use the task graph. The first call returns Open's errors (and the
+  // next one tries again).
+  static std::unique_ptr<SqliteTaskStore> OpenOnFirstUse(const std::string& path);
   ~SqliteTaskStore() override;
 
   Status Apply(const TaskChange& change) override;
@@ -34,11 +39,14 @@ class SqliteTaskStore final : public TaskStore {
   Result<std::vector<ApprovalRecord>> ListApprovals(std::string_view task_id) override;
 
  private:
-  explicit SqliteTaskStore(sqlite3* db) : db_(db) {}
-  Status Migrate();
+  explicit SqliteTaskStore(std::string path) : path_(std::move(path)) {}
+  // Opens db_ and migrates unless it is open; with mutex_ held.
+  Status ConnectLocked();
+  static Status MigrateLocked(sqlite3* db);
   Status ApplyLocked(const TaskChange& change);
 
-  sqlite3* db_;
+  const std::string path_;
+  sqlite3* db_ = nullptr;  // guarded by mutex_; null until ConnectLocked succeeds
   std::mutex mutex_;
 };
 

@@ -73,6 +73,43 @@ TEST(SqliteTaskStore, RefusesForeignAndNewerDatabases) {
   EXPECT_NE(too_new.error().message().find("upgrade telic"), std::string::npos);
 }
 
+// OpenOnFirstUse (telic serve): nothing is opened or written until the first
+// call; that call returns what Open would have refused with (every call
+// does, until the cause is gone), and a usable ledger works as with Open.
+TEST(SqliteTaskStore, OpenOnFirstUseConnectsAtTheFirstCallAndReportsOpenErrorsThere) {
+  testing::TempDir dir;
+  std::string path = dir.File("telic.sqlite3");
+  auto runs = std::move(*SqliteStore::Open(path));
+  auto lazy = SqliteTaskStore::OpenOnFirstUse(path);
+  sqlite3* probe = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &probe), SQLITE_OK);
+  sqlite3_stmt* count = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(probe, "SELECT count(*) FROM sqlite_master WHERE name = 'graph_tasks'", -1, &count, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(count), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(count, 0), 0) << "the graph schema was created before any call";
+  sqlite3_finalize(count);
+  sqlite3_close(probe);
+  TaskChange change;
+  change.inserted_tasks.push_back(MakeTask("t1"));
+  ASSERT_TRUE(lazy->Apply(change));
+  EXPECT_EQ(lazy->GetTask("t1")->name, "t1");
+
+  ASSERT_EQ(Exec(path, "UPDATE telic_meta SET value = '99' WHERE key = 'graph_schema_version'"), SQLITE_OK);
+  auto newer = SqliteTaskStore::OpenOnFirstUse(path);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto read = newer->ListTasks(std::nullopt);
+    ASSERT_FALSE(read);
+    EXPECT_NE(read.error().message().find("upgrade telic"), std::string::npos) << read.error().message();
+  }
+  EXPECT_TRUE(runs->ListRuns(1)) << "the run store is untouched by the task store's refusal";
+
+  auto missing = SqliteTaskStore::OpenOnFirstUse(dir.File("no-such-dir/telic.sqlite3"));
+  auto failed = missing->GetTask("t1");
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message().find("cannot open ledger"), std::string::npos) << failed.error().message();
+}
+
 TEST(SqliteTaskStore, CompareAndSetAndAtomicity) {
   testing::TempDir dir;
   auto store = std::move(*SqliteTaskStore::Open(dir.File("telic.sqlite3")));
