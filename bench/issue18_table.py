@@ -19,7 +19,11 @@ Rows:
              512-byte row per transaction) measured in the same rounds.
              Target 2: <= 1.3x. fsync/fdatasync per call: strace -f -ttt
              over a separate N-call run, counting those made while the calls
-             ran (skipped without strace).
+             ran (skipped without strace). The same strace counts the WAL
+             pages telic's commit writes (P); an information row then sets
+             telic against the floor of its own design: the floor replying
+             with telic's start_run result (same size) + a commit writing P
+             pages, measured in the same rounds.
   start-up   spawn + initialize until the reply, telic vs floor. Target 3: <= 2x.
              The floor is the C++ echo (bench/echo_floor.cc, built as
              telic_echo_floor beside the telic binary when TELIC_BENCH is on);
@@ -114,17 +118,22 @@ class Peer:
         self.server.close()
 
 
-def sqlite_commits(path, n):
-    """n fsync'd commits of one 512-byte row each (WAL, synchronous=FULL)."""
+def sqlite_commits(path, n, pages=1):
+    """n fsync'd commits (WAL, synchronous=FULL) of one 512-byte row each into
+    `pages` tables: one row, one page (plus page 1, the header) by default;
+    with pages=P, P - 1 tables, so each commit writes about P WAL pages."""
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    db.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body TEXT)")
+    tables = [f"t{k}" for k in range(max(1, pages - 1))]
+    for table in tables:
+        db.execute(f"CREATE TABLE IF NOT EXISTS {table} (id INTEGER PRIMARY KEY, body TEXT)")
     out = []
     for _ in range(n):
         t0 = time.perf_counter()
         db.execute("BEGIN IMMEDIATE")
-        db.execute("INSERT INTO t (body) VALUES (?)", ("x" * 512,))
+        for table in tables:
+            db.execute(f"INSERT INTO {table} (body) VALUES (?)", ("x" * 512,))
         db.execute("COMMIT")
         out.append(time.perf_counter() - t0)
     db.close()
@@ -136,11 +145,12 @@ def fsyncs_per_call(telic, env, repo, n):
     and kept only while the calls ran (start-up's and shutdown's fsyncs, e.g.
     the checkpoint when the last connection closes, are not per call):
     (on the thread that answers, i.e. the write path; on other threads, i.e.
-    the background WAL checkpointer)."""
+    the background WAL checkpointer), and the 4096-byte pages written per call
+    on the write path (the WAL frames of its commit)."""
     if not shutil.which("strace"):
         return None
     log = tempfile.mktemp(prefix="telic-strace-")
-    server = McpProcess(["strace", "-f", "-ttt", "-e", "trace=fsync,fdatasync", "-o", log, telic, "serve"], env,
+    server = McpProcess(["strace", "-f", "-ttt", "-e", "trace=fsync,fdatasync,pwrite64", "-o", log, telic, "serve"], env,
                         cwd=repo)
     server.initialize()
     server.call("telic_start_run", {"original_request": "warm up", "mode": "plan_only"})
@@ -149,20 +159,24 @@ def fsyncs_per_call(telic, env, repo, n):
         server.call("telic_start_run", {"original_request": f"count fsyncs ({i})", "mode": "plan_only"})
     last = time.time()
     server.close()
-    by_thread, threads = {}, set()
+    by_thread, pages_by_thread, threads = {}, {}, set()
     with open(log) as f:
         for line in f:
             parts = line.split(None, 2)
             if len(parts) < 3:
                 continue
             threads.add(parts[0])
-            if parts[2].startswith(("fsync(", "fdatasync(")) and first <= float(parts[1]) <= last:
+            if not first <= float(parts[1]) <= last:
+                continue
+            if parts[2].startswith(("fsync(", "fdatasync(")):
                 by_thread[parts[0]] = by_thread.get(parts[0], 0) + 1
+            elif parts[2].startswith("pwrite64(") and parts[2].rstrip().endswith("= 4096"):
+                pages_by_thread[parts[0]] = pages_by_thread.get(parts[0], 0) + 1
     os.unlink(log)
     # stdio requests are answered on the main thread: the lowest thread id.
     main_thread = min(threads, key=int) if threads else None
     on_path = by_thread.get(main_thread, 0)
-    return on_path / n, (sum(by_thread.values()) - on_path) / n
+    return on_path / n, (sum(by_thread.values()) - on_path) / n, pages_by_thread.get(main_thread, 0) / n
 
 
 def uptime():
@@ -184,6 +198,7 @@ def main():
     probe = Peer("probe", [telic, "serve"], env("probe"), repo)
     probe.open()
     replies = {tool: probe.server.call(tool, {"run_id": probe.run_id}) for tool in READS}
+    replies["telic_start_run"] = probe.start(1)
     probe.close()
     replies_path = os.path.join(base, "floor-replies.json")
     with open(replies_path, "w", encoding="utf-8") as f:
@@ -199,11 +214,16 @@ def main():
         peers.append(Peer("reference", [node, server_js], env("reference"), repo))
     for peer in peers:
         peer.open()
-    commits = []
+    # The pages telic's start_run commit writes, for the informational floor.
+    fsyncs = fsyncs_per_call(telic, env("strace"), repo, n)
+    wal_pages = max(1, round(fsyncs[2])) if fsyncs else None
+    commits, page_commits = [], []
     for r in range(rounds):
         for peer in peers:
             peer.round(n, r * n)
         commits += sqlite_commits(os.path.join(base, "commit.sqlite3"), n)
+        if wal_pages:
+            page_commits += sqlite_commits(os.path.join(base, "commit-pages.sqlite3"), n, wal_pages)
     for peer in peers:
         peer.close()
     startup_peers = list(peers)
@@ -215,7 +235,6 @@ def main():
             peer.startup_once()
     by = {peer.name: peer for peer in startup_peers}
     ref = by.get("reference")
-    fsyncs = fsyncs_per_call(telic, env("strace"), repo, n)
 
     print(f"\n{rounds} interleaved rounds x {n} calls per peer over stdio; ms (p50 / p99)")
     print("| row | telic | floor | reference | ratio | target |")
@@ -237,8 +256,16 @@ def main():
             f" = {floor_commit:.3f} |")
     line += f" {p50(ref.samples['telic_start_run']):.3f} / {p99(ref.samples['telic_start_run']):.3f} |" if ref else " - |"
     print(line + f" {p50(t) / floor_commit:.2f}x | <= 1.3x |")
+    if page_commits:
+        same = by["floor"].samples["telic_start_run"]
+        design_floor = p50(same) + p50(page_commits)
+        print(f"| telic_start_run vs its own design's floor (information) | {p50(t):.3f} | same-size reply"
+              f" {p50(same):.3f} + {wal_pages}-page commit {p50(page_commits):.3f} = {design_floor:.3f} | - |"
+              f" {p50(t) / design_floor:.2f}x | - |")
     shown = "-" if fsyncs is None else f"{fsyncs[0]:.2f} (+ {fsyncs[1]:.2f} background checkpoint)"
     print(f"| fsync+fdatasync per start_run, write path | {shown} | 1 (the commit) | - | - | exactly 1 |")
+    if fsyncs:
+        print(f"| WAL pages per start_run commit | {fsyncs[2]:.1f} | 1-2 (the floor's commit) | - | - | - |")
     startup_floor = by.get("floor-cxx") or by["floor-small"]
     ts, fs = by["telic"].startup, startup_floor.startup
     label = "C++ echo" if startup_floor.name == "floor-cxx" else "Python echo"

@@ -47,26 +47,63 @@ Json RedactedJson(Json value) {
   return value;
 }
 
+namespace {
+
+void AppendStringArray(const std::vector<std::string>& items, std::string& out) {
+  out.push_back('[');
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendJsonString(items[i], out);
+  }
+  out.push_back(']');
+}
+
+}  // namespace
+
+// Written member by member in canonical key order (all keys are ASCII, so
+// byte order is UTF-16 order): the bytes CanonicalJson gives for the object
+// of these members (pinned by a test against that form), without building it.
 std::string TraceEventHashInput(const TraceEventRecord& e) {
-  Json j = {
-      {"eventId", e.event_id},
-      {"runId", e.run_id},
-      {"sequence", e.sequence},
-      {"timestamp", e.timestamp},
-      {"actor", e.actor},
-      {"phase", e.phase},
-      {"eventType", e.event_type},
-      {"inputRefs", e.input_refs},
-      {"outputRefs", e.output_refs},
-      {"permissionDecision", e.permission_decision ? *e.permission_decision : Json(nullptr)},
-      {"summary", e.summary},
-      {"budgetSnapshot", e.budget_snapshot},
-      {"prevHash", e.prev_hash},
-  };
+  std::string out;
+  out.reserve(384 + e.summary.size());
+  out += "{\"actor\":";
+  AppendJsonString(e.actor, out);
+  out += ",\"budgetSnapshot\":";
+  AppendCanonicalJson(e.budget_snapshot, out);
+  out += ",\"eventId\":";
+  AppendJsonString(e.event_id, out);
+  out += ",\"eventType\":";
+  AppendJsonString(e.event_type, out);
+  out += ",\"inputRefs\":";
+  AppendStringArray(e.input_refs, out);
+  out += ",\"outputRefs\":";
+  AppendStringArray(e.output_refs, out);
+  out += ",\"permissionDecision\":";
+  if (e.permission_decision) {
+    AppendCanonicalJson(*e.permission_decision, out);
+  } else {
+    out += "null";
+  }
+  out += ",\"phase\":";
+  AppendJsonString(e.phase, out);
+  out += ",\"prevHash\":";
+  AppendJsonString(e.prev_hash, out);
   // Only events that carry redactions hash them, so every event stored before
   // the field existed keeps its hash.
-  if (e.redactions.is_array() && !e.redactions.empty()) j["redactions"] = e.redactions;
-  return CanonicalJson(j);
+  if (e.redactions.is_array() && !e.redactions.empty()) {
+    out += ",\"redactions\":";
+    AppendCanonicalJson(e.redactions, out);
+  }
+  out += ",\"runId\":";
+  AppendJsonString(e.run_id, out);
+  out += ",\"sequence\":";
+  out += std::to_string(e.sequence);
+  out += ",\"summary\":";
+  AppendJsonString(e.summary, out);
+  out += ",\"timestamp\":";
+  AppendJsonString(e.timestamp, out);
+  out.push_back('}');
+  return out;
 }
 
 std::string ComputeTraceEventHash(const TraceEventRecord& event) {
