@@ -26,15 +26,15 @@ const std::vector<size_t>& ArtifactIndex::OfType(std::string_view type) const {
   return found == by_type_.end() ? kNone : found->second;
 }
 
-Result<std::shared_ptr<const ArtifactIndex>> ArtifactIndexCache::Get(const std::string& run_id) {
-  std::shared_ptr<const ArtifactIndex> cached;
-  {
-    std::lock_guard lock(mutex_);
-    auto found = entries_.find(run_id);
-    if (found != entries_.end()) cached = found->second;
-  }
-  int64_t after = cached ? cached->last_seq() : 0;
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> appended, store_.ListArtifactsAfter(run_id, after));
+std::shared_ptr<const ArtifactIndex> ArtifactIndexCache::Cached(const std::string& run_id) {
+  std::lock_guard lock(mutex_);
+  auto found = entries_.find(run_id);
+  return found != entries_.end() ? found->second : nullptr;
+}
+
+std::shared_ptr<const ArtifactIndex> ArtifactIndexCache::Extend(const std::string& run_id,
+                                                                std::shared_ptr<const ArtifactIndex> cached,
+                                                                std::vector<store::ArtifactMeta> appended) {
   std::shared_ptr<const ArtifactIndex> current = cached;
   if (!cached || !appended.empty()) {
     auto extended = cached ? std::make_shared<ArtifactIndex>(*cached) : std::make_shared<ArtifactIndex>();
@@ -52,6 +52,20 @@ Result<std::shared_ptr<const ArtifactIndex>> ArtifactIndexCache::Get(const std::
     recent_.pop_back();
   }
   return current;
+}
+
+Result<std::shared_ptr<const ArtifactIndex>> ArtifactIndexCache::Get(const std::string& run_id) {
+  std::shared_ptr<const ArtifactIndex> cached = Cached(run_id);
+  int64_t after = cached ? cached->last_seq() : 0;
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> appended, store_.ListArtifactsAfter(run_id, after));
+  return Extend(run_id, std::move(cached), std::move(appended));
+}
+
+Result<ArtifactIndexCache::RunAndIndex> ArtifactIndexCache::GetWithRun(const std::string& run_id) {
+  std::shared_ptr<const ArtifactIndex> cached = Cached(run_id);
+  int64_t after = cached ? cached->last_seq() : 0;
+  TELIC_ASSIGN_OR_RETURN(store::Store::RunAndArtifacts read, store_.GetRunAndArtifactsAfter(run_id, after));
+  return RunAndIndex{std::move(read.run), Extend(run_id, std::move(cached), std::move(read.appended))};
 }
 
 }  // namespace telic::controller

@@ -51,7 +51,21 @@ class ArtifactIndexCache {
   // appended since. Thread-safe; the returned index is never modified.
   Result<std::shared_ptr<const ArtifactIndex>> Get(const std::string& run_id);
 
+  // The run's record with its index, read together (Store::
+  // GetRunAndArtifactsAfter: one round trip on PostgreSQL). The index is
+  // never older than the record.
+  struct RunAndIndex {
+    store::RunRecord run;
+    std::shared_ptr<const ArtifactIndex> index;
+  };
+  Result<RunAndIndex> GetWithRun(const std::string& run_id);
+
  private:
+  std::shared_ptr<const ArtifactIndex> Cached(const std::string& run_id);
+  // The cached prefix extended by `appended`, stored as the run's entry.
+  std::shared_ptr<const ArtifactIndex> Extend(const std::string& run_id, std::shared_ptr<const ArtifactIndex> cached,
+                                              std::vector<store::ArtifactMeta> appended);
+
   store::Store& store_;
   size_t capacity_;
   std::mutex mutex_;

@@ -177,7 +177,11 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
 
 Result<std::shared_ptr<const Json>> RunService::SharedNextAction(const store::RunRecord& run) {
   TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run.run_id));
-  const std::vector<store::ArtifactMeta>& artifacts = index->list();
+  return SharedNextAction(run, *index);
+}
+
+Result<std::shared_ptr<const Json>> RunService::SharedNextAction(const store::RunRecord& run, const ArtifactIndex& index) {
+  const std::vector<store::ArtifactMeta>& artifacts = index.list();
   {
     std::lock_guard lock(actions_mutex_);
     auto it = actions_.find(run.run_id);
@@ -202,24 +206,22 @@ Result<Json> RunService::NextActionFor(const store::RunRecord& run) {
   return *action;
 }
 
+// The reads below take the record and the artifact index in one store call
+// (one round trip on PostgreSQL) and reuse that index for the action.
 Result<std::shared_ptr<const Json>> RunService::GetNextAction(const std::string& run_id) {
-  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store_.GetRun(run_id));
-  return SharedNextAction(run);
+  TELIC_ASSIGN_OR_RETURN(ArtifactIndexCache::RunAndIndex read, artifact_index_.GetWithRun(run_id));
+  return SharedNextAction(read.run, *read.index);
 }
 
 Result<RunDetail> RunService::GetRun(const std::string& run_id) {
-  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store_.GetRun(run_id));
-  // The artifact list comes from the index cache (only what was appended
-  // since its last read is fetched), as NextActionFor's does.
-  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run_id));
-  TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
-  return RunDetail{std::move(run), index->list(), std::move(action)};
+  TELIC_ASSIGN_OR_RETURN(ArtifactIndexCache::RunAndIndex read, artifact_index_.GetWithRun(run_id));
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> action, SharedNextAction(read.run, *read.index));
+  return RunDetail{std::move(read.run), read.index->list(), *action};
 }
 
 Result<RunStamp> RunService::ReadStamp(const std::string& run_id) {
-  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store_.GetRun(run_id));
-  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run_id));
-  return RunStamp{std::move(run), index->list().size()};
+  TELIC_ASSIGN_OR_RETURN(ArtifactIndexCache::RunAndIndex read, artifact_index_.GetWithRun(run_id));
+  return RunStamp{std::move(read.run), read.index->list().size()};
 }
 
 Result<std::vector<store::RunRecord>> RunService::ListRuns(int limit) { return store_.ListRuns(limit); }

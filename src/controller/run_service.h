@@ -197,6 +197,8 @@ class RunService {
   // The action for `run` as it is stored: the cached one while the record
   // and the artifact count are unchanged, else computed and cached.
   Result<std::shared_ptr<const Json>> SharedNextAction(const store::RunRecord& run);
+  // The same with the run's index already read (not read again).
+  Result<std::shared_ptr<const Json>> SharedNextAction(const store::RunRecord& run, const ArtifactIndex& index);
   // A copy of SharedNextAction's, for results that own their action.
   Result<Json> NextActionFor(const store::RunRecord& run);
   Result<SubmitResult> SubmitArtifactUnnotified(const SubmitRequest& request);

@@ -434,18 +434,35 @@ Params RunParams(const RunRecord& r) {
 const char kArtifactColumns[] =
     "run_id, artifact_id, type, schema_version, producer, sha256, source_refs_json, redaction, created_at";
 
-ArtifactMeta ReadArtifactMeta(const PGresult* r, int row) {
+// The artifact columns (kArtifactColumns) of `row`, starting at column `first`.
+ArtifactMeta ReadArtifactMeta(const PGresult* r, int row, int first = 0) {
   ArtifactMeta m;
-  m.run_id = Text(r, row, 0);
-  m.id = Text(r, row, 1);
-  m.type = Text(r, row, 2);
-  m.schema_version = Text(r, row, 3);
-  m.producer = Text(r, row, 4);
-  m.sha256 = Text(r, row, 5);
-  m.source_refs = FromJsonList(Text(r, row, 6));
-  m.redaction = Text(r, row, 7);
-  m.created_at = Text(r, row, 8);
+  m.run_id = Text(r, row, first + 0);
+  m.id = Text(r, row, first + 1);
+  m.type = Text(r, row, first + 2);
+  m.schema_version = Text(r, row, first + 3);
+  m.producer = Text(r, row, first + 4);
+  m.sha256 = Text(r, row, first + 5);
+  m.source_refs = FromJsonList(Text(r, row, first + 6));
+  m.redaction = Text(r, row, first + 7);
+  m.created_at = Text(r, row, first + 8);
   return m;
+}
+
+// "a, b" -> "p.a, p.b": a column list qualified by a table alias.
+std::string Qualified(std::string_view columns, std::string_view alias) {
+  std::string out;
+  size_t start = 0;
+  while (start < columns.size()) {
+    size_t comma = columns.find(',', start);
+    std::string_view name = columns.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{}.{}", alias, name);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
 
 const char kEventColumns[] =
@@ -923,6 +940,29 @@ Result<std::vector<ArtifactMeta>> PgStore::ListArtifactsAfter(std::string_view r
     list.back().seq = Int(rows->get(), i, 9);
   }
   return list;
+}
+
+Result<Store::RunAndArtifacts> PgStore::GetRunAndArtifactsAfter(std::string_view run_id, int64_t after_seq) {
+  // kRunColumns are columns 0-16, then kArtifactColumns (17-25) and seq (26),
+  // null in the one row of a run with nothing appended.
+  static const std::string sql = fmt::format(
+      "SELECT {}, {}, a.seq FROM runs r LEFT JOIN LATERAL (SELECT {}, seq FROM artifacts "
+      "WHERE artifacts.run_id = r.run_id AND seq > $2 ORDER BY seq) a ON true WHERE r.run_id = $1 ORDER BY a.seq",
+      Qualified(kRunColumns, "r"), Qualified(kArtifactColumns, "a"), kArtifactColumns);
+  constexpr int kFirstArtifactColumn = 17;
+  constexpr int kSeqColumn = 26;
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "run and artifact read", sql,
+                                Params().Add(run_id).Add(after_seq));
+  if (!rows) return std::unexpected(rows.error());
+  const PGresult* r = rows->get();
+  if (pq::ntuples(r) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
+  RunAndArtifacts out{ReadRun(r, 0), {}};
+  for (int i = 0; i < pq::ntuples(r); ++i) {
+    if (pq::getisnull(r, i, kSeqColumn)) continue;  // the run has nothing after after_seq
+    out.appended.push_back(ReadArtifactMeta(r, i, kFirstArtifactColumn));
+    out.appended.back().seq = Int(r, i, kSeqColumn);
+  }
+  return out;
 }
 
 Result<StoredArtifact> PgStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {

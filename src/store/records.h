@@ -49,6 +49,7 @@ struct ArtifactMeta {
   // The store's insertion position (increasing within a run; gaps allowed).
   // Set by ListArtifacts/ListArtifactsAfter; 0 elsewhere.
   int64_t seq = 0;
+  bool operator==(const ArtifactMeta&) const = default;
 };
 
 // An artifact with its canonical body (the exact bytes its sha256 covers).

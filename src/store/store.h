@@ -152,6 +152,22 @@ class Store {
   // artifact up to seq N misses none by asking for those after N.
   virtual Result<std::vector<ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) = 0;
 
+  // The run's record and ListArtifactsAfter(run_id, after_seq): what a read
+  // of a run's state needs, in one call. This default makes the two calls,
+  // the record first (so the artifacts are never older than the record); a
+  // networked store answers both in one round trip. kNotFound as GetRun.
+  struct RunAndArtifacts {
+    RunRecord run;
+    std::vector<ArtifactMeta> appended;
+  };
+  virtual Result<RunAndArtifacts> GetRunAndArtifactsAfter(std::string_view run_id, int64_t after_seq) {
+    auto run = GetRun(run_id);
+    if (!run) return std::unexpected(run.error());
+    auto appended = ListArtifactsAfter(run_id, after_seq);
+    if (!appended) return std::unexpected(appended.error());
+    return RunAndArtifacts{std::move(*run), std::move(*appended)};
+  }
+
   // One artifact with its body. The body is re-hashed on every read:
   // kDataLoss ("Artifact integrity check failed") on mismatch,
   // kNotFound ("Artifact not found: <id>") if the run has no such artifact.

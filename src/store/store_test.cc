@@ -158,6 +158,28 @@ TEST_P(StoreTest, CreateRunStoresRunArtifactsAndEventsAtomically) {
   EXPECT_EQ(trace->events[0].hash, ComputeTraceEventHash(trace->events[0]));
 }
 
+// The combined read (one round trip on PostgreSQL) answers what GetRun and
+// ListArtifactsAfter answer, at every cursor, and kNotFound for no run.
+TEST_P(StoreTest, RunAndArtifactsAfterAnswersAsTheTwoReadsDo) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, AdvanceChange("r1", 1, "a")));
+  ASSERT_TRUE(store_->ApplyChange("r1", 2, AdvanceChange("r1", 2, "b")));
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("other")));
+  auto all = *store_->ListArtifactsAfter("r1", 0);
+  ASSERT_EQ(all.size(), 3u);
+  for (int64_t after : {int64_t{0}, all[0].seq, all[1].seq, all[2].seq}) {
+    auto read = store_->GetRunAndArtifactsAfter("r1", after);
+    ASSERT_TRUE(read) << read.error().message();
+    EXPECT_EQ(read->run, *store_->GetRun("r1"));
+    EXPECT_EQ(read->appended, *store_->ListArtifactsAfter("r1", after)) << "after " << after;
+  }
+  EXPECT_TRUE(store_->GetRunAndArtifactsAfter("r1", all[2].seq)->appended.empty());
+  auto missing = store_->GetRunAndArtifactsAfter("no-such-run", 0);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(missing.error().message(), "Run not found: no-such-run");
+}
+
 TEST_P(StoreTest, RecordsRoundTripExactly) {
   Change change = NewRunChange("r1");
   change.run.prior_run_id = "00000000-0000-4000-8000-000000000001";
