@@ -15,7 +15,8 @@ namespace {
 #define TELIC_LIBPQ_FUNCTIONS(X)                                                                              \
   X(PQntuples) X(PQstatus) X(PQfinish) X(PQerrorMessage) X(PQcmdTuples) X(PQclear) X(PQresultStatus)          \
   X(PQresultErrorMessage) X(PQtransactionStatus) X(PQresultErrorField) X(PQexec) X(PQgetvalue) X(PQgetlength) \
-  X(PQgetisnull) X(PQexecParams) X(PQconnectdbParams) X(PQconnectdb)
+  X(PQgetisnull) X(PQexecParams) X(PQconnectdbParams) X(PQconnectdb) X(PQenterPipelineMode)               \
+  X(PQexitPipelineMode) X(PQpipelineSync) X(PQsendQueryParams) X(PQgetResult)
 
 struct Api {
 #define TELIC_LIBPQ_POINTER(name) decltype(&::name) name = nullptr;
@@ -96,5 +97,15 @@ PGconn* connectdbParams(const char* const* keywords, const char* const* values, 
   return Table().PQconnectdbParams(keywords, values, expand_dbname);
 }
 PGconn* connectdb(const char* conninfo) { return Table().PQconnectdb(conninfo); }
+int enterPipelineMode(PGconn* conn) { return Table().PQenterPipelineMode(conn); }
+int exitPipelineMode(PGconn* conn) { return Table().PQexitPipelineMode(conn); }
+int pipelineSync(PGconn* conn) { return Table().PQpipelineSync(conn); }
+int sendQueryParams(PGconn* conn, const char* command, int nParams, const Oid* paramTypes,
+                    const char* const* paramValues, const int* paramLengths, const int* paramFormats,
+                    int resultFormat) {
+  return Table().PQsendQueryParams(conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats,
+                                   resultFormat);
+}
+PGresult* getResult(PGconn* conn) { return Table().PQgetResult(conn); }
 
 }  // namespace telic::store::pq

@@ -49,5 +49,13 @@ PGresult* execParams(PGconn* conn, const char* command, int nParams, const Oid* 
                      int resultFormat);
 PGconn* connectdbParams(const char* const* keywords, const char* const* values, int expand_dbname);
 PGconn* connectdb(const char* conninfo);
+// Pipeline mode (libpq 14 and later): several statements, one round trip.
+int enterPipelineMode(PGconn* conn);
+int exitPipelineMode(PGconn* conn);
+int pipelineSync(PGconn* conn);
+int sendQueryParams(PGconn* conn, const char* command, int nParams, const Oid* paramTypes,
+                    const char* const* paramValues, const int* paramLengths, const int* paramFormats,
+                    int resultFormat);
+PGresult* getResult(PGconn* conn);
 
 }  // namespace telic::store::pq

@@ -347,6 +347,18 @@ class Params {
   std::vector<std::optional<std::string>> values_;
 };
 
+// The failure a statement's result (or its absence) reports.
+PgFailure FailureOf(PGconn* conn, const PGresult* result) {
+  PgFailure failure;
+  if (result) {
+    const char* state = pq::resultErrorField(result, PG_DIAG_SQLSTATE);
+    if (state) failure.sqlstate = state;
+    failure.message = pq::resultErrorMessage(result);
+  }
+  if (failure.message.empty()) failure.message = pq::errorMessage(conn);
+  return failure;
+}
+
 // Runs one statement; the rows on success, the failure otherwise.
 std::expected<ResultPtr, PgFailure> Run(PGconn* conn, const std::string& sql, const Params& params = Params()) {
   auto values = params.Pointers();
@@ -355,14 +367,56 @@ std::expected<ResultPtr, PgFailure> Run(PGconn* conn, const std::string& sql, co
                    &pq::clear);
   ExecStatusType status = result ? pq::resultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
-  PgFailure failure;
-  if (result) {
-    const char* state = pq::resultErrorField(result.get(), PG_DIAG_SQLSTATE);
-    if (state) failure.sqlstate = state;
-    failure.message = pq::resultErrorMessage(result.get());
+  return std::unexpected(FailureOf(conn, result.get()));
+}
+
+// Runs `statements` in order in one round trip (libpq pipeline mode: every
+// statement is sent, then one sync, then the results are read); the rows of
+// each on success, else the first failure. The statements run in one
+// implicit transaction: a failure aborts the ones after it. The connection
+// leaves pipeline mode before this returns, unless it broke.
+std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
+    PGconn* conn, const std::vector<std::pair<std::string, Params>>& statements) {
+  if (pq::enterPipelineMode(conn) != 1) return std::unexpected(FailureOf(conn, nullptr));
+  std::optional<PgFailure> failure;
+  size_t sent = 0;
+  for (const auto& [sql, params] : statements) {
+    auto values = params.Pointers();
+    auto lengths = params.Lengths();
+    if (pq::sendQueryParams(conn, sql.c_str(), params.size(), nullptr, values.data(), lengths.data(), nullptr, 0) != 1) {
+      failure = FailureOf(conn, nullptr);
+      break;
+    }
+    ++sent;
   }
-  if (failure.message.empty()) failure.message = pq::errorMessage(conn);
-  return std::unexpected(failure);
+  if (pq::pipelineSync(conn) != 1) {
+    PgFailure broken = failure.value_or(FailureOf(conn, nullptr));
+    (void)pq::exitPipelineMode(conn);
+    return std::unexpected(broken);
+  }
+  std::vector<ResultPtr> results;
+  // Each sent statement yields its result, then a null; the sync yields
+  // PGRES_PIPELINE_SYNC. Everything is read, even after a failure, so the
+  // connection can leave pipeline mode.
+  for (size_t i = 0; i < sent; ++i) {
+    ResultPtr result(pq::getResult(conn), &pq::clear);
+    ExecStatusType status = result ? pq::resultStatus(result.get()) : PGRES_FATAL_ERROR;
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failure) failure = FailureOf(conn, result.get());
+    results.push_back(std::move(result));
+    while (PGresult* extra = pq::getResult(conn)) pq::clear(extra);
+    if (pq::status(conn) == CONNECTION_BAD) break;
+  }
+  if (pq::status(conn) != CONNECTION_BAD) {
+    while (PGresult* rest = pq::getResult(conn)) {
+      bool synced = pq::resultStatus(rest) == PGRES_PIPELINE_SYNC;
+      pq::clear(rest);
+      if (synced) break;
+    }
+    (void)pq::exitPipelineMode(conn);
+  }
+  if (failure) return std::unexpected(*failure);
+  if (results.size() != statements.size()) return std::unexpected(FailureOf(conn, nullptr));
+  return results;
 }
 
 // Runs a script of several statements (simple query protocol, no parameters).
@@ -449,21 +503,6 @@ ArtifactMeta ReadArtifactMeta(const PGresult* r, int row, int first = 0) {
   return m;
 }
 
-// "a, b" -> "p.a, p.b": a column list qualified by a table alias.
-std::string Qualified(std::string_view columns, std::string_view alias) {
-  std::string out;
-  size_t start = 0;
-  while (start < columns.size()) {
-    size_t comma = columns.find(',', start);
-    std::string_view name = columns.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-    if (!out.empty()) out += ", ";
-    out += fmt::format("{}.{}", alias, name);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 const char kEventColumns[] =
     "run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, output_refs_json, "
@@ -943,26 +982,28 @@ Result<std::vector<ArtifactMeta>> PgStore::ListArtifactsAfter(std::string_view r
 }
 
 Result<Store::RunAndArtifacts> PgStore::GetRunAndArtifactsAfter(std::string_view run_id, int64_t after_seq) {
-  // kRunColumns are columns 0-16, then kArtifactColumns (17-25) and seq (26),
-  // null in the one row of a run with nothing appended.
-  static const std::string sql = fmt::format(
-      "SELECT {}, {}, a.seq FROM runs r LEFT JOIN LATERAL (SELECT {}, seq FROM artifacts "
-      "WHERE artifacts.run_id = r.run_id AND seq > $2 ORDER BY seq) a ON true WHERE r.run_id = $1 ORDER BY a.seq",
-      Qualified(kRunColumns, "r"), Qualified(kArtifactColumns, "a"), kArtifactColumns);
-  constexpr int kFirstArtifactColumn = 17;
-  constexpr int kSeqColumn = 26;
-  auto rows = ReadWithReconnect([this] { return Acquire(); }, "run and artifact read", sql,
-                                Params().Add(run_id).Add(after_seq));
-  if (!rows) return std::unexpected(rows.error());
-  const PGresult* r = rows->get();
-  if (pq::ntuples(r) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
-  RunAndArtifacts out{ReadRun(r, 0), {}};
-  for (int i = 0; i < pq::ntuples(r); ++i) {
-    if (pq::getisnull(r, i, kSeqColumn)) continue;  // the run has nothing after after_seq
-    out.appended.push_back(ReadArtifactMeta(r, i, kFirstArtifactColumn));
-    out.appended.back().seq = Int(r, i, kSeqColumn);
+  static const std::string run_sql = fmt::format("SELECT {} FROM runs WHERE run_id = $1", kRunColumns);
+  static const std::string artifacts_sql =
+      fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = $1 AND seq > $2 ORDER BY seq", kArtifactColumns);
+  const std::vector<std::pair<std::string, Params>> statements = {
+      {run_sql, Params().Add(run_id)}, {artifacts_sql, Params().Add(run_id).Add(after_seq)}};
+  for (int attempt = 1;; ++attempt) {
+    TELIC_ASSIGN_OR_RETURN(auto lease, Acquire());
+    auto results = RunPipelined(lease.get(), statements);
+    if (!results) {
+      if (attempt == 1 && pq::status(lease.get()) == CONNECTION_BAD) continue;  // as ReadWithReconnect
+      return std::unexpected(ToError(results.error(), "run and artifact read"));
+    }
+    const PGresult* run_rows = (*results)[0].get();
+    const PGresult* artifact_rows = (*results)[1].get();
+    if (pq::ntuples(run_rows) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
+    RunAndArtifacts out{ReadRun(run_rows, 0), {}};
+    for (int i = 0; i < pq::ntuples(artifact_rows); ++i) {
+      out.appended.push_back(ReadArtifactMeta(artifact_rows, i));
+      out.appended.back().seq = Int(artifact_rows, i, 9);
+    }
+    return out;
   }
-  return out;
 }
 
 Result<StoredArtifact> PgStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {

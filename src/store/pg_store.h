@@ -43,8 +43,7 @@ class PgStore final : public Store {
   Result<std::vector<RunRecord>> ListRuns(int limit) override;
   Result<RunPage> QueryRuns(const RunQuery& query) override;
   Result<std::vector<ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) override;
-  // One statement, one round trip: the record joined with the appended
-  // artifacts (one row per artifact, the record's columns repeated).
+  // The two reads pipelined on one connection: one round trip.
   Result<RunAndArtifacts> GetRunAndArtifactsAfter(std::string_view run_id, int64_t after_seq) override;
   Result<StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override;
   Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override;

@@ -1256,6 +1256,10 @@ TEST(PgStoreTest, ReconnectsAfterTheServerDropsItsConnections) {
   auto run = (*store)->GetRun("r1");
   ASSERT_TRUE(run) << run.error().message();
   ASSERT_EQ(testing::PostgresServer::Exec(server.Url(), terminate), "");
+  auto pipelined = (*store)->GetRunAndArtifactsAfter("r1", 0);  // the pipelined read reconnects too
+  ASSERT_TRUE(pipelined) << pipelined.error().message();
+  EXPECT_EQ(pipelined->appended.size(), 1u);
+  ASSERT_EQ(testing::PostgresServer::Exec(server.Url(), terminate), "");
   auto applied = (*store)->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w"));
   ASSERT_TRUE(applied) << applied.error().message();
   EXPECT_EQ(CheckedTrace(**store, "r1").size(), 3u);
