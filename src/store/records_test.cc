@@ -7,31 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "base/canonical_json.h"
+#include "testing/trace_hash_oracle.h"
 
 namespace telic::store {
 namespace {
-
-// The oracle: the object of the hashed members, made canonical.
-std::string HashInputOfTree(const TraceEventRecord& e) {
-  Json j = {
-      {"eventId", e.event_id},
-      {"runId", e.run_id},
-      {"sequence", e.sequence},
-      {"timestamp", e.timestamp},
-      {"actor", e.actor},
-      {"phase", e.phase},
-      {"eventType", e.event_type},
-      {"inputRefs", e.input_refs},
-      {"outputRefs", e.output_refs},
-      {"permissionDecision", e.permission_decision ? *e.permission_decision : Json(nullptr)},
-      {"summary", e.summary},
-      {"budgetSnapshot", e.budget_snapshot},
-      {"prevHash", e.prev_hash},
-  };
-  if (e.redactions.is_array() && !e.redactions.empty()) j["redactions"] = e.redactions;
-  return CanonicalJson(j);
-}
 
 std::string RandomText(std::mt19937& random) {
   static const std::vector<std::string> pieces = {"a", "Z", " ", "\"", "\\", "\n", "\t", "\x01", "\x1f", "/",
@@ -63,7 +42,7 @@ TEST(TraceEventHashInputTest, IsTheCanonicalJsonOfTheHashedMembers) {
     e.prev_hash = round % 5 ? "sha256:" + RandomText(random) : "";
     e.hash = "ignored";
     e.traceparent = "ignored";
-    ASSERT_EQ(TraceEventHashInput(e), HashInputOfTree(e)) << "round " << round;
+    ASSERT_EQ(TraceEventHashInput(e), testing::TraceEventHashInputOfTree(e)) << "round " << round;
   }
 }
 

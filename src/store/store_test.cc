@@ -25,6 +25,7 @@
 #include "store/sqlite_store.h"
 #include "testing/postgres_server.h"
 #include "testing/temp_dir.h"
+#include "testing/trace_hash_oracle.h"
 
 namespace telic::store {
 namespace {
@@ -214,20 +215,7 @@ TEST_P(StoreTest, RecordsRoundTripExactly) {
 // The hash input exactly as it was before trace events carried redactions
 // (built here by hand, not by TraceEventHashInput).
 std::string PreRedactionHash(const TraceEventRecord& e) {
-  Json j = {{"eventId", e.event_id},
-            {"runId", e.run_id},
-            {"sequence", e.sequence},
-            {"timestamp", e.timestamp},
-            {"actor", e.actor},
-            {"phase", e.phase},
-            {"eventType", e.event_type},
-            {"inputRefs", e.input_refs},
-            {"outputRefs", e.output_refs},
-            {"permissionDecision", e.permission_decision ? *e.permission_decision : Json(nullptr)},
-            {"summary", e.summary},
-            {"budgetSnapshot", e.budget_snapshot},
-            {"prevHash", e.prev_hash}};
-  return Sha256Ref(CanonicalJson(j));
+  return Sha256Ref(testing::TraceEventHashInputOfTree(e, /*with_redactions=*/false));
 }
 
 const Json kRedactions = Json::array({{{"field", "summary"}, {"category", "credential"}},
