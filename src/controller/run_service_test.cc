@@ -72,9 +72,10 @@ TEST_F(RunServiceTest, StartRunStoresRequestThenEnvelopeAndTwoEvents) {
   EXPECT_EQ(events[1].summary, "PLAN_ONLY");
 }
 
-// StartRun answers with an action built from the bodies it holds in memory;
-// a second service over the same ledger reads them back from the store and
-// must compute the very same action, for every mode and odd request text.
+// covers TEL-004: StartRun answers with an action built from the bodies it
+// holds in memory; a second service over the same stored state reads them
+// back and must compute the very same action (phase, permissions, budgets),
+// for every mode and odd request text.
 TEST_F(RunServiceTest, StartRunActionEqualsTheActionComputedFromTheLedger) {
   for (const char* mode : {"report_only", "plan_only", "implement"}) {
     for (const char* text : {"Explain what src/app.ts does", "\u00e9\u2028 \"quoted\" \\ tab\t", "  x  "}) {

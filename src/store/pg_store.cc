@@ -488,21 +488,41 @@ Params RunParams(const RunRecord& r) {
 const char kArtifactColumns[] =
     "run_id, artifact_id, type, schema_version, producer, sha256, source_refs_json, redaction, created_at";
 
-// The artifact columns (kArtifactColumns) of `row`, starting at column `first`.
-ArtifactMeta ReadArtifactMeta(const PGresult* r, int row, int first = 0) {
+ArtifactMeta ReadArtifactMeta(const PGresult* r, int row) {
   ArtifactMeta m;
-  m.run_id = Text(r, row, first + 0);
-  m.id = Text(r, row, first + 1);
-  m.type = Text(r, row, first + 2);
-  m.schema_version = Text(r, row, first + 3);
-  m.producer = Text(r, row, first + 4);
-  m.sha256 = Text(r, row, first + 5);
-  m.source_refs = FromJsonList(Text(r, row, first + 6));
-  m.redaction = Text(r, row, first + 7);
-  m.created_at = Text(r, row, first + 8);
+  m.run_id = Text(r, row, 0);
+  m.id = Text(r, row, 1);
+  m.type = Text(r, row, 2);
+  m.schema_version = Text(r, row, 3);
+  m.producer = Text(r, row, 4);
+  m.sha256 = Text(r, row, 5);
+  m.source_refs = FromJsonList(Text(r, row, 6));
+  m.redaction = Text(r, row, 7);
+  m.created_at = Text(r, row, 8);
   return m;
 }
 
+// The reads of a run's state, shared by the single reads and the pipelined
+// one: the run by id ($1), and its artifacts after a seq ($1, $2) in order.
+const std::string& RunByIdSql() {
+  static const std::string sql = fmt::format("SELECT {} FROM runs WHERE run_id = $1", kRunColumns);
+  return sql;
+}
+const std::string& ArtifactsAfterSql() {
+  static const std::string sql =
+      fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = $1 AND seq > $2 ORDER BY seq", kArtifactColumns);
+  return sql;
+}
+
+// The rows of ArtifactsAfterSql(), with their seq.
+std::vector<ArtifactMeta> ReadArtifactList(const PGresult* rows) {
+  std::vector<ArtifactMeta> list;
+  for (int i = 0; i < pq::ntuples(rows); ++i) {
+    list.push_back(ReadArtifactMeta(rows, i));
+    list.back().seq = Int(rows, i, 9);
+  }
+  return list;
+}
 
 const char kEventColumns[] =
     "run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json, output_refs_json, "
@@ -895,8 +915,7 @@ Status PgStore::ApplyChange(std::string_view run_id, int64_t expected_version, c
 }
 
 Result<RunRecord> PgStore::GetRun(std::string_view run_id) {
-  auto rows = ReadWithReconnect([this] { return Acquire(); }, "run read",
-                                fmt::format("SELECT {} FROM runs WHERE run_id = $1", kRunColumns), Params().Add(run_id));
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "run read", RunByIdSql(), Params().Add(run_id));
   if (!rows) return std::unexpected(rows.error());
   if (pq::ntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
   return ReadRun(rows->get(), 0);
@@ -968,25 +987,15 @@ Result<RunPage> PgStore::QueryRuns(const RunQuery& query) {
 }
 
 Result<std::vector<ArtifactMeta>> PgStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {
-  auto rows = ReadWithReconnect([this] { return Acquire(); }, "artifact list",
-                                fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = $1 AND seq > $2 ORDER BY seq",
-                                            kArtifactColumns),
+  auto rows = ReadWithReconnect([this] { return Acquire(); }, "artifact list", ArtifactsAfterSql(),
                                 Params().Add(run_id).Add(after_seq));
   if (!rows) return std::unexpected(rows.error());
-  std::vector<ArtifactMeta> list;
-  for (int i = 0; i < pq::ntuples(rows->get()); ++i) {
-    list.push_back(ReadArtifactMeta(rows->get(), i));
-    list.back().seq = Int(rows->get(), i, 9);
-  }
-  return list;
+  return ReadArtifactList(rows->get());
 }
 
 Result<Store::RunAndArtifacts> PgStore::GetRunAndArtifactsAfter(std::string_view run_id, int64_t after_seq) {
-  static const std::string run_sql = fmt::format("SELECT {} FROM runs WHERE run_id = $1", kRunColumns);
-  static const std::string artifacts_sql =
-      fmt::format("SELECT {}, seq FROM artifacts WHERE run_id = $1 AND seq > $2 ORDER BY seq", kArtifactColumns);
   const std::vector<std::pair<std::string, Params>> statements = {
-      {run_sql, Params().Add(run_id)}, {artifacts_sql, Params().Add(run_id).Add(after_seq)}};
+      {RunByIdSql(), Params().Add(run_id)}, {ArtifactsAfterSql(), Params().Add(run_id).Add(after_seq)}};
   for (int attempt = 1;; ++attempt) {
     TELIC_ASSIGN_OR_RETURN(auto lease, Acquire());
     auto results = RunPipelined(lease.get(), statements);
@@ -997,12 +1006,7 @@ Result<Store::RunAndArtifacts> PgStore::GetRunAndArtifactsAfter(std::string_view
     const PGresult* run_rows = (*results)[0].get();
     const PGresult* artifact_rows = (*results)[1].get();
     if (pq::ntuples(run_rows) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
-    RunAndArtifacts out{ReadRun(run_rows, 0), {}};
-    for (int i = 0; i < pq::ntuples(artifact_rows); ++i) {
-      out.appended.push_back(ReadArtifactMeta(artifact_rows, i));
-      out.appended.back().seq = Int(artifact_rows, i, 9);
-    }
-    return out;
+    return RunAndArtifacts{ReadRun(run_rows, 0), ReadArtifactList(artifact_rows)};
   }
 }
 
