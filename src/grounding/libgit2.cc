@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <string>
 
 #include <fmt/format.h>
@@ -10,6 +11,8 @@
 
 namespace telic::grounding::git {
 namespace {
+
+std::atomic<int> ca_bundle_parses_declined{0};
 
 using Loaded = RuntimeLibrary<Api>;
 
@@ -45,6 +48,18 @@ const Loaded& Library() {
 
 Status Load() { return Library().status(); }
 
+int CaBundleParsesDeclined() { return ca_bundle_parses_declined.load(); }
+
 const Api& Table() { return Library().TableOrAbort(); }
 
 }  // namespace telic::grounding::git
+
+// Declines libgit2's parse of the system CA bundle (see libgit2.h). The
+// executables export this definition (CMakeLists.txt), so the dynamic linker
+// binds libgit2's call to it before libmbedx509's. The chain stays empty:
+// success with no certificate, so libgit2 records no error, and an HTTPS
+// peer checked against the chain would fail verification, never pass it.
+extern "C" int mbedtls_x509_crt_parse_file(void* /*chain*/, const char* /*path*/) {
+  telic::grounding::git::ca_bundle_parses_declined.fetch_add(1);
+  return 0;
+}

@@ -9,6 +9,15 @@
 // signatures are libgit2's own, and the library opened is the one of that
 // header's soname (LIBGIT2_SOVERSION).
 //
+// Debian's libgit2 is built with mbed TLS, and git_libgit2_init parses the
+// whole system CA bundle (/etc/ssl/certs/ca-certificates.crt) for HTTPS
+// remotes: 53 M of the 80 M instructions of `telic ground` on a one-file
+// repository (callgrind), ~15 ms. telic reads local repositories only and
+// never lets libgit2 open a connection, so libgit2.cc defines
+// mbedtls_x509_crt_parse_file, which the executables export and libgit2
+// binds to before libmbedx509's: the parse is declined and libgit2 holds no
+// CA certificate (docs/DECISIONS.md D-START4).
+//
 // The functions below are libgit2's (same signatures, without the git_
 // prefix). Call Load() before the first of them to get a clear error when
 // libgit2 is missing; a function called when libgit2 cannot be loaded
@@ -43,6 +52,11 @@ struct Api {
 // Loads libgit2 once per process (thread-safe); later calls return the
 // first outcome. The error names the library, the package and dlerror()'s reason.
 Status Load();
+
+// How many times libgit2 asked for the CA bundle and telic declined it
+// (one per git_libgit2_init on Debian's build; 0 means the decline is not
+// bound and the bundle was parsed).
+int CaBundleParsesDeclined();
 
 // The resolved functions; aborts with Load()'s error when it failed.
 const Api& Table();
