@@ -5,8 +5,9 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <openssl/rand.h>
+#include <fcntl.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 namespace telic {
 namespace {
@@ -22,10 +23,30 @@ std::string Hex(const unsigned char* bytes, size_t count) {
   return out;
 }
 
-// The kernel's CSPRNG (getrandom(2), blocking only until it is first
-// seeded at boot); OpenSSL's DRBG when the call is unavailable. One system
-// call costs less than RAND_bytes' provider lookup and locking per id.
+// Reads `count` bytes of /dev/urandom into `bytes` (the same kernel CSPRNG).
+bool ReadUrandom(unsigned char* bytes, size_t count) {
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  size_t filled = 0;
+  while (filled < count) {
+    ssize_t got = ::read(fd, bytes + filled, count - filled);
+    if (got > 0) {
+      filled += static_cast<size_t>(got);
+    } else if (!(got < 0 && errno == EINTR)) {
+      break;
+    }
+  }
+  ::close(fd);
+  return filled == count;
+}
+
 void FillRandom(unsigned char* bytes, size_t count) {
+  if (!FillRandomBytes(bytes, count)) throw std::runtime_error("the OS random source failed");
+}
+
+}  // namespace
+
+bool FillRandomBytes(unsigned char* bytes, size_t count) {
   size_t filled = 0;
   while (filled < count) {
     ssize_t got = ::getrandom(bytes + filled, count - filled, 0);
@@ -34,16 +55,11 @@ void FillRandom(unsigned char* bytes, size_t count) {
     } else if (got < 0 && errno == EINTR) {
       continue;
     } else {
-      break;
+      return ReadUrandom(bytes + filled, count - filled);
     }
   }
-  if (filled == count) return;
-  if (RAND_bytes(bytes, static_cast<int>(count)) != 1) {
-    throw std::runtime_error("the OS random source failed");
-  }
+  return true;
 }
-
-}  // namespace
 
 std::string RandomIdSource::NewUuid() {
   unsigned char b[16];

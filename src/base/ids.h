@@ -13,7 +13,7 @@ class IdSource {
   virtual std::string NewUuid() = 0;
 };
 
-// Lowercase RFC 4122 version-4 UUIDs from the OS CSPRNG (OpenSSL RAND_bytes).
+// Lowercase RFC 4122 version-4 UUIDs from the OS CSPRNG (FillRandomBytes).
 class RandomIdSource final : public IdSource {
  public:
   std::string NewUuid() override;
@@ -27,6 +27,11 @@ class SequentialIdSource final : public IdSource {
  private:
   unsigned long long next_ = 1;
 };
+
+// Fills `bytes` from the kernel's CSPRNG: getrandom(2), which blocks only
+// until the pool is first seeded at boot, else /dev/urandom. False when
+// neither answers (no /dev, a kernel without getrandom); never weaker bytes.
+bool FillRandomBytes(unsigned char* bytes, size_t count);
 
 // `count` random bytes as lowercase hex (e.g. session ids); from the OS CSPRNG.
 std::string RandomHex(size_t count);

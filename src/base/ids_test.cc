@@ -1,8 +1,10 @@
 // Identifiers and UUIDs (WIRE-CONTRACT §4 Identifier grammar, §6.1 prior_run_id).
 #include "base/ids.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -85,6 +87,19 @@ TEST(SequentialIdSourceTest, WorksThroughTheInterface) {
   SequentialIdSource sequential;
   IdSource& source = sequential;
   EXPECT_EQ(source.NewUuid(), "00000000-0000-4000-8000-000000000001");
+}
+
+TEST(FillRandomBytesTest, FillsEveryByteAndDrawsDiffer) {
+  std::vector<unsigned char> first(16384, 0), second(16384, 0);
+  ASSERT_TRUE(FillRandomBytes(first.data(), first.size()));
+  ASSERT_TRUE(FillRandomBytes(second.data(), second.size()));
+  EXPECT_NE(first, second);
+  // Some byte value is missing from 16384 uniform bytes with probability
+  // below 256 * (255/256)^16384 < 10^-25.
+  std::vector<bool> seen(256, false);
+  for (unsigned char b : first) seen[b] = true;
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), true), 256);
+  EXPECT_TRUE(FillRandomBytes(first.data(), 0));
 }
 
 TEST(RandomHexTest, LengthAndAlphabet) {

@@ -11,7 +11,7 @@
 #include <future>
 #include <system_error>
 
-#include <openssl/evp.h>
+#include <nettle/sha1.h>
 
 namespace telic::grounding {
 namespace {
@@ -131,10 +131,13 @@ Status IndexFile::Parse() {
   static const char kZero[kChecksumBytes] = {};
   const bool verify = std::memcmp(bytes_.data() + end, kZero, kChecksumBytes) != 0;
   auto checksum_matches = [this, end] {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    return EVP_Digest(bytes_.data(), end, digest, &length, EVP_sha1(), nullptr) == 1 && length == kChecksumBytes &&
-           std::memcmp(digest, bytes_.data() + end, kChecksumBytes) == 0;
+    sha1_ctx context;
+    sha1_init(&context);
+    sha1_update(&context, end, reinterpret_cast<const uint8_t*>(bytes_.data()));
+    uint8_t digest[SHA1_DIGEST_SIZE];
+    sha1_digest(&context, sizeof digest, digest);
+    static_assert(SHA1_DIGEST_SIZE == kChecksumBytes);
+    return std::memcmp(digest, bytes_.data() + end, kChecksumBytes) == 0;
   };
   std::future<bool> checksum;
   if (verify) {

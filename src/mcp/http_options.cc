@@ -7,7 +7,6 @@
 #include <cctype>
 
 #include <fmt/format.h>
-#include <openssl/crypto.h>
 
 #include "base/sha256.h"
 #include "mcp/http_transport.h"
@@ -41,8 +40,7 @@ bool IsLoopbackHost(std::string_view host) {
 }
 
 bool SecretsEqual(std::string_view a, std::string_view b) {
-  std::string da = Sha256Hex(a), db = Sha256Hex(b);
-  return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;
+  return BytesEqualConstantTime(Sha256Hex(a), Sha256Hex(b));
 }
 
 }  // namespace telic::mcp

@@ -21,7 +21,6 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <openssl/crypto.h>
 
 #include "base/ids.h"
 #include "base/sha256.h"

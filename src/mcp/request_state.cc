@@ -8,13 +8,12 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <nettle/hmac.h>
 
 #include "base/canonical_json.h"
+#include "base/ids.h"
 #include "base/json_parse.h"
+#include "base/sha256.h"
 
 namespace telic::mcp {
 namespace {
@@ -74,11 +73,12 @@ std::optional<RequestStateClaims> ClaimsFromPayload(const Json& payload) {
 std::string RequestStateSigner::Mac(std::string_view payload_hex) const {
   std::string message(kMacContext);
   message.append(payload_hex);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()), reinterpret_cast<const unsigned char*>(message.data()),
-       message.size(), digest, &length);
-  return Hex(digest, length);
+  hmac_sha256_ctx context;
+  hmac_sha256_set_key(&context, key_.size(), key_.data());
+  hmac_sha256_update(&context, message.size(), reinterpret_cast<const uint8_t*>(message.data()));
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  hmac_sha256_digest(&context, sizeof digest, digest);
+  return Hex(digest, sizeof digest);
 }
 
 std::string RequestStateSigner::Issue(RequestStateClaims claims) const {
@@ -100,7 +100,7 @@ std::expected<RequestStateClaims, RequestStateRefusal> RequestStateSigner::Verif
   if (dot == std::string_view::npos) return std::unexpected(Refuse("malformed", "requestState is not one telic issued"));
   std::string_view payload_hex = rest.substr(0, dot), mac_hex = rest.substr(dot + 1);
   std::string expected = Mac(payload_hex);
-  if (mac_hex.size() != expected.size() || CRYPTO_memcmp(mac_hex.data(), expected.data(), expected.size()) != 0) {
+  if (!BytesEqualConstantTime(mac_hex, expected)) {
     return std::unexpected(Refuse("forged", "requestState failed its authentication check"));
   }
   auto body = Unhex(payload_hex);
@@ -129,7 +129,7 @@ namespace {
 // Writes a fresh key to a private temporary file and links it into place, so
 // a reader never sees a partly written key; false when `path` already exists.
 Result<bool> CreateKeyFile(const std::string& path, RequestStateKey& key) {
-  if (RAND_bytes(key.data(), static_cast<int>(key.size())) != 1) return Fail(ErrorCode::kInternal, "the OS random source failed");
+  if (!FillRandomBytes(key.data(), key.size())) return Fail(ErrorCode::kInternal, "the OS random source failed");
   std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
   ::unlink(temporary.c_str());
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

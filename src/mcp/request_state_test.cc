@@ -59,6 +59,19 @@ TEST(RequestStateTest, IssuedTokenVerifiesForItsTarget) {
   EXPECT_EQ(claims->expires_at_ms, 1'060'000);
 }
 
+// The MAC is HMAC-SHA-256 over "telic-request-state-v1." + the payload's hex,
+// as before telic moved from OpenSSL to nettle: tokens issued by either
+// verify with the other. The expected MAC is Python's hmac module's.
+TEST(RequestStateTest, MacIsHmacSha256OfTheContextAndPayload) {
+  ManualClock clock(1'000'000);
+  RequestStateSigner signer(KeyOf(7), clock, 60'000);
+  auto [payload_hex, mac_hex] = Parts(signer.Issue(Claims()));
+  EXPECT_EQ(Unhex(payload_hex),
+            R"({"action":"action:run-1:4","exp":1060000,"request":"clarification-01","run":"run-1",)"
+            R"("tool":"telic_get_next_action","version":4})");
+  EXPECT_EQ(mac_hex, "bb0eec26cb233b1ae6a5f42cf94a8b9c7dbf9f2e6fd4132724203c10e9056ad6");
+}
+
 TEST(RequestStateTest, TokenSignedWithAnotherKeyIsForged) {
   ManualClock clock(1'000'000);
   RequestStateSigner issuer(KeyOf(1), clock), verifier(KeyOf(2), clock);

@@ -299,6 +299,11 @@ class HttpProgramTest(unittest.TestCase):
         linked = subprocess.run(["ldd", telic_binary()], capture_output=True, text=True).stdout
         self.assertNotIn("httplib", linked)
         self.assertNotIn("libssl", linked)
+        # Digests come from nettle; no OpenSSL, shared or static (D-START5).
+        self.assertNotIn("libcrypto", linked)
+        self.assertIn("libnettle", linked)
+        symbols = subprocess.run(["nm", telic_binary()], capture_output=True, text=True).stdout
+        self.assertNotIn("EVP_MD_fetch", symbols)
         beside = os.path.join(os.path.dirname(os.path.realpath(telic_binary())), "telic-http")
         self.assertIn("httplib", subprocess.run(["ldd", beside], capture_output=True, text=True).stdout)
 
