@@ -491,7 +491,42 @@ int Replay(const Options& options, const std::string& run_id) {
   return consistent ? 0 : 1;
 }
 
+// Every top-level subcommand RunCli registers (a name missing here would only
+// make that command's start-up register all of them; RunCliTest checks the
+// list against the help).
+constexpr std::string_view kSubcommandNames[] = {
+    "serve",  "mcp",    "runs",   "export", "import", "show",  "status", "trace",       "artifact", "verify", "doctor",
+    "ground", "validate", "schema", "replay", "demo", "report", "tasks", "check", "broker-gate", "install",
+    "uninstall", "ui"};
+
+// Whether `sub` was registered and named on the command line.
+bool Chosen(const CLI::App* sub) { return sub != nullptr && sub->parsed(); }
+
+// Which top-level subcommands RunCli registers with CLI11. Registering all
+// of them with their options cost ~2 M instructions and ~40 page faults of
+// every start-up (issue 18 target 3), though a process runs one command.
+// When argv[1] names a subcommand, only that one is registered, and its
+// parse, help and errors are what they are with all registered. Otherwise
+// (no arguments, --help, --version, a misspelt name) every one is, so the
+// help and CLI11's errors list them all.
+class SubcommandFilter {
+ public:
+  SubcommandFilter(int argc, char** argv) {
+    if (argc < 2 || argv[1] == nullptr) return;
+    std::string_view first = argv[1];
+    for (std::string_view name : SubcommandNames()) {
+      if (name == first) only_ = name;
+    }
+  }
+  bool Wants(std::string_view name) const { return only_.empty() || only_ == name; }
+
+ private:
+  std::string_view only_;
+};
+
 }  // namespace
+
+std::span<const std::string_view> SubcommandNames() { return kSubcommandNames; }
 
 int RunCli(int argc, char** argv) {
   CLI::App app{fmt::format("telic {}: a deterministic, model-free MCP controller for AI-agent work", mcp::kServerVersion),
@@ -499,99 +534,135 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", fmt::format("telic {}", mcp::kServerVersion), "print the version and exit");
   Options options;
+  const SubcommandFilter filter(argc, argv);
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
     sub->add_option("--db", options.db,
                     "SQLite ledger file to use instead of the state directory's, or a postgresql:// URL (shared store)");
     sub->add_flag("--json", options.json, "machine-readable JSON output");
   };
+  // Each `add` registers one subcommand when the filter wants it; a pointer
+  // stays null otherwise (Chosen() is then false).
+  auto add = [&](const char* name, const char* description) -> CLI::App* {
+    return filter.Wants(name) ? app.add_subcommand(name, description) : nullptr;
+  };
   std::string run_id, second;
   RunsArgs runs_args;
-  auto* serve = app.add_subcommand("serve", "serve MCP on stdin/stdout");
-  auto* mcp_alias = app.add_subcommand("mcp", "alias of serve (the reference CLI's name)");
-  auto* runs = app.add_subcommand("runs", "list runs, newest first (by creation), a page at a time");
-  auto* runs_limit = runs->add_option("--limit", runs_args.limit, "at most this many runs per page (1-100, default 20)")
-                         ->check(CLI::Range(1, 100));
-  runs->add_option("--before", runs_args.before, "list the page after this cursor (the previous page prints it as next:)")
-      ->check(CLI::Validator(
-          [](std::string& value) -> std::string {
-            bool printable = !value.empty() && std::all_of(value.begin(), value.end(), [](unsigned char c) {
-              return c > 0x20 && c != 0x7F;
-            });
-            return printable ? "" : "a cursor is the run id a previous page printed after next: --before";
-          },
-          "CURSOR"));
-  runs->add_flag("--all", runs_args.all, "list every run, streamed page by page")->excludes(runs_limit);
-  std::vector<std::string> run_statuses(store::kRunStatuses.begin(), store::kRunStatuses.end());
-  runs->add_option("--status", runs_args.status, "only runs with this status")->check(CLI::IsMember(run_statuses));
-  runs->add_option("--mode", runs_args.mode, "only runs of this requested mode")->check(CLI::IsMember(policy::Modes()));
-  auto bundles = AddBundleCommands(app);
-  for (auto* sub : {bundles->export_cmd, bundles->import_cmd}) add_common(sub);
-  auto retention = AddRetentionCommands(runs);
-  for (auto* sub : {retention->remove, retention->prune, retention->deleted}) add_common(sub);
-  auto* show = app.add_subcommand("show", "show one run, its artifacts and next action");
-  show->add_option("RUN_ID", run_id)->required();
-  auto* status = app.add_subcommand("status", "alias of show --json (the reference CLI's name)");
-  status->add_option("RUN_ID", run_id)->required();
-  auto* trace = app.add_subcommand("trace", "show a run's trace events with their hash chain");
-  trace->add_option("RUN_ID", run_id)->required();
-  auto* artifact = app.add_subcommand("artifact", "print one artifact (artifact://RUN/ID or RUN_ID ARTIFACT_ID)");
-  artifact->add_option("REF", run_id)->required();
-  artifact->add_option("ARTIFACT_ID", second);
-  auto* verify = app.add_subcommand("verify", "re-hash every artifact and check the trace hash chain of a run");
+  auto* serve = add("serve", "serve MCP on stdin/stdout");
+  auto* mcp_alias = add("mcp", "alias of serve (the reference CLI's name)");
+  auto* runs = add("runs", "list runs, newest first (by creation), a page at a time");
+  std::unique_ptr<RetentionCommands> retention;
+  if (runs != nullptr) {
+    auto* runs_limit = runs->add_option("--limit", runs_args.limit, "at most this many runs per page (1-100, default 20)")
+                           ->check(CLI::Range(1, 100));
+    runs->add_option("--before", runs_args.before, "list the page after this cursor (the previous page prints it as next:)")
+        ->check(CLI::Validator(
+            [](std::string& value) -> std::string {
+              bool printable = !value.empty() && std::all_of(value.begin(), value.end(), [](unsigned char c) {
+                return c > 0x20 && c != 0x7F;
+              });
+              return printable ? "" : "a cursor is the run id a previous page printed after next: --before";
+            },
+            "CURSOR"));
+    runs->add_flag("--all", runs_args.all, "list every run, streamed page by page")->excludes(runs_limit);
+    std::vector<std::string> run_statuses(store::kRunStatuses.begin(), store::kRunStatuses.end());
+    runs->add_option("--status", runs_args.status, "only runs with this status")->check(CLI::IsMember(run_statuses));
+    runs->add_option("--mode", runs_args.mode, "only runs of this requested mode")->check(CLI::IsMember(policy::Modes()));
+    retention = AddRetentionCommands(runs);
+    for (auto* sub : {retention->remove, retention->prune, retention->deleted}) add_common(sub);
+  }
+  std::unique_ptr<BundleCommands> bundles;
+  if (filter.Wants("export") || filter.Wants("import")) {
+    bundles = AddBundleCommands(app);
+    for (auto* sub : {bundles->export_cmd, bundles->import_cmd}) add_common(sub);
+  }
+  auto* show = add("show", "show one run, its artifacts and next action");
+  if (show != nullptr) show->add_option("RUN_ID", run_id)->required();
+  auto* status = add("status", "alias of show --json (the reference CLI's name)");
+  if (status != nullptr) status->add_option("RUN_ID", run_id)->required();
+  auto* trace = add("trace", "show a run's trace events with their hash chain");
+  if (trace != nullptr) trace->add_option("RUN_ID", run_id)->required();
+  auto* artifact = add("artifact", "print one artifact (artifact://RUN/ID or RUN_ID ARTIFACT_ID)");
+  if (artifact != nullptr) {
+    artifact->add_option("REF", run_id)->required();
+    artifact->add_option("ARTIFACT_ID", second);
+  }
+  auto* verify = add("verify", "re-hash every artifact and check the trace hash chain of a run");
   std::string bundle_file;
-  auto* verify_run = verify->add_option("RUN_ID", run_id);
-  verify->add_option("--bundle", bundle_file, "check a run bundle file instead (no ledger needed)")->excludes(verify_run);
-  auto* doctor = app.add_subcommand("doctor", "check the repository, state directory and ledger");
+  if (verify != nullptr) {
+    auto* verify_run = verify->add_option("RUN_ID", run_id);
+    verify->add_option("--bundle", bundle_file, "check a run bundle file instead (no ledger needed)")->excludes(verify_run);
+  }
+  auto* doctor = add("doctor", "check the repository, state directory and ledger");
   std::string ground_request;
-  auto* ground = app.add_subcommand("ground", "preview the ContextManifest for a request, without a run");
-  ground->add_option("REQUEST", ground_request, "the request text")->required();
-  auto* validate = app.add_subcommand("validate", "validate an artifact file against its schema and refinements");
+  auto* ground = add("ground", "preview the ContextManifest for a request, without a run");
+  if (ground != nullptr) ground->add_option("REQUEST", ground_request, "the request text")->required();
+  auto* validate = add("validate", "validate an artifact file against its schema and refinements");
   std::string file, type;
   bool list = false;
-  validate->add_option("FILE", file)->required();
-  validate->add_option("--type", type, "artifact type (default: the stored artifact's own type field)");
-  auto* schema_cmd = app.add_subcommand("schema", "print an artifact type's JSON Schema");
-  schema_cmd->add_option("TYPE", type);
-  schema_cmd->add_flag("--list", list, "list the artifact types");
-  auto* replay = app.add_subcommand("replay", "re-derive a run's state from its artifacts and events; exit 1 on a difference");
-  replay->add_option("RUN_ID", run_id)->required();
-  auto* demo = app.add_subcommand("demo", "drive a complete analyze_and_fix run over MCP the way a host would");
+  if (validate != nullptr) {
+    validate->add_option("FILE", file)->required();
+    validate->add_option("--type", type, "artifact type (default: the stored artifact's own type field)");
+  }
+  auto* schema_cmd = add("schema", "print an artifact type's JSON Schema");
+  if (schema_cmd != nullptr) {
+    schema_cmd->add_option("TYPE", type);
+    schema_cmd->add_flag("--list", list, "list the artifact types");
+  }
+  auto* replay = add("replay", "re-derive a run's state from its artifacts and events; exit 1 on a difference");
+  if (replay != nullptr) replay->add_option("RUN_ID", run_id)->required();
+  auto* demo = add("demo", "drive a complete analyze_and_fix run over MCP the way a host would");
   std::string scenario = "analyze_and_fix", workdir;
-  demo->add_option("--scenario", scenario, "embedded scenario to drive (examples/<name>.json)");
-  demo->add_option("--workdir", workdir, "folder for the demo repository and state (default: a new temporary folder)");
-  for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, replay, demo, validate, schema_cmd}) add_common(sub);
-  auto graph_commands = AddGraphCommands(app);
-  for (auto* sub : {graph_commands->report_parse, graph_commands->tasks}) add_common(sub);
+  if (demo != nullptr) {
+    demo->add_option("--scenario", scenario, "embedded scenario to drive (examples/<name>.json)");
+    demo->add_option("--workdir", workdir, "folder for the demo repository and state (default: a new temporary folder)");
+  }
+  for (auto* sub : {serve, mcp_alias, runs, show, status, trace, artifact, verify, doctor, ground, replay, demo, validate, schema_cmd}) {
+    if (sub != nullptr) add_common(sub);
+  }
+  std::unique_ptr<GraphCommands> graph_commands;
+  if (filter.Wants("report") || filter.Wants("tasks")) {
+    graph_commands = AddGraphCommands(app);
+    for (auto* sub : {graph_commands->report_parse, graph_commands->tasks}) add_common(sub);
+  }
   std::string policy_file, action_json;
-  auto* check = app.add_subcommand("check", "decide one action against a policy file (exit 0 allow, 3 deny, 2 usage)");
-  check->add_option("--policy", policy_file, "policy file (JSON, see docs/PERMISSIONS.md)")->required();
-  check->add_option("--action", action_json, "the action as JSON, or @FILE")->required();
-  check->add_flag("--json", options.json, "machine-readable JSON output");
-  auto* broker_gate = app.add_subcommand("broker-gate", "host hook: decide one tool call read from stdin against the active run");
-  broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
-  broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
+  auto* check = add("check", "decide one action against a policy file (exit 0 allow, 3 deny, 2 usage)");
+  if (check != nullptr) {
+    check->add_option("--policy", policy_file, "policy file (JSON, see docs/PERMISSIONS.md)")->required();
+    check->add_option("--action", action_json, "the action as JSON, or @FILE")->required();
+    check->add_flag("--json", options.json, "machine-readable JSON output");
+  }
+  auto* broker_gate = add("broker-gate", "host hook: decide one tool call read from stdin against the active run");
   std::string hook_host;
-  broker_gate->add_option("--host", hook_host, "read and answer this host's pre-tool-use hook format (docs/HOSTS.md)")
-      ->check(CLI::IsMember(HookHostNames()));
   std::string gate = "all";
-  broker_gate->add_option("--gate", gate, "all (default) or mutating: leave reads and web fetches ungated")
-      ->check(CLI::IsMember({"all", "mutating"}));
+  if (broker_gate != nullptr) {
+    broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
+    broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
+    broker_gate->add_option("--host", hook_host, "read and answer this host's pre-tool-use hook format (docs/HOSTS.md)")
+        ->check(CLI::IsMember(HookHostNames()));
+    broker_gate->add_option("--gate", gate, "all (default) or mutating: leave reads and web fetches ungated")
+        ->check(CLI::IsMember({"all", "mutating"}));
+  }
   InstallRequest install_request;
-  auto* install = app.add_subcommand("install", "set a host up: MCP server entry, workflow skill, broker-gate hook");
-  auto* uninstall = app.add_subcommand("uninstall", "remove exactly what `telic install HOST` added");
+  auto* install = add("install", "set a host up: MCP server entry, workflow skill, broker-gate hook");
+  auto* uninstall = add("uninstall", "remove exactly what `telic install HOST` added");
   for (auto* sub : {install, uninstall}) {
+    if (sub == nullptr) continue;
     sub->add_option("HOST", install_request.host)->required()->check(CLI::IsMember(InstallHostNames()));
     sub->add_flag("--user", install_request.user, "the host's user scope ($HOME) instead of this repository");
     sub->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
     sub->add_flag("--json", install_request.json, "machine-readable JSON output");
   }
-  auto* ui = app.add_subcommand("ui", "serve the read-only web trace viewer (default http://127.0.0.1:7420/ui/)");
-  ui->add_option("--http", options.http, "listen on HOST:PORT (default 127.0.0.1:7420; port 0: any free port)");
-  add_common(ui);
-  serve->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
-  mcp_alias->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
+  auto* ui = add("ui", "serve the read-only web trace viewer (default http://127.0.0.1:7420/ui/)");
+  if (ui != nullptr) {
+    ui->add_option("--http", options.http, "listen on HOST:PORT (default 127.0.0.1:7420; port 0: any free port)");
+    add_common(ui);
+  }
+  for (auto* sub : {serve, mcp_alias}) {
+    if (sub != nullptr) sub->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
+  }
   for (auto* sub : {serve, mcp_alias, ui}) {
+    if (sub == nullptr) continue;
     if (sub != ui) sub->add_option("--http", options.http, "serve MCP Streamable HTTP on HOST:PORT (POST /mcp) instead of stdio");
     sub->add_option("--auth-token-file", options.auth_token_file,
                     "require this bearer token on every HTTP request (needed to listen beyond loopback)");
@@ -605,32 +676,32 @@ int RunCli(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  if ((*serve || *mcp_alias) && options.ui && options.http.empty()) {
+  if ((Chosen(serve) || Chosen(mcp_alias)) && options.ui && options.http.empty()) {
     std::cerr << "telic: --ui needs --http HOST:PORT\n";
     return 2;
   }
-  if (*serve || *mcp_alias) return Serve(options);
-  if (*ui) return Ui(options);
-  if (retention->Selected()) {
+  if (Chosen(serve) || Chosen(mcp_alias)) return Serve(options);
+  if (Chosen(ui)) return Ui(options);
+  if (retention && retention->Selected()) {
     auto context = OpenContext(options, false);
     if (!context) return Failure(context.error());
     return RunRetentionCommand(*retention, *(*context)->service, options.json, std::cout, std::cerr);
   }
-  if (*runs) return Runs(options, runs_args);
-  if (*show) return Show(options, run_id);
-  if (*status) {
+  if (Chosen(runs)) return Runs(options, runs_args);
+  if (Chosen(show)) return Show(options, run_id);
+  if (Chosen(status)) {
     options.json = true;
     return Show(options, run_id);
   }
-  if (*trace) return Trace(options, run_id);
-  if (*artifact) return Artifact(options, run_id, second);
-  if (*verify && !bundle_file.empty()) return RunVerifyBundle(bundle_file, options.json, std::cout, std::cerr);
-  if (*verify && run_id.empty()) {
+  if (Chosen(trace)) return Trace(options, run_id);
+  if (Chosen(artifact)) return Artifact(options, run_id, second);
+  if (Chosen(verify) && !bundle_file.empty()) return RunVerifyBundle(bundle_file, options.json, std::cout, std::cerr);
+  if (Chosen(verify) && run_id.empty()) {
     std::cerr << "telic: verify needs RUN_ID or --bundle FILE\n";
     return 2;
   }
-  if (*verify) return Verify(options, run_id);
-  if (*bundles->export_cmd || *bundles->import_cmd) {
+  if (Chosen(verify)) return Verify(options, run_id);
+  if (bundles && (Chosen(bundles->export_cmd) || Chosen(bundles->import_cmd))) {
     auto context = OpenContext(options, static_cast<bool>(*bundles->import_cmd));
     if (!context) return Failure(context.error());
     if (*bundles->export_cmd) return RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
@@ -638,8 +709,8 @@ int RunCli(int argc, char** argv) {
     return RunImport(*bundles, *(*context)->store, [tasks](const std::string& id) { (void)tasks->SyncRun(id); },
                      options.json, std::cout, std::cerr);
   }
-  if (*doctor) return Doctor(options, SelfExecutable(argv[0]));
-  if (*ground) {
+  if (Chosen(doctor)) return Doctor(options, SelfExecutable(argv[0]));
+  if (Chosen(ground)) {
     std::string repo = options.repo;
     if (repo.empty()) {
       auto location = Locate(options);
@@ -648,25 +719,25 @@ int RunCli(int argc, char** argv) {
     }
     return RunGroundCommand(repo, ground_request, options.json);
   }
-  if (*replay) return Replay(options, run_id);
-  if (*validate) return RunValidateCommand(file, type, options.json, std::cout, std::cerr);
-  if (*schema_cmd) return RunSchemaCommand(type, list, std::cout, std::cerr);
-  if (*demo) return Demo(options, SelfExecutable(argv[0]), scenario, workdir);
-  if (*graph_commands->report_parse) return RunReportParse(*graph_commands, options.json);
-  if (*graph_commands->tasks) {
+  if (Chosen(replay)) return Replay(options, run_id);
+  if (Chosen(validate)) return RunValidateCommand(file, type, options.json, std::cout, std::cerr);
+  if (Chosen(schema_cmd)) return RunSchemaCommand(type, list, std::cout, std::cerr);
+  if (Chosen(demo)) return Demo(options, SelfExecutable(argv[0]), scenario, workdir);
+  if (graph_commands && Chosen(graph_commands->report_parse)) return RunReportParse(*graph_commands, options.json);
+  if (graph_commands && Chosen(graph_commands->tasks)) {
     auto context = OpenContext(options, false);
     if (!context) return Failure(context.error());
     std::optional<std::string> run;
     if (!graph_commands->run_id.empty()) run = graph_commands->run_id;
     return RunTasks(*(*context)->graph->service, run, options.json);
   }
-  if (*check) return RunCheckCommand(policy_file, action_json, options.json, std::cout, std::cerr);
-  if (*broker_gate) {
+  if (Chosen(check)) return RunCheckCommand(policy_file, action_json, options.json, std::cout, std::cerr);
+  if (Chosen(broker_gate)) {
     HookHost host = hook_host.empty() ? HookHost::kTelic : *ParseHookHost(hook_host);
     return RunBrokerGate(store::CurrentEnvironment(), CurrentDirectory(), options.repo, options.db, host, std::cin,
                          std::cout, gate == "mutating");
   }
-  if (*install || *uninstall) return InstallCommand(options, install_request, SelfExecutable(argv[0]), install->parsed());
+  if (Chosen(install) || Chosen(uninstall)) return InstallCommand(options, install_request, SelfExecutable(argv[0]), install->parsed());
   std::cout << app.help();
   return 0;
 }
