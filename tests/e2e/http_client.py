@@ -2,6 +2,7 @@
 `telic serve --http` as a child process, a small MCP Streamable HTTP client,
 and a throwaway PostgreSQL server (scripts/pg-test-server)."""
 
+import atexit
 import http.client
 import json
 import os
@@ -202,6 +203,10 @@ class Postgres:
     def shared(cls):
         if cls._shared is None:
             cls._shared = Postgres()
+            # Stopped when the test process exits, whether or not its module
+            # calls stop_shared (test_bundle and test_retention did not, and
+            # left their servers running after the suite).
+            atexit.register(cls.stop_shared)
         return cls._shared
 
     @classmethod
