@@ -295,6 +295,9 @@ using ResultPtr = std::unique_ptr<PGresult, decltype(&pq::clear)>;
 struct PgFailure {
   std::string sqlstate;
   std::string message;
+  // In a pipeline (RunPipelined): the index of the statement that failed,
+  // or of the first one without a result when the connection broke.
+  size_t statement = 0;
 };
 
 // A failed statement, mapped to a telic error. 40001/40P01 are retryable.
@@ -372,8 +375,9 @@ std::expected<ResultPtr, PgFailure> Run(PGconn* conn, const std::string& sql, co
 
 // Runs `statements` in order in one round trip (libpq pipeline mode: every
 // statement is sent, then one sync, then the results are read); the rows of
-// each on success, else the first failure. The statements run in one
-// implicit transaction: a failure aborts the ones after it. The connection
+// each on success, else the first failure. Without a BEGIN among them, the
+// statements run in one implicit transaction; either way a failure aborts
+// the ones after it (PGRES_PIPELINE_ABORTED), COMMIT included. The connection
 // leaves pipeline mode before this returns, unless it broke.
 std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
     PGconn* conn, const std::vector<std::pair<std::string, Params>>& statements) {
@@ -401,7 +405,10 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
   for (size_t i = 0; i < sent; ++i) {
     ResultPtr result(pq::getResult(conn), &pq::clear);
     ExecStatusType status = result ? pq::resultStatus(result.get()) : PGRES_FATAL_ERROR;
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failure) failure = FailureOf(conn, result.get());
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failure) {
+      failure = FailureOf(conn, result.get());
+      failure->statement = i;
+    }
     results.push_back(std::move(result));
     while (PGresult* extra = pq::getResult(conn)) pq::clear(extra);
     if (pq::status(conn) == CONNECTION_BAD) break;
@@ -415,7 +422,11 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
     (void)pq::exitPipelineMode(conn);
   }
   if (failure) return std::unexpected(*failure);
-  if (results.size() != statements.size()) return std::unexpected(FailureOf(conn, nullptr));
+  if (results.size() != statements.size()) {
+    PgFailure broken = FailureOf(conn, nullptr);
+    broken.statement = results.size();
+    return std::unexpected(broken);
+  }
   return results;
 }
 
@@ -557,6 +568,8 @@ TraceEventRecord ReadEvent(const PGresult* r, int row) {
 struct Abort {
   std::optional<Error> error;
   PgFailure failure;
+  // COMMIT was sent and may have taken effect: never retried.
+  bool commit_sent = false;
 };
 using Attempt = std::expected<void, Abort>;
 
@@ -572,47 +585,52 @@ Abort Because(Error error) { return Abort{std::move(error), {}}; }
     if (!pg_do_r) return std::unexpected(Abort{std::nullopt, pg_do_r.error()});        \
   } while (0)
 
-// The body of one write transaction (BEGIN and COMMIT are the caller's).
-Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<int64_t> expected_version,
-                           const Change& change) {
-  std::string id(run_id);
-  PG_TRY(row, Run(conn, "SELECT version FROM runs WHERE run_id = $1 FOR UPDATE", Params().Add(id)));
-  bool exists = pq::ntuples(row.get()) > 0;
+// The statements of a run write, with what telic needs to read their failures.
+struct WriteStatements {
+  std::vector<std::pair<std::string, Params>> list;
+  size_t first_artifact = 0;  // list[first_artifact + i] inserts change.artifacts[i]
+  size_t artifact_count = 0;
+};
+
+// The run row locked, then what the checks read of an existing run: its
+// artifact count and its last trace event (statements 1-3; 0 is BEGIN).
+std::vector<std::pair<std::string, Params>> LockAndReadStatements(const std::string& id, bool created) {
+  std::vector<std::pair<std::string, Params>> list;
+  list.emplace_back("BEGIN", Params());
+  list.emplace_back("SELECT version FROM runs WHERE run_id = $1 FOR UPDATE", Params().Add(id));
+  if (!created) {
+    list.emplace_back("SELECT count(*) FROM artifacts WHERE run_id = $1", Params().Add(id));
+    list.emplace_back("SELECT sequence, hash FROM trace_events WHERE run_id = $1 ORDER BY sequence DESC LIMIT 1",
+                      Params().Add(id));
+  }
+  return list;
+}
+
+// The checks on what LockAndReadStatements read; the stored trace's length
+// and last hash on success. A run created by this transaction has no
+// artifacts or events yet.
+std::expected<std::pair<int64_t, std::string>, Abort> CheckLockedRun(const std::vector<ResultPtr>& read,
+                                                                      const std::string& id,
+                                                                      std::optional<int64_t> expected_version,
+                                                                      const Change& change) {
+  const bool exists = pq::ntuples(read[1].get()) > 0;
+  int64_t stored = 0, sequence = 0;
+  std::string prev_hash;
   if (!expected_version) {
     if (exists) return std::unexpected(Because(Error(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", id))));
-    PG_TRY(inserted, Run(conn,
-                         fmt::format("INSERT INTO runs ({}) VALUES ({}) ON CONFLICT (run_id) DO NOTHING", kRunColumns,
-                                     kRunPlaceholders),
-                         RunParams(change.run)));
-    // A racing creator committed the same id first (the insert waited for it).
-    if (std::string(pq::cmdTuples(inserted.get())) != "1") {
-      return std::unexpected(Because(Error(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", id))));
-    }
   } else {
     if (!exists) return std::unexpected(Because(Error(ErrorCode::kNotFound, fmt::format("Run not found: {}", id))));
-    if (Int(row.get(), 0, 0) != *expected_version) {
+    if (Int(read[1].get(), 0, 0) != *expected_version) {
       return std::unexpected(Because(
           Error(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version")));
     }
-    Params p = RunParams(change.run);
-    p.Add(id).Add(*expected_version);
-    PG_TRY(updated, Run(conn,
-                        fmt::format("UPDATE runs SET ({}) = ROW({}) WHERE run_id = $18 AND version = $19", kRunColumns,
-                                    kRunPlaceholders),
-                        p));
-    if (std::string(pq::cmdTuples(updated.get())) != "1") {
-      return std::unexpected(Because(
-          Error(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version")));
+    stored = Int(read[2].get(), 0, 0);
+    if (pq::ntuples(read[3].get()) > 0) {
+      sequence = Int(read[3].get(), 0, 0);
+      prev_hash = Text(read[3].get(), 0, 1);
     }
   }
-  // A run created by this transaction has no artifacts or events yet.
-  const bool created = !expected_version;
   if (!change.artifacts.empty()) {
-    int64_t stored = 0;
-    if (!created) {
-      PG_TRY(count, Run(conn, "SELECT count(*) FROM artifacts WHERE run_id = $1", Params().Add(id)));
-      stored = Int(count.get(), 0, 0);
-    }
     if (change.expected_artifact_count && stored != *change.expected_artifact_count) {
       return std::unexpected(Because(Error(ErrorCode::kConflict, std::string(kConcurrentAppend))));
     }
@@ -621,6 +639,81 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
                                            fmt::format("Run artifact limit of {} reached", kMaxArtifactsPerRun))));
     }
   }
+  if (!change.events.empty() && change.expected_trace_length && sequence != *change.expected_trace_length) {
+    return std::unexpected(Because(Error(ErrorCode::kConflict, std::string(kConcurrentTraceAppend))));
+  }
+  return std::make_pair(sequence, std::move(prev_hash));
+}
+
+// Appends the run's INSERT (created) or UPDATE. The UPDATE divides by the
+// number of rows it changed, so a version that moved (impossible while the
+// row lock holds, and checked before) fails the statement and with it the
+// COMMIT behind it: a pipelined write can never commit without its run row.
+void AddRunStatement(WriteStatements& out, const std::string& id, std::optional<int64_t> expected_version,
+                     const Change& change) {
+  if (!expected_version) {
+    out.list.emplace_back(fmt::format("INSERT INTO runs ({}) VALUES ({})", kRunColumns, kRunPlaceholders),
+                          RunParams(change.run));
+    return;
+  }
+  Params p = RunParams(change.run);
+  p.Add(id).Add(*expected_version);
+  out.list.emplace_back(fmt::format("WITH changed AS (UPDATE runs SET ({}) = ROW({}) WHERE run_id = $18 AND version = "
+                                    "$19 RETURNING 1) SELECT 1 / count(*) FROM changed",
+                                    kRunColumns, kRunPlaceholders),
+                        std::move(p));
+}
+
+// Appends the trace events, chained onto (sequence, prev_hash), in
+// multi-row INSERTs of up to 500 rows (kEventColumnCount parameters each; a
+// statement takes at most 65,535).
+Attempt AddEventStatements(WriteStatements& out, const std::string& id, int64_t sequence, std::string prev_hash,
+                           const Change& change) {
+  if (sequence + static_cast<int64_t>(change.events.size()) > kMaxTraceEventsPerRun) {
+    return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
+                                         fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun))));
+  }
+  constexpr size_t kRowsPerInsert = 500;
+  for (size_t first = 0; first < change.events.size(); first += kRowsPerInsert) {
+    Params p;
+    std::string values;
+    int n = 0;
+    for (size_t i = first; i < std::min(change.events.size(), first + kRowsPerInsert); ++i) {
+      TraceEventRecord e = change.events[i];
+      if (!e.redactions.is_array()) {
+        return std::unexpected(Because(Error(ErrorCode::kInternal, "trace event redactions must be a JSON array")));
+      }
+      e.run_id = id;
+      e.sequence = ++sequence;
+      e.prev_hash = prev_hash;
+      RedactTraceEvent(e);  // nothing caller-supplied is stored unredacted
+      e.hash = ComputeTraceEventHash(e);
+      prev_hash = e.hash;
+      std::optional<std::string> decision;
+      if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
+      p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
+      p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
+      p.Add(CanonicalJson(e.budget_snapshot)).Add(CanonicalJson(e.redactions)).Add(e.prev_hash).Add(e.hash);
+      p.Add(e.traceparent).Add(e.tracestate);
+      values += values.empty() ? "(" : ", (";
+      for (int k = 1; k <= kEventColumnCount; ++k) {
+        values += fmt::format("{}${}", k == 1 ? "" : ", ", n * kEventColumnCount + k);
+      }
+      values += ")";
+      ++n;
+    }
+    out.list.emplace_back(fmt::format("INSERT INTO trace_events ({}) VALUES {}", kEventColumns, values), std::move(p));
+  }
+  return {};
+}
+
+// Every write of the change, then COMMIT, as statements for one pipeline.
+std::expected<WriteStatements, Abort> WriteAndCommitStatements(const std::string& id,
+                                                               std::optional<int64_t> expected_version,
+                                                               const Change& change, int64_t sequence,
+                                                               std::string prev_hash) {
+  WriteStatements out;
+  AddRunStatement(out, id, expected_version, change);
   // Blobs first, in digest order: concurrent writers sharing bodies then take
   // their row locks in the same order and cannot deadlock on each other.
   std::vector<const StoredArtifact*> by_digest;
@@ -634,79 +727,72 @@ Attempt WriteInTransaction(PGconn* conn, std::string_view run_id, std::optional<
   std::sort(by_digest.begin(), by_digest.end(),
             [](const StoredArtifact* a, const StoredArtifact* b) { return a->meta.sha256 < b->meta.sha256; });
   for (const StoredArtifact* a : by_digest) {
-    PG_DO(Run(conn, "INSERT INTO blobs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING",
-                     Params().Add(a->meta.sha256).Add(a->canonical_body)));
+    out.list.emplace_back("INSERT INTO blobs (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING",
+                          Params().Add(a->meta.sha256).Add(a->canonical_body));
   }
+  // A taken artifact id is the unique violation of its INSERT.
+  out.first_artifact = out.list.size();
+  out.artifact_count = change.artifacts.size();
   for (const StoredArtifact& a : change.artifacts) {
     Params p;
     p.Add(a.meta.run_id).Add(a.meta.id).Add(a.meta.type).Add(a.meta.schema_version).Add(a.meta.producer);
     p.Add(a.meta.sha256).Add(ToJson(a.meta.source_refs)).Add(a.meta.redaction).Add(a.meta.created_at);
-    PG_TRY(inserted, Run(conn,
-                         fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
-                                     "ON CONFLICT (run_id, artifact_id) DO NOTHING",
-                                     kArtifactColumns),
-                         p));
-    if (std::string(pq::cmdTuples(inserted.get())) != "1") {
-      return std::unexpected(
-          Because(Error(ErrorCode::kAlreadyExists, "Artifact already exists in this run: " + a.meta.id)));
-    }
+    out.list.emplace_back(fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                      kArtifactColumns),
+                          std::move(p));
   }
   if (!change.events.empty()) {
-    // The run row is locked, so nobody else appends to this run's trace now.
-    int64_t sequence = 0;
-    std::string prev_hash;
-    if (!created) {
-      PG_TRY(last, Run(conn, "SELECT sequence, hash FROM trace_events WHERE run_id = $1 ORDER BY sequence DESC LIMIT 1",
-                       Params().Add(id)));
-      if (pq::ntuples(last.get()) > 0) {
-        sequence = Int(last.get(), 0, 0);
-        prev_hash = Text(last.get(), 0, 1);
-      }
-    }
-    if (change.expected_trace_length && sequence != *change.expected_trace_length) {
-      return std::unexpected(Because(Error(ErrorCode::kConflict, std::string(kConcurrentTraceAppend))));
-    }
-    if (sequence + static_cast<int64_t>(change.events.size()) > kMaxTraceEventsPerRun) {
-      return std::unexpected(Because(Error(ErrorCode::kResourceExhausted,
-                                           fmt::format("Run trace limit of {} reached", kMaxTraceEventsPerRun))));
-    }
-    // Events go in multi-row INSERTs of up to 500 rows (kEventColumnCount
-    // parameters each; a statement takes at most 65,535).
-    constexpr size_t kRowsPerInsert = 500;
-    for (size_t first = 0; first < change.events.size(); first += kRowsPerInsert) {
-      Params p;
-      std::string values;
-      int n = 0;
-      for (size_t i = first; i < std::min(change.events.size(), first + kRowsPerInsert); ++i) {
-        TraceEventRecord e = change.events[i];
-        if (!e.redactions.is_array()) {
-          return std::unexpected(Because(Error(ErrorCode::kInternal, "trace event redactions must be a JSON array")));
-        }
-        e.run_id = id;
-        e.sequence = ++sequence;
-        e.prev_hash = prev_hash;
-        RedactTraceEvent(e);  // nothing caller-supplied is stored unredacted
-        e.hash = ComputeTraceEventHash(e);
-        prev_hash = e.hash;
-        std::optional<std::string> decision;
-        if (e.permission_decision) decision = CanonicalJson(*e.permission_decision);
-        p.Add(e.run_id).Add(e.sequence).Add(e.event_id).Add(e.timestamp).Add(e.actor).Add(e.phase).Add(e.event_type);
-        p.Add(ToJson(e.input_refs)).Add(ToJson(e.output_refs)).Add(decision).Add(e.summary);
-        p.Add(CanonicalJson(e.budget_snapshot)).Add(CanonicalJson(e.redactions)).Add(e.prev_hash).Add(e.hash);
-        p.Add(e.traceparent).Add(e.tracestate);
-        values += values.empty() ? "(" : ", (";
-        for (int k = 1; k <= kEventColumnCount; ++k) {
-          values += fmt::format("{}${}", k == 1 ? "" : ", ", n * kEventColumnCount + k);
-        }
-        values += ")";
-        ++n;
-      }
-      PG_DO(Run(conn, fmt::format("INSERT INTO trace_events ({}) VALUES {}", kEventColumns, values), p));
+    if (auto added = AddEventStatements(out, id, sequence, std::move(prev_hash), change); !added) {
+      return std::unexpected(added.error());
     }
   }
-  return {};
+  out.list.emplace_back("COMMIT", Params());
+  return out;
 }
 
+// What a failed write-and-commit pipeline means. A statement before COMMIT
+// failed with its own result: COMMIT was aborted with it, the outcome is
+// known (nothing written), and a unique violation names what was taken.
+// COMMIT's own failure, or a connection that broke before every result came
+// back, leaves the outcome unknown.
+Abort WritePipelineFailure(const PgFailure& failure, const WriteStatements& writes, const std::string& id,
+                           const Change& change, PGconn* conn) {
+  const size_t commit = writes.list.size() - 1;
+  if (failure.statement >= commit || pq::status(conn) == CONNECTION_BAD) {
+    return Abort{std::nullopt, failure, /*commit_sent=*/true};
+  }
+  if (failure.sqlstate == "23505" && failure.statement == 0) {
+    // Another creator committed the same run id first (the insert waited for it).
+    return Because(Error(ErrorCode::kAlreadyExists, fmt::format("Run already exists: {}", id)));
+  }
+  if (failure.sqlstate == "22012" && failure.statement == 0) {
+    return Because(Error(ErrorCode::kConflict, "Concurrent run update detected; reload and retry with the latest version"));
+  }
+  if (failure.sqlstate == "23505" && failure.statement >= writes.first_artifact &&
+      failure.statement < writes.first_artifact + writes.artifact_count) {
+    return Because(Error(ErrorCode::kAlreadyExists, "Artifact already exists in this run: " +
+                                                         change.artifacts[failure.statement - writes.first_artifact].meta.id));
+  }
+  return Abort{std::nullopt, failure};
+}
+
+// One run write in two round trips (libpq pipeline mode): BEGIN with the row
+// lock and the reads the checks need; then, the checks passed, every write
+// and COMMIT. The transaction is left open (or failed) for the caller to roll
+// back when this fails.
+Attempt WriteRunPipelined(PGconn* conn, std::string_view run_id, std::optional<int64_t> expected_version,
+                          const Change& change) {
+  const std::string id(run_id);
+  auto read = RunPipelined(conn, LockAndReadStatements(id, !expected_version));
+  if (!read) return std::unexpected(Abort{std::nullopt, read.error()});
+  auto trace = CheckLockedRun(*read, id, expected_version, change);
+  if (!trace) return std::unexpected(trace.error());
+  auto writes = WriteAndCommitStatements(id, expected_version, change, trace->first, std::move(trace->second));
+  if (!writes) return std::unexpected(writes.error());
+  auto written = RunPipelined(conn, writes->list);
+  if (!written) return std::unexpected(WritePipelineFailure(written.error(), *writes, id, change, conn));
+  return {};
+}
 
 }  // namespace
 
@@ -758,34 +844,42 @@ Result<ResultPtr> ReadWithReconnect(AcquireFn acquire, std::string_view what, co
   }
 }
 
-// Runs `body` between BEGIN and COMMIT on a pooled connection. Serialization
-// failures and deadlocks are retried (kMaxAttempts); a connection that died
-// before COMMIT was sent took its transaction with it, so the change is
-// retried once on a fresh one; a COMMIT that fails in flight has an unknown
-// outcome and is never retried.
-template <typename AcquireFn, typename BodyFn>
-Status InTransaction(AcquireFn acquire, BodyFn body) {
+// Runs `attempt_once(conn)`, one whole transaction (BEGIN to COMMIT), on a
+// pooled connection until it commits. Serialization failures and deadlocks
+// are retried (kMaxAttempts); a connection that died before COMMIT was sent
+// took its transaction with it, so the change is retried once on a fresh
+// one; a COMMIT that was sent and failed, or whose answer was lost, has an
+// unknown outcome and is never retried.
+template <typename AcquireFn, typename AttemptFn>
+Status RetryTransaction(AcquireFn acquire, AttemptFn attempt_once) {
   for (int attempt = 1;; ++attempt) {
     TELIC_ASSIGN_OR_RETURN(auto lease, acquire());
     PGconn* conn = lease.get();
-    PgFailure failure;
-    std::optional<Error> error;
-    if (auto begun = RunScript(conn, "BEGIN"); !begun) {
-      failure = begun.error();
-    } else if (auto written = body(conn); !written) {
-      error = written.error().error;
-      failure = written.error().failure;
-    } else if (auto committed = RunScript(conn, "COMMIT"); !committed) {
-      return std::unexpected(ToError(committed.error(), "commit"));
-    } else {
-      return Ok();
+    auto done = attempt_once(conn);
+    if (done) return Ok();
+    const Abort& abort = done.error();
+    if (pq::status(conn) != CONNECTION_BAD && pq::transactionStatus(conn) != PQTRANS_IDLE) {
+      (void)RunScript(conn, "ROLLBACK");
     }
-    if (pq::transactionStatus(conn) != PQTRANS_IDLE) (void)RunScript(conn, "ROLLBACK");
-    if (error) return std::unexpected(*error);
+    if (abort.error) return std::unexpected(*abort.error);
+    if (abort.commit_sent) return std::unexpected(ToError(abort.failure, "commit"));
     if (pq::status(conn) == CONNECTION_BAD && attempt == 1) continue;
-    if (!Retryable(failure) || attempt >= kMaxAttempts) return std::unexpected(ToError(failure, "write"));
+    if (!Retryable(abort.failure) || attempt >= kMaxAttempts) return std::unexpected(ToError(abort.failure, "write"));
     std::this_thread::sleep_for(std::chrono::milliseconds(attempt * 2));
   }
+}
+
+// Runs `body` between BEGIN and COMMIT (RetryTransaction's rules).
+template <typename AcquireFn, typename BodyFn>
+Status InTransaction(AcquireFn acquire, BodyFn body) {
+  return RetryTransaction(acquire, [&](PGconn* conn) -> Attempt {
+    if (auto begun = RunScript(conn, "BEGIN"); !begun) return std::unexpected(Abort{std::nullopt, begun.error()});
+    if (auto written = body(conn); !written) return written;
+    if (auto committed = RunScript(conn, "COMMIT"); !committed) {
+      return std::unexpected(Abort{std::nullopt, committed.error(), /*commit_sent=*/true});
+    }
+    return {};
+  });
 }
 
 }  // namespace
@@ -903,8 +997,8 @@ Status PgStore::Migrate() {
 }
 
 Status PgStore::WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change) {
-  return InTransaction([this] { return Acquire(); },
-                       [&](PGconn* conn) { return WriteInTransaction(conn, run_id, expected_version, change); });
+  return RetryTransaction([this] { return Acquire(); },
+                          [&](PGconn* conn) { return WriteRunPipelined(conn, run_id, expected_version, change); });
 }
 
 Status PgStore::CreateRun(const Change& change) { return WriteChange(change.run.run_id, std::nullopt, change); }
