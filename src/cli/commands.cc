@@ -737,7 +737,7 @@ int RunCli(int argc, char** argv) {
     return RunBrokerGate(store::CurrentEnvironment(), CurrentDirectory(), options.repo, options.db, host, std::cin,
                          std::cout, gate == "mutating");
   }
-  if (Chosen(install) || Chosen(uninstall)) return InstallCommand(options, install_request, SelfExecutable(argv[0]), install->parsed());
+  if (Chosen(install) || Chosen(uninstall)) return InstallCommand(options, install_request, SelfExecutable(argv[0]), Chosen(install));
   std::cout << app.help();
   return 0;
 }

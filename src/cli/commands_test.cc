@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/temp_dir.h"
+
 namespace telic::cli {
 namespace {
 
@@ -81,6 +83,16 @@ TEST(RunCliTest, ANamedSubcommandParsesAsWithEveryOneRegistered) {
   // Another subcommand's name after the first is an argument, not a command.
   CliOutcome two = RunTelic({"doctor", "serve"});
   EXPECT_EQ(two.code, 2);
+}
+
+// The dispatch after the parse reads only the registered subcommands: the
+// one pair that shares code (install and uninstall) runs with either alone.
+TEST(RunCliTest, InstallAndUninstallEachRunWithOnlyThemselvesRegistered) {
+  testing::TempDir repo;
+  CliOutcome installed = RunTelic({"install", "cursor", "--repo", repo.path().string(), "--json"});
+  EXPECT_EQ(installed.code, 0) << installed.err << installed.out;
+  CliOutcome removed = RunTelic({"uninstall", "cursor", "--repo", repo.path().string(), "--json"});
+  EXPECT_EQ(removed.code, 0) << removed.err << removed.out;
 }
 
 TEST(RunCliTest, AMisspeltSubcommandIsAUsageErrorWithEveryOneRegistered) {
