@@ -1253,6 +1253,48 @@ TEST(PgStoreTest, ReconnectsAfterTheServerDropsItsConnections) {
   EXPECT_EQ(CheckedTrace(**store, "r1").size(), 3u);
 }
 
+// A run write sends its statements and COMMIT in one pipeline. A COMMIT
+// that fails (here a deferred constraint trigger refuses the run at commit
+// time, as a serialization failure, which telic retries anywhere before
+// COMMIT) is reported, never sent again, and nothing of it is stored; the
+// pooled connection stays usable.
+TEST(PgStoreTest, AWriteWhoseCommitFailsIsReportedOnceAndStoresNothing) {
+  auto& server = testing::PostgresServer::Shared();
+  if (!server.Available()) {
+    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
+    GTEST_SKIP() << "SKIPPED: " << server.Reason();
+  }
+  const std::string url = server.NewSchemaUrl();
+  auto store = OpenStore(url);
+  ASSERT_TRUE(store) << store.error().message();
+  ASSERT_EQ(testing::PostgresServer::Exec(url,
+                                          "CREATE SEQUENCE commit_attempts; "
+                                          "CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS "
+                                          "$$ BEGIN PERFORM nextval('commit_attempts'); "
+                                          "RAISE EXCEPTION 'refused at commit' USING ERRCODE = '40001'; END $$; "
+                                          "CREATE CONSTRAINT TRIGGER refuse_doomed AFTER INSERT ON runs "
+                                          "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+                                          "WHEN (NEW.run_id = 'doomed') EXECUTE FUNCTION refuse_at_commit()"),
+            "");
+  auto doomed = (*store)->CreateRun(NewRunChange("doomed"));
+  ASSERT_FALSE(doomed);
+  EXPECT_NE(doomed.error().message().find("commit"), std::string::npos) << doomed.error().message();
+  EXPECT_NE(doomed.error().message().find("refused at commit"), std::string::npos) << doomed.error().message();
+  // One COMMIT reached the trigger: the write was not sent again.
+  EXPECT_EQ(testing::PostgresServer::Exec(url,
+                                          "DO $$ BEGIN IF (SELECT last_value FROM commit_attempts) <> 1 THEN "
+                                          "RAISE EXCEPTION 'commit attempts: %', (SELECT last_value FROM "
+                                          "commit_attempts); END IF; END $$"),
+            "");
+  EXPECT_EQ((*store)->GetRun("doomed").error().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(testing::PostgresServer::Exec(url, "DO $$ BEGIN IF EXISTS (SELECT 1 FROM artifacts WHERE run_id = "
+                                               "'doomed') OR EXISTS (SELECT 1 FROM trace_events WHERE run_id = "
+                                               "'doomed') THEN RAISE EXCEPTION 'rows stored'; END IF; END $$"),
+            "");
+  ASSERT_TRUE((*store)->CreateRun(NewRunChange("fine")));
+  EXPECT_EQ(CheckedTrace(**store, "fine").size(), 1u);
+}
+
 TEST(PostgresUrlTest, RecognisesBothSchemesAndRedactsCredentials) {
   EXPECT_TRUE(IsPostgresUrl("postgresql://h/db"));
   EXPECT_TRUE(IsPostgresUrl("postgres://h/db"));
