@@ -651,17 +651,18 @@ std::expected<std::pair<int64_t, std::string>, Abort> CheckLockedRun(const std::
 // COMMIT behind it: a pipelined write can never commit without its run row.
 void AddRunStatement(WriteStatements& out, const std::string& id, std::optional<int64_t> expected_version,
                      const Change& change) {
+  static const std::string insert = fmt::format("INSERT INTO runs ({}) VALUES ({})", kRunColumns, kRunPlaceholders);
+  static const std::string update =
+      fmt::format("WITH changed AS (UPDATE runs SET ({}) = ROW({}) WHERE run_id = $18 AND version = $19 RETURNING 1) "
+                  "SELECT 1 / count(*) FROM changed",
+                  kRunColumns, kRunPlaceholders);
   if (!expected_version) {
-    out.list.emplace_back(fmt::format("INSERT INTO runs ({}) VALUES ({})", kRunColumns, kRunPlaceholders),
-                          RunParams(change.run));
+    out.list.emplace_back(insert, RunParams(change.run));
     return;
   }
   Params p = RunParams(change.run);
   p.Add(id).Add(*expected_version);
-  out.list.emplace_back(fmt::format("WITH changed AS (UPDATE runs SET ({}) = ROW({}) WHERE run_id = $18 AND version = "
-                                    "$19 RETURNING 1) SELECT 1 / count(*) FROM changed",
-                                    kRunColumns, kRunPlaceholders),
-                        std::move(p));
+  out.list.emplace_back(update, std::move(p));
 }
 
 // Appends the trace events, chained onto (sequence, prev_hash), in
@@ -733,13 +734,13 @@ std::expected<WriteStatements, Abort> WriteAndCommitStatements(const std::string
   // A taken artifact id is the unique violation of its INSERT.
   out.first_artifact = out.list.size();
   out.artifact_count = change.artifacts.size();
+  static const std::string insert_artifact =
+      fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", kArtifactColumns);
   for (const StoredArtifact& a : change.artifacts) {
     Params p;
     p.Add(a.meta.run_id).Add(a.meta.id).Add(a.meta.type).Add(a.meta.schema_version).Add(a.meta.producer);
     p.Add(a.meta.sha256).Add(ToJson(a.meta.source_refs)).Add(a.meta.redaction).Add(a.meta.created_at);
-    out.list.emplace_back(fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                                      kArtifactColumns),
-                          std::move(p));
+    out.list.emplace_back(insert_artifact, std::move(p));
   }
   if (!change.events.empty()) {
     if (auto added = AddEventStatements(out, id, sequence, std::move(prev_hash), change); !added) {
