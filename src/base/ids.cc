@@ -9,19 +9,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "base/text.h"
+
 namespace telic {
 namespace {
-
-std::string Hex(const unsigned char* bytes, size_t count) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(count * 2);
-  for (size_t i = 0; i < count; ++i) {
-    out.push_back(kHex[bytes[i] >> 4]);
-    out.push_back(kHex[bytes[i] & 0xF]);
-  }
-  return out;
-}
 
 // Reads `count` bytes of /dev/urandom into `bytes` (the same kernel CSPRNG).
 bool ReadUrandom(unsigned char* bytes, size_t count) {
@@ -66,7 +57,7 @@ std::string RandomIdSource::NewUuid() {
   FillRandom(b, sizeof b);
   b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);
   b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);
-  std::string hex = Hex(b, sizeof b);
+  std::string hex = LowerHex(std::string_view(reinterpret_cast<const char*>(b), sizeof b));
   return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) +
          "-" + hex.substr(20);
 }
@@ -76,7 +67,7 @@ std::string SequentialIdSource::NewUuid() { return fmt::format("00000000-0000-40
 std::string RandomHex(size_t count) {
   std::string bytes(count, '\0');
   FillRandom(reinterpret_cast<unsigned char*>(bytes.data()), count);
-  return Hex(reinterpret_cast<const unsigned char*>(bytes.data()), count);
+  return LowerHex(bytes);
 }
 
 bool IsIdentifier(std::string_view s) {

@@ -3,6 +3,8 @@
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
 
+#include "base/text.h"
+
 namespace telic {
 
 std::string Sha256Hex(std::string_view bytes) {
@@ -11,13 +13,7 @@ std::string Sha256Hex(std::string_view bytes) {
   sha256_update(&context, bytes.size(), reinterpret_cast<const uint8_t*>(bytes.data()));
   uint8_t digest[SHA256_DIGEST_SIZE];
   sha256_digest(&context, sizeof digest, digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex(2 * sizeof digest, '\0');
-  for (size_t i = 0; i < sizeof digest; ++i) {
-    hex[2 * i] = kHex[digest[i] >> 4];
-    hex[2 * i + 1] = kHex[digest[i] & 0xF];
-  }
-  return hex;
+  return LowerHex(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 std::string Sha256Ref(std::string_view bytes) { return "sha256:" + Sha256Hex(bytes); }

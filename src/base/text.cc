@@ -103,6 +103,17 @@ std::string_view TrimJs(std::string_view text) {
   return text.substr(begin, end - begin);
 }
 
+std::string LowerHex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex(2 * bytes.size(), '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(bytes[i]);
+    hex[2 * i] = kDigits[byte >> 4];
+    hex[2 * i + 1] = kDigits[byte & 0xF];
+  }
+  return hex;
+}
+
 std::string CleanMessage(std::string_view text, size_t max_units) {
   return TruncateUtf16(CollapseLineBreaks(text), max_units);
 }

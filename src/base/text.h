@@ -23,6 +23,9 @@ std::string TruncateUtf16(std::string_view utf8, size_t max_units);
 // VT, FF, NBSP and the U+2000 block are handled as JS String.prototype.trim).
 std::string_view TrimJs(std::string_view text);
 
+// `bytes` as lowercase hexadecimal, two digits per byte.
+std::string LowerHex(std::string_view bytes);
+
 // A message fit for a tool result: line breaks collapsed, cut to 800 units.
 std::string CleanMessage(std::string_view text, size_t max_units = 800);
 

@@ -44,6 +44,13 @@ std::string Repeat(const std::string& s, size_t n) {
 // ---------------------------------------------------------------------------
 // Utf16Length
 
+TEST(LowerHexTest, TwoLowercaseDigitsPerByte) {
+  using namespace std::string_literals;
+  EXPECT_EQ(LowerHex(""), "");
+  EXPECT_EQ(LowerHex("\x00\xff\x10" "a"s), "00ff1061");
+  EXPECT_EQ(LowerHex("\xAB\xCD"), "abcd");
+}
+
 TEST(Utf16LengthTest, Ascii) {
   EXPECT_EQ(Utf16Length(""), 0u);
   EXPECT_EQ(Utf16Length("a"), 1u);

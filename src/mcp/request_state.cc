@@ -14,23 +14,13 @@
 #include "base/ids.h"
 #include "base/json_parse.h"
 #include "base/sha256.h"
+#include "base/text.h"
 
 namespace telic::mcp {
 namespace {
 
 constexpr std::string_view kVersionPrefix = "v1.";
 constexpr std::string_view kMacContext = "telic-request-state-v1.";
-
-std::string Hex(const unsigned char* bytes, size_t count) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(count * 2);
-  for (size_t i = 0; i < count; ++i) {
-    out.push_back(kDigits[bytes[i] >> 4]);
-    out.push_back(kDigits[bytes[i] & 0xF]);
-  }
-  return out;
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -78,7 +68,7 @@ std::string RequestStateSigner::Mac(std::string_view payload_hex) const {
   hmac_sha256_update(&context, message.size(), reinterpret_cast<const uint8_t*>(message.data()));
   uint8_t digest[SHA256_DIGEST_SIZE];
   hmac_sha256_digest(&context, sizeof digest, digest);
-  return Hex(digest, sizeof digest);
+  return LowerHex(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 std::string RequestStateSigner::Issue(RequestStateClaims claims) const {
@@ -86,7 +76,7 @@ std::string RequestStateSigner::Issue(RequestStateClaims claims) const {
                   {"action", claims.action_id}, {"version", claims.run_version},
                   {"request", claims.request_artifact_id}, {"exp", clock_.NowMillis() + ttl_ms_}};
   std::string body = CanonicalJson(payload);
-  std::string payload_hex = Hex(reinterpret_cast<const unsigned char*>(body.data()), body.size());
+  std::string payload_hex = LowerHex(body);
   return fmt::format("{}{}.{}", kVersionPrefix, payload_hex, Mac(payload_hex));
 }
 
