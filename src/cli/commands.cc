@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +44,7 @@
 #include "mcp/server.h"
 #include "mcp/stdio.h"
 #include "policy/permission_set.h"
+#include "store/background_open.h"
 #include "store/open_store.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
@@ -91,30 +94,22 @@ Result<store::StateLocation> Locate(const Options& options) {
   return location;
 }
 
-// Opens the store. With `create` false, a missing ledger is an error.
+// The run service over context.store, its grounder, the task graph beside
+// it and the listener that mirrors accepted changes into the graph.
 // `serving`: for `telic serve`, whose task graph store connects on first use
 // (a session that never touches the graph does not open it, D-START3).
-Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create, bool serving = false) {
-  auto context = std::make_unique<Context>();
-  TELIC_ASSIGN_OR_RETURN(context->location, Locate(options));
-  bool postgres = store::IsPostgresUrl(options.db);
-  if (!create && !postgres && !std::filesystem::exists(context->location.ledger_path)) {
-    return Fail(ErrorCode::kNotFound, fmt::format("No Telic ledger exists at {}", context->location.state_dir));
-  }
-  if (options.db.empty()) TELIC_RETURN_IF_ERROR(store::PrepareStateDir(context->location));
-  TELIC_ASSIGN_OR_RETURN(context->store, store::OpenStore(context->location.ledger_path));
-  context->service = std::make_unique<controller::RunService>(*context->store, context->clock, context->ids,
-                                                               context->location.repository_root);
-  context->service->set_grounder(controller::MakeRepositoryGrounder({context->location.state_dir}));
+Status WireContext(Context& context, bool serving) {
+  context.service = std::make_unique<controller::RunService>(*context.store, context.clock, context.ids,
+                                                             context.location.repository_root);
+  context.service->set_grounder(controller::MakeRepositoryGrounder({context.location.state_dir}));
   // The task graph lives beside the runs: the same SQLite ledger, or the same
   // PostgreSQL database shared by every instance (docs/DECISIONS.md D43).
-  TELIC_ASSIGN_OR_RETURN(context->graph,
-                         OpenGraph(context->location.ledger_path, *context->store, context->clock, context->ids,
-                                   serving));
+  TELIC_ASSIGN_OR_RETURN(context.graph,
+                         OpenGraph(context.location.ledger_path, *context.store, context.clock, context.ids, serving));
   // Accepted WorkPlans and WorkResults drive the task graph (issue 7): every
   // committed change of a run is mirrored, serially within this process.
-  context->service->set_change_listener(
-      [tasks = context->graph->service.get(), mutex = std::make_shared<std::mutex>()](const std::string& run_id) {
+  context.service->set_change_listener(
+      [tasks = context.graph->service.get(), mutex = std::make_shared<std::mutex>()](const std::string& run_id) {
         std::lock_guard lock(*mutex);
         // The run's change is committed: nothing here may turn it into a
         // failure, so errors (and exceptions) are logged, never thrown.
@@ -132,6 +127,61 @@ Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create
           std::cerr << "telic: the task graph of run " << run_id << " could not be synced: " << ex.what() << "\n";
         }
       });
+  return Ok();
+}
+
+// Resolves the state location; with `create`, prepares the default state
+// directory; with `create` false, a missing SQLite ledger is an error.
+Result<std::unique_ptr<Context>> LocateContext(const Options& options, bool create) {
+  auto context = std::make_unique<Context>();
+  TELIC_ASSIGN_OR_RETURN(context->location, Locate(options));
+  bool postgres = store::IsPostgresUrl(options.db);
+  if (!create && !postgres && !std::filesystem::exists(context->location.ledger_path)) {
+    return Fail(ErrorCode::kNotFound, fmt::format("No Telic ledger exists at {}", context->location.state_dir));
+  }
+  if (options.db.empty()) TELIC_RETURN_IF_ERROR(store::PrepareStateDir(context->location));
+  return context;
+}
+
+// Opens the store. With `create` false, a missing ledger is an error.
+Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create, bool serving = false) {
+  TELIC_ASSIGN_OR_RETURN(std::unique_ptr<Context> context, LocateContext(options, create));
+  TELIC_ASSIGN_OR_RETURN(context->store, store::OpenStore(context->location.ledger_path));
+  TELIC_RETURN_IF_ERROR(WireContext(*context, serving));
+  return context;
+}
+
+// Ends `telic serve` whose ledger could not be opened, as a failed start
+// ends: one "Telic MCP failed: ..." line on stderr, exit status 1. It takes
+// stdout's lock first, so a reply being written (ServeStdio writes each line
+// under it) is finished, and no later one starts.
+[[noreturn]] void EndFailedServe(const Error& error) {
+  std::cerr << "Telic MCP failed: " << CleanMessage(error.message()) << std::endl;
+  ::flockfile(stdout);
+  std::_Exit(1);
+}
+
+// `telic serve` over stdio on a SQLite ledger: the ledger opens, migrates and
+// applies retention on start (PruneOnStart) on a thread of its own, while the
+// client's `initialize` is answered (issue 18 target 3, D-START6); every tool
+// call waits for the open. A failed open ends the process (EndFailedServe);
+// a successful one prints the "ready" line.
+Result<std::unique_ptr<Context>> OpenServingContextInBackground(const Options& options) {
+  TELIC_ASSIGN_OR_RETURN(std::unique_ptr<Context> context, LocateContext(options, true));
+  // The opener owns copies of what it uses: it may outlive a Context whose
+  // wiring failed (the store's destructor joins it).
+  context->store = std::make_unique<store::BackgroundOpenedStore>(
+      [location = context->location]() -> Result<std::unique_ptr<store::Store>> {
+        auto opened = store::OpenStore(location.ledger_path);
+        if (!opened) EndFailedServe(opened.error());
+        SystemClock clock;
+        RandomIdSource ids;
+        controller::RunService retention(**opened, clock, ids, location.repository_root);
+        if (auto pruned = PruneOnStart(location.state_dir, retention, std::cerr); !pruned) EndFailedServe(pruned.error());
+        std::cerr << "Telic MCP ready for " << location.repository_root << std::endl;
+        return opened;
+      });
+  TELIC_RETURN_IF_ERROR(WireContext(*context, /*serving=*/true));
   return context;
 }
 
@@ -210,15 +260,21 @@ int Serve(const Options& options) {
     }
     features = *linked;
   }
-  auto context = OpenContext(options, true, /*serving=*/true);
+  // Over stdio on SQLite the ledger opens while `initialize` is answered.
+  bool open_in_background = features == nullptr && !store::IsPostgresUrl(options.db);
+  auto context = open_in_background ? OpenServingContextInBackground(options)
+                                    : OpenContext(options, true, /*serving=*/true);
   if (!context) {
     std::cerr << "Telic MCP failed: " << CleanMessage(context.error().message()) << "\n";
     return 1;
   }
-  // Retention (issue 22): the state directory's config.json may ask to prune on start.
-  if (auto pruned = PruneOnStart((*context)->location.state_dir, *(*context)->service, std::cerr); !pruned) {
-    std::cerr << "Telic MCP failed: " << CleanMessage(pruned.error().message()) << "\n";
-    return 1;
+  // Retention (issue 22): the state directory's config.json may ask to prune
+  // on start (in the background open, it is part of the open).
+  if (!open_in_background) {
+    if (auto pruned = PruneOnStart((*context)->location.state_dir, *(*context)->service, std::cerr); !pruned) {
+      std::cerr << "Telic MCP failed: " << CleanMessage(pruned.error().message()) << "\n";
+      return 1;
+    }
   }
   mcp::Server server(*(*context)->service);
   server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
@@ -227,8 +283,12 @@ int Serve(const Options& options) {
   // `telic broker-gate` finds the active run in the ledger (D-P2): nothing
   // besides the commit is written per call (no active-session.json).
   if (features != nullptr) return ServeOverHttp(*features, options, server, **context);
-  std::cerr << "Telic MCP ready for " << (*context)->location.repository_root << std::endl;
-  return mcp::ServeStdio(server, stdin, stdout);
+  if (!open_in_background) std::cerr << "Telic MCP ready for " << (*context)->location.repository_root << std::endl;
+  int status = mcp::ServeStdio(server, stdin, stdout);
+  // Input ended, maybe before the ledger was open: the exit status still says
+  // whether the start succeeded (a failed open ends the process in EndFailedServe).
+  if (open_in_background) (void)static_cast<store::BackgroundOpenedStore&>(*(*context)->store).Opened();
+  return status;
 }
 
 // `telic runs` flags.

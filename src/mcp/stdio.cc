@@ -16,10 +16,15 @@ volatile std::sig_atomic_t g_stop = 0;
 
 void OnSignal(int) { g_stop = 1; }
 
+// Writes and flushes one line under `out`'s lock, so that whoever takes that
+// lock (flockfile) sees only whole lines: telic serve's failed-open exit
+// takes it before ending the process.
 void WriteLine(std::FILE* out, const std::string& line) {
-  std::fwrite(line.data(), 1, line.size(), out);
-  std::fputc('\n', out);
-  std::fflush(out);
+  ::flockfile(out);
+  ::fwrite_unlocked(line.data(), 1, line.size(), out);
+  ::fputc_unlocked('\n', out);
+  ::fflush_unlocked(out);
+  ::funlockfile(out);
 }
 
 // Reads one line (without '\n') into `line`. Returns false at EOF with no

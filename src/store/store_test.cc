@@ -19,6 +19,7 @@
 
 #include "base/ids.h"
 #include "base/sha256.h"
+#include "store/background_open.h"
 #include "store/open_store.h"
 #include "store/task_store.h"
 #include "store/pg_store.h"
@@ -30,7 +31,9 @@
 namespace telic::store {
 namespace {
 
-enum class Backend { kSqlite, kPostgres };
+// kSqliteOpenedInBackground: the SQLite store behind BackgroundOpenedStore
+// (what `telic serve` uses), so every forwarded call meets the same contract.
+enum class Backend { kSqlite, kPostgres, kSqliteOpenedInBackground };
 
 RunRecord MakeRun(const std::string& id) {
   RunRecord run;
@@ -118,7 +121,13 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
   }
 
   // Opens another store on the same database (a second connection/instance).
-  Result<std::unique_ptr<Store>> Open() { return OpenStore(location_); }
+  Result<std::unique_ptr<Store>> Open() {
+    if (GetParam() != Backend::kSqliteOpenedInBackground) return OpenStore(location_);
+    // The open's error reaches the caller once the open has finished.
+    auto store = std::make_unique<BackgroundOpenedStore>([location = location_] { return OpenStore(location); });
+    if (auto opened = store->Opened(); !opened) return std::unexpected(opened.error());
+    return std::unique_ptr<Store>(std::move(store));
+  }
 
   // Runs SQL directly, bypassing telic; "" on success, else the error.
   std::string RawExec(const std::string& sql) {
@@ -1220,9 +1229,15 @@ TEST(SqliteRetentionTest, NewLedgersReclaimDeletedPagesAndOldOnesConvertOnce) {
   EXPECT_LT(page_count(**old, old_path), refilled / 4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
-                         [](const ::testing::TestParamInfo<Backend>& info) {
-                           return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres, Backend::kSqliteOpenedInBackground),
+                         [](const ::testing::TestParamInfo<Backend>& info) -> std::string {
+                           switch (info.param) {
+                             case Backend::kSqlite: return "Sqlite";
+                             case Backend::kPostgres: return "Postgres";
+                             case Backend::kSqliteOpenedInBackground: return "SqliteOpenedInBackground";
+                           }
+                           return "unknown";
                          });
 
 // Connections cut by the server (a restart, a failover, an idle timeout) are

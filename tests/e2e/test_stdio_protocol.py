@@ -6,11 +6,13 @@ import hashlib
 import json
 import os
 import signal
+import sqlite3
+import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcp_client import Workspace, run_tests, serve  # noqa: E402
+from mcp_client import READY, McpProcess, Workspace, run_tests, serve, telic_binary  # noqa: E402
 
 TOOLS = ["telic_start_run", "telic_ground_context", "telic_get_next_action", "telic_cancel_run",
          "telic_submit_artifact", "telic_list_runs", "telic_get_run", "telic_get_artifact", "telic_get_trace",
@@ -328,6 +330,59 @@ class StdioProtocolTest(unittest.TestCase):
         self.assertEqual(self.server.proc.wait(timeout=20), 0)
         self.server = serve(self.ws)
         self.assertEqual(self.server.ok("telic_get_run", {"run_id": run_id})["run"]["runId"], run_id)
+
+
+class LedgerOpensInTheBackgroundTest(unittest.TestCase):
+    """`telic serve` over stdio answers initialize while its SQLite ledger
+    opens on another thread (D-START6); tool calls wait for the open, and a
+    failed open ends the process as a failed start: exit 1, one line."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        first = subprocess.run([telic_binary(), "serve"], input=b"", capture_output=True, env=self.ws.env(), timeout=60)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.ledger = os.path.join(self.ws.state, "telic.sqlite3")
+        # Another process holds the ledger exclusively: telic's open waits (busy timeout 5 s).
+        self.holder = sqlite3.connect(self.ledger, isolation_level=None)
+        self.holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        self.holder.execute("BEGIN EXCLUSIVE")
+
+    def tearDown(self):
+        self.holder.close()
+        self.ws.close()
+
+    def test_initialize_is_answered_while_the_ledger_is_locked_and_calls_wait_for_it(self):
+        server = McpProcess([telic_binary(), "serve"], self.ws.env(), wait_ready=False)
+        try:
+            self.assertEqual(server.initialize()["serverInfo"]["name"], "telic")
+            self.assertNotIn(READY, "".join(server.stderr_lines))
+            server.send_raw(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+                                        "params": {"name": "telic_list_runs", "arguments": {}}}) + "\n")
+            server.no_reply(0.5)  # waits for the ledger
+            self.holder.execute("COMMIT")
+            self.holder.close()
+            reply = server.read(timeout=10)
+            self.assertEqual(reply["id"], 99)
+            self.assertIs(reply["result"]["structuredContent"]["ok"], True)
+            server.wait_for_stderr(READY)
+        finally:
+            code = server.close()
+        self.assertEqual(code, 0)
+        self.assertEqual("".join(server.stderr_lines).count(READY), 1)
+
+    def test_a_ledger_that_stays_locked_ends_the_start_with_one_line_and_status_1(self):
+        server = McpProcess([telic_binary(), "serve"], self.ws.env(), wait_ready=False)
+        self.assertEqual(server.initialize()["serverInfo"]["name"], "telic")
+        server.send_raw(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+                                    "params": {"name": "telic_list_runs", "arguments": {}}}) + "\n")
+        self.assertEqual(server.proc.wait(timeout=30), 1)
+        server._stderr_thread.join(timeout=5)
+        self.assertTrue(server.lines.get(timeout=5) is None, "no reply after the failed open")
+        err = "".join(server.stderr_lines)
+        self.assertTrue(err.startswith("Telic MCP failed: "), err)
+        self.assertIn("locked", err)
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertNotIn(READY, err)
 
 
 if __name__ == "__main__":
