@@ -1,5 +1,9 @@
 #include "mcp/stdio.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
 #include <memory>
 #include <mutex>
@@ -16,16 +20,53 @@ volatile std::sig_atomic_t g_stop = 0;
 
 void OnSignal(int) { g_stop = 1; }
 
-// Writes and flushes one line under `out`'s lock, so that whoever takes that
-// lock (flockfile) sees only whole lines: telic serve's failed-open exit
-// takes it before ending the process.
+// Writes all of `parts` to `fd`, continuing after partial writes and
+// interrupted calls (the stop signals are installed without SA_RESTART);
+// false when the descriptor fails (the client went away).
+bool WriteAll(int fd, iovec* parts, int count) {
+  while (count > 0) {
+    ssize_t written = ::writev(fd, parts, count);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    auto left = static_cast<size_t>(written);
+    while (count > 0 && left >= parts->iov_len) {
+      left -= parts->iov_len;
+      ++parts;
+      --count;
+    }
+    if (count > 0) {
+      parts->iov_base = static_cast<char*>(parts->iov_base) + left;
+      parts->iov_len -= left;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// One writev(2) where the pipe takes it all: a 27 KB reply went out in three
+// write(2) calls through stdio's buffer, waking the client up to three times.
+// Whoever takes `out`'s lock sees only whole lines: telic serve's failed-open
+// exit takes it before ending the process.
 void WriteLine(std::FILE* out, const std::string& line) {
   ::flockfile(out);
-  ::fwrite_unlocked(line.data(), 1, line.size(), out);
-  ::fputc_unlocked('\n', out);
-  ::fflush_unlocked(out);
+  ::fflush_unlocked(out);  // nothing else writes to `out`; kept so that order would hold
+  int fd = ::fileno_unlocked(out);
+  if (fd >= 0) {
+    char newline = '\n';
+    iovec parts[2] = {{const_cast<char*>(line.data()), line.size()}, {&newline, 1}};
+    (void)WriteAll(fd, parts, 2);
+  } else {  // a stream without a descriptor
+    ::fwrite_unlocked(line.data(), 1, line.size(), out);
+    ::fputc_unlocked('\n', out);
+    ::fflush_unlocked(out);
+  }
   ::funlockfile(out);
 }
+
+namespace {
 
 // Reads one line (without '\n') into `line`. Returns false at EOF with no
 // data. Sets `too_long` and keeps consuming when the line exceeds `limit`.

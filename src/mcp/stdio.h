@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 
 #include "mcp/server.h"
 
@@ -12,5 +13,11 @@ namespace telic::mcp {
 // flushed. A line longer than Server::kMaxMessageBytes is discarded and
 // answered with -32600; a malformed line never stops the loop.
 int ServeStdio(Server& server, std::FILE* in, std::FILE* out);
+
+// Writes `line` and '\n' to `out` under its lock (flockfile): with one
+// writev(2) on `out`'s descriptor where the pipe takes it all, continuing
+// after partial writes and interrupted calls. Errors (a closed pipe) are
+// ignored: the read loop ends at EOF.
+void WriteLine(std::FILE* out, const std::string& line);
 
 }  // namespace telic::mcp
