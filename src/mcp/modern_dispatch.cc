@@ -9,12 +9,6 @@
 #include "mcp/tasks.h"
 
 namespace telic::mcp {
-namespace {
-
-// Lists that change only with a new telic binary: cacheable by anyone for an hour.
-constexpr CacheHint kStaticList{3600000, true};
-
-}  // namespace
 
 Json Server::Capabilities(bool modern) const {
   Json capabilities = {{"tools", {{"listChanged", true}}},
@@ -56,7 +50,7 @@ std::optional<std::string> Server::DispatchModern(const Json& id, const std::str
     return DispatchTasks(id, method, params, context);
   }
   if (auto handled = DispatchResources(id, method, params, context)) return handled;
-  if (method == "tools/list") return ResultResponse(id, ModernResult({{"tools", ListTools()}}, kStaticList));
+  if (method == "tools/list") return ToolListReply(id, true);
   if (method == "prompts/list") return ResultResponse(id, ModernResult({{"prompts", ListPrompts()}}, kStaticList));
   if (method == "prompts/get") {
     auto prompt = GetPrompt(params);

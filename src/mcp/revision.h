@@ -78,6 +78,9 @@ struct CacheHint {
   bool is_public = false;
 };
 
+// Lists that change only with a new telic binary: cacheable by anyone for an hour.
+inline constexpr CacheHint kStaticList{3600000, true};
+
 // A modern result: adds resultType "complete" (unless set), the serverInfo
 // `_meta`, and ttlMs/cacheScope when `cache` is given.
 Json ModernResult(Json result, std::optional<CacheHint> cache = std::nullopt);

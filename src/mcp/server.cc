@@ -90,7 +90,15 @@ Server::Server(controller::RunService& service)
 
 Server::~Server() = default;
 
-Json Server::ListTools() const {
+void Server::AddTools(std::vector<ToolSpec> tools) {
+  for (auto& tool : tools) tools_.push_back(std::move(tool));
+  std::lock_guard lock(tool_list_mutex_);
+  tool_list_.reset();
+}
+
+std::shared_ptr<const Server::ToolList> Server::BuiltToolList() const {
+  std::lock_guard lock(tool_list_mutex_);
+  if (tool_list_) return tool_list_;
   Json tools = Json::array();
   for (const ToolSpec& tool : tools_) {
     auto schema = schema::BundleForHost(schema::Registry::Default(), tool.schema_path);
@@ -107,7 +115,24 @@ Json Server::ListTools() const {
     // Every tool has one (ToolOutputTest); without it the tool is listed as before.
     if (auto output = ToolOutputSchema(tool.name)) tools.back()["outputSchema"] = **output;
   }
-  return tools;
+  std::string text = Compact(tools);
+  tool_list_ = std::make_shared<const ToolList>(ToolList{std::move(tools), std::move(text)});
+  return tool_list_;
+}
+
+Json Server::ListTools() const { return BuiltToolList()->entries; }
+
+std::string Server::ToolListReply(const Json& id, bool modern) const {
+  auto list = BuiltToolList();
+  Json result = {{"tools", Json::array()}};
+  std::string line = ResultResponse(id, modern ? ModernResult(std::move(result), kStaticList) : result);
+  // `"tools":[]` is the result's member: inside a JSON string every quote
+  // is escaped, so the id can never hold these bytes; rfind also starts
+  // after the id, which precedes the result.
+  constexpr std::string_view kEmpty = "\"tools\":[]";
+  size_t at = line.rfind(kEmpty);
+  line.replace(at + kEmpty.size() - 2, 2, list->text);
+  return line;
 }
 
 std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& name, const Json* arguments,
@@ -161,7 +186,7 @@ std::optional<std::string> Server::Dispatch(const Json& id, const std::string& m
   }
   if (method == "ping") return ResultResponse(id, Json::object());
   if (auto handled = DispatchResources(id, method, params, RequestContext{})) return handled;
-  if (method == "tools/list") return ResultResponse(id, Json{{"tools", ListTools()}});
+  if (method == "tools/list") return ToolListReply(id, false);
   if (method == "prompts/list") return ResultResponse(id, Json{{"prompts", ListPrompts()}});
   if (method == "prompts/get") {
     auto prompt = GetPrompt(params);

@@ -64,10 +64,17 @@ class Server {
   std::optional<std::string> HandleLine(std::string_view line);
 
   // Registers more tools after the run tools (e.g. the task-graph tools).
-  void AddTools(std::vector<ToolSpec> tools) { for (auto& tool : tools) tools_.push_back(std::move(tool)); }
+  // Call before serving: the tools/list entries are built once after it.
+  void AddTools(std::vector<ToolSpec> tools);
 
-  // The tools/list entries (also used by docs and the compatibility test).
+  // The tools/list entries (also used by docs and the compatibility test),
+  // built on the first call and kept with their compact text: each tool's
+  // bundled input and output schemas and their serialisation cost ~30 M
+  // instructions in all. Thread-safe.
   Json ListTools() const;
+  // The tools/list reply line: ResultResponse(id, {"tools": ListTools()}),
+  // as a 2026-07-28 result when `modern`, with the entries' kept text spliced in.
+  std::string ToolListReply(const Json& id, bool modern) const;
 
   // Calls a tool by name with raw arguments; returns the tools/call result
   // object (content + structuredContent, isError on failure), or nullopt for
@@ -139,6 +146,13 @@ class Server {
 
   controller::RunService& service_;
   std::vector<ToolSpec> tools_;
+  struct ToolList {
+    Json entries;
+    std::string text;  // Compact(entries)
+  };
+  std::shared_ptr<const ToolList> BuiltToolList() const;
+  mutable std::mutex tool_list_mutex_;
+  mutable std::shared_ptr<const ToolList> tool_list_;  // once built
   std::function<void(const ToolSpec&, const Json&)> observer_;
   ReadResultCache read_results_;
   NotificationHub hub_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "mcp/jsonrpc.h"
+#include "mcp/revision.h"
 #include "store/sqlite_store.h"
 #include "store/trace_context.h"
 #include "testing/temp_dir.h"
@@ -134,6 +135,37 @@ TEST_F(ServerTest, ToolsListSchemasAreTheValidatingSchemas) {
     EXPECT_EQ(schema["additionalProperties"], false) << tool["name"];
     EXPECT_EQ(schema.dump().find("common.json"), std::string::npos) << tool["name"];
   }
+}
+
+// tools/list's reply splices the entries' kept text into the reply: byte for
+// byte what serialising the whole result writes, whatever the request id
+// (also one that holds the bytes the splice looks for), in both revisions.
+TEST_F(ServerTest, ToolListReplyIsTheSerialisedResultForEveryId) {
+  for (const Json& id : {Json(1), Json("abc"), Json(nullptr), Json(R"("tools":[] "tools":[])"), Json(9007199254740993ull)}) {
+    EXPECT_EQ(server_->ToolListReply(id, false), ResultResponse(id, Json{{"tools", server_->ListTools()}})) << id;
+    EXPECT_EQ(server_->ToolListReply(id, true),
+              ResultResponse(id, ModernResult(Json{{"tools", server_->ListTools()}}, kStaticList)))
+        << id;
+  }
+  Json reply = Reply(R"({"jsonrpc":"2.0","id":"\"tools\":[]","method":"tools/list"})");
+  EXPECT_EQ(reply["id"], "\"tools\":[]");
+  EXPECT_EQ(reply["result"]["tools"], server_->ListTools());
+}
+
+// Tools added after a tools/list are listed by the next one.
+TEST_F(ServerTest, AddingToolsRebuildsTheList) {
+  size_t before = server_->ListTools().size();
+  ToolSpec extra = {};
+  extra.name = "telic_extra_for_test";
+  extra.title = "Extra";
+  extra.description = "A tool added after the list was built.";
+  extra.schema_path = "tools/telic_list_runs.json";
+  extra.handler = [](const Json&) -> Result<Json> { return Json{{"ok", true}}; };
+  server_->AddTools({extra});
+  Json tools = server_->ListTools();
+  ASSERT_EQ(tools.size(), before + 1);
+  EXPECT_EQ(tools.back()["name"], "telic_extra_for_test");
+  EXPECT_NE(server_->ToolListReply(1, false).find("telic_extra_for_test"), std::string::npos);
 }
 
 // covers issue 20 item 6: the trace events a request causes record its

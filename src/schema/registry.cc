@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "base/json_parse.h"
@@ -12,10 +14,18 @@
 
 namespace telic::schema {
 
+// A parsed document and its validator, compiled on the first Find.
+struct CompiledOnce {
+  std::once_flag once;
+  std::optional<Validator> validator;
+};
+
 // Parsed documents and their validators, keyed by path relative to schemas/.
+// Both maps are filled by the constructor and never change shape after it;
+// a validator is compiled once, on its first Find, from any thread.
 struct Registry::Impl {
   std::map<std::string, Json, std::less<>> documents;
-  std::map<std::string, Validator, std::less<>> validators;
+  std::map<std::string, CompiledOnce, std::less<>> validators;
 };
 
 namespace {
@@ -75,11 +85,9 @@ Registry::Registry() : impl_(new Impl) {
     if (!document) Die(file.path, document.error());
     impl_->documents.emplace(std::string(file.path), std::move(*document));
   }
-  for (const auto& [path, document] : impl_->documents) {
-    auto validator = Validator::Compile(document, MakeResolver(*impl_, path));
-    if (!validator) Die(path, validator.error());
-    impl_->validators.emplace(path, std::move(*validator));
-  }
+  // Compiling every schema took 36 M instructions, paid by the first
+  // tools/list or tool call of every session; most sessions use a few.
+  for (const auto& [path, document] : impl_->documents) impl_->validators.try_emplace(path);
 }
 
 Registry::~Registry() { delete impl_; }
@@ -92,7 +100,14 @@ const Registry& Registry::Default() {
 Result<const Validator*> Registry::Find(std::string_view path) const {
   auto it = impl_->validators.find(path);
   if (it == impl_->validators.end()) return Fail(ErrorCode::kNotFound, fmt::format("unknown schema \"{}\"", path));
-  return &it->second;
+  CompiledOnce& entry = it->second;
+  std::call_once(entry.once, [&] {
+    const Json& document = impl_->documents.find(path)->second;
+    auto validator = Validator::Compile(document, MakeResolver(*impl_, it->first));
+    if (!validator) Die(path, validator.error());
+    entry.validator.emplace(std::move(*validator));
+  });
+  return &*entry.validator;
 }
 
 const Json* Registry::Document(std::string_view path) const {

@@ -12,12 +12,14 @@ namespace telic::schema {
 
 class Registry {
  public:
-  // The process-wide registry of every schema under schemas/. Compiles all of
-  // them on first use; a schema that fails to compile aborts with its error
-  // (that is a build defect, caught by the registry's unit test).
+  // The process-wide registry of every schema under schemas/, parsed on
+  // first use. Thread-safe.
   static const Registry& Default();
 
-  // The validator for `path` relative to schemas/ (e.g. "tools/telic_get_run.json").
+  // The validator for `path` relative to schemas/ (e.g. "tools/telic_get_run.json"),
+  // compiled on its first Find and kept (the pointer is stable); a schema that
+  // fails to compile aborts with its error (a build defect, caught by the
+  // registry's unit test, which finds every path).
   Result<const Validator*> Find(std::string_view path) const;
 
   // The raw schema document for `path`, or nullptr.
