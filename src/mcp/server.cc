@@ -11,6 +11,7 @@
 #include "mcp/tool_output.h"
 #include "mcp/tools.h"
 #include "schema/bundle.h"
+#include "schema/prebuilt_bundles.h"
 #include "schema/registry.h"
 #include "schema/validator.h"
 #include "store/records.h"
@@ -96,31 +97,58 @@ void Server::AddTools(std::vector<ToolSpec> tools) {
   tool_list_.reset();
 }
 
+namespace {
+
+// A tool's inputSchema as compact text: prebuilt at build time, else bundled now.
+std::string InputSchemaText(const ToolSpec& tool) {
+  if (const auto* prebuilt = schema::FindPrebuiltBundle(tool.schema_path)) return std::string(prebuilt->text);
+  auto schema = schema::BundleForHost(schema::Registry::Default(), tool.schema_path);
+  return Compact(schema ? *schema : Json::object());
+}
+
+// A tool's outputSchema as compact text, or nullopt when it has none.
+std::optional<std::string> OutputSchemaText(const ToolSpec& tool) {
+  if (const auto* prebuilt = schema::FindPrebuiltBundle(ToolOutputSchemaPath(tool.name))) {
+    return std::string(prebuilt->text);
+  }
+  auto output = ToolOutputSchema(tool.name);
+  if (!output) return std::nullopt;
+  return Compact(**output);
+}
+
+// One tools/list entry exactly as Compact writes the object (members in key
+// order: annotations, description, execution, inputSchema, name,
+// outputSchema, title), from its pieces' texts.
+std::string ToolEntryText(const ToolSpec& tool) {
+  auto flag = [](bool value) { return value ? "true" : "false"; };
+  std::string text = fmt::format(
+      R"({{"annotations":{{"destructiveHint":false,"idempotentHint":{},"openWorldHint":false,"readOnlyHint":{}}},)",
+      flag(tool.idempotent), flag(tool.read_only));
+  text += "\"description\":" + Compact(Json(tool.description));
+  text += R"(,"execution":{"taskSupport":"forbidden"},"inputSchema":)" + InputSchemaText(tool);
+  text += ",\"name\":" + Compact(Json(tool.name));
+  // Every tool has one (ToolOutputTest); without it the tool is listed as before.
+  if (auto output = OutputSchemaText(tool)) text += ",\"outputSchema\":" + *output;
+  text += ",\"title\":" + Compact(Json(tool.title)) + "}";
+  return text;
+}
+
+}  // namespace
+
 std::shared_ptr<const Server::ToolList> Server::BuiltToolList() const {
   std::lock_guard lock(tool_list_mutex_);
   if (tool_list_) return tool_list_;
-  Json tools = Json::array();
+  std::string text = "[";
   for (const ToolSpec& tool : tools_) {
-    auto schema = schema::BundleForHost(schema::Registry::Default(), tool.schema_path);
-    tools.push_back({{"name", tool.name},
-                     {"title", tool.title},
-                     {"description", tool.description},
-                     {"inputSchema", schema ? *schema : Json::object()},
-                     {"annotations",
-                      {{"readOnlyHint", tool.read_only},
-                       {"destructiveHint", false},
-                       {"idempotentHint", tool.idempotent},
-                       {"openWorldHint", false}}},
-                     {"execution", {{"taskSupport", "forbidden"}}}});
-    // Every tool has one (ToolOutputTest); without it the tool is listed as before.
-    if (auto output = ToolOutputSchema(tool.name)) tools.back()["outputSchema"] = **output;
+    if (text.size() > 1) text += ',';
+    text += ToolEntryText(tool);
   }
-  std::string text = Compact(tools);
-  tool_list_ = std::make_shared<const ToolList>(ToolList{std::move(tools), std::move(text)});
+  text += ']';
+  tool_list_ = std::make_shared<const ToolList>(ToolList{std::move(text)});
   return tool_list_;
 }
 
-Json Server::ListTools() const { return BuiltToolList()->entries; }
+Json Server::ListTools() const { return Json::parse(BuiltToolList()->text); }
 
 std::string Server::ToolListReply(const Json& id, bool modern) const {
   auto list = BuiltToolList();

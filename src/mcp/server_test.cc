@@ -5,6 +5,9 @@
 
 #include "mcp/jsonrpc.h"
 #include "mcp/revision.h"
+#include "mcp/tool_output.h"
+#include "schema/bundle.h"
+#include "schema/registry.h"
 #include "store/sqlite_store.h"
 #include "store/trace_context.h"
 #include "testing/temp_dir.h"
@@ -150,6 +153,24 @@ TEST_F(ServerTest, ToolListReplyIsTheSerialisedResultForEveryId) {
   Json reply = Reply(R"({"jsonrpc":"2.0","id":"\"tools\":[]","method":"tools/list"})");
   EXPECT_EQ(reply["id"], "\"tools\":[]");
   EXPECT_EQ(reply["result"]["tools"], server_->ListTools());
+}
+
+// The entries are assembled from schema bundles made at build time: each
+// entry's schemas are what bundling at run time gives, and the reply's text is
+// what serialising those entries writes.
+TEST_F(ServerTest, ToolListTextIsTheRunTimeBundlesSerialised) {
+  Json expected = server_->ListTools();
+  ASSERT_GT(expected.size(), 5u);
+  for (Json& entry : expected) {
+    std::string name = entry["name"];
+    auto input = schema::BundleForHost(schema::Registry::Default(), "tools/" + name + ".json");
+    ASSERT_TRUE(input) << name;
+    entry["inputSchema"] = *input;
+    auto output = ToolOutputSchema(name);
+    ASSERT_TRUE(output) << name;
+    entry["outputSchema"] = **output;
+  }
+  EXPECT_EQ(server_->ToolListReply(7, false), ResultResponse(7, Json{{"tools", expected}}));
 }
 
 // Tools added after a tools/list are listed by the next one.

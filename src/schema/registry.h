@@ -12,8 +12,8 @@ namespace telic::schema {
 
 class Registry {
  public:
-  // The process-wide registry of every schema under schemas/, parsed on
-  // first use. Thread-safe.
+  // The process-wide registry of every schema under schemas/; each document
+  // is parsed on its first use. Thread-safe.
   static const Registry& Default();
 
   // The validator for `path` relative to schemas/ (e.g. "tools/telic_get_run.json"),
@@ -22,7 +22,8 @@ class Registry {
   // registry's unit test, which finds every path).
   Result<const Validator*> Find(std::string_view path) const;
 
-  // The raw schema document for `path`, or nullptr.
+  // The raw schema document for `path` (stable pointer), or nullptr. A
+  // document that does not parse aborts (a build defect, as above).
   const Json* Document(std::string_view path) const;
 
   // Every embedded path, sorted.
