@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_writer.h"
 #include "base/redact.h"
 #include "base/text.h"
 #include "mcp/jsonrpc.h"
@@ -116,22 +117,42 @@ std::optional<std::string> OutputSchemaText(const ToolSpec& tool) {
   return Compact(**output);
 }
 
-// One tools/list entry exactly as Compact writes the object (members in key
-// order: annotations, description, execution, inputSchema, name,
-// outputSchema, title), from its pieces' texts.
-std::string ToolEntryText(const ToolSpec& tool) {
-  auto flag = [](bool value) { return value ? "true" : "false"; };
-  std::string text = fmt::format(
-      R"({{"annotations":{{"destructiveHint":false,"idempotentHint":{},"openWorldHint":false,"readOnlyHint":{}}},)",
-      flag(tool.idempotent), flag(tool.read_only));
-  text += "\"description\":" + Compact(Json(tool.description));
-  text += R"(,"execution":{"taskSupport":"forbidden"},"inputSchema":)" + InputSchemaText(tool);
-  text += ",\"name\":" + Compact(Json(tool.name));
-  // Every tool has one (ToolOutputTest); without it the tool is listed as before.
-  if (auto output = OutputSchemaText(tool)) text += ",\"outputSchema\":" + *output;
-  text += ",\"title\":" + Compact(Json(tool.title)) + "}";
-  return text;
-}
+// Writes a tools/list entry, or a reply's result, with the schemas' or the
+// entries' text given instead of serialised (base/json_writer.h).
+class PrecomputedMembers final : public WriteOrder {
+ public:
+  static constexpr int kTop = 1;  // the object written; nested ones are plain
+  void Set(std::string_view key, std::string_view text) { members_.emplace_back(key, text); }
+  std::optional<std::string_view> Precomputed(int context, std::string_view key, const Json& /*value*/,
+                                              int /*depth*/) const override {
+    if (context != kTop) return std::nullopt;
+    for (const auto& [name, text] : members_) {
+      if (name == key) return text;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<std::pair<std::string_view, std::string_view>> members_;
+};
+
+// A JSON-RPC reply (ResultResponse's object) whose `result` members are
+// written as `result` says.
+class ResultWithPrecomputedMembers final : public WriteOrder {
+ public:
+  static constexpr int kRoot = 2;
+  explicit ResultWithPrecomputedMembers(const PrecomputedMembers& result) : result_(result) {}
+  int ChildContext(int context, std::string_view key) const override {
+    return context == kRoot && key == "result" ? PrecomputedMembers::kTop : 0;
+  }
+  std::optional<std::string_view> Precomputed(int context, std::string_view key, const Json& value,
+                                              int depth) const override {
+    return result_.Precomputed(context, key, value, depth);
+  }
+
+ private:
+  const PrecomputedMembers& result_;
+};
 
 }  // namespace
 
@@ -141,7 +162,26 @@ std::shared_ptr<const Server::ToolList> Server::BuiltToolList() const {
   std::string text = "[";
   for (const ToolSpec& tool : tools_) {
     if (text.size() > 1) text += ',';
-    text += ToolEntryText(tool);
+    Json entry = {{"name", tool.name},
+                  {"title", tool.title},
+                  {"description", tool.description},
+                  {"inputSchema", nullptr},
+                  {"annotations",
+                   {{"readOnlyHint", tool.read_only},
+                    {"destructiveHint", false},
+                    {"idempotentHint", tool.idempotent},
+                    {"openWorldHint", false}}},
+                  {"execution", {{"taskSupport", "forbidden"}}}};
+    PrecomputedMembers schemas;
+    std::string input = InputSchemaText(tool);
+    schemas.Set("inputSchema", input);
+    // Every tool has one (ToolOutputTest); without it the tool is listed as before.
+    std::optional<std::string> output = OutputSchemaText(tool);
+    if (output) {
+      entry["outputSchema"] = nullptr;
+      schemas.Set("outputSchema", *output);
+    }
+    WriteJson(entry, -1, text, &schemas, PrecomputedMembers::kTop);
   }
   text += ']';
   tool_list_ = std::make_shared<const ToolList>(ToolList{std::move(text)});
@@ -152,14 +192,14 @@ Json Server::ListTools() const { return Json::parse(BuiltToolList()->text); }
 
 std::string Server::ToolListReply(const Json& id, bool modern) const {
   auto list = BuiltToolList();
-  Json result = {{"tools", Json::array()}};
-  std::string line = ResultResponse(id, modern ? ModernResult(std::move(result), kStaticList) : result);
-  // `"tools":[]` is the result's member: inside a JSON string every quote
-  // is escaped, so the id can never hold these bytes; rfind also starts
-  // after the id, which precedes the result.
-  constexpr std::string_view kEmpty = "\"tools\":[]";
-  size_t at = line.rfind(kEmpty);
-  line.replace(at + kEmpty.size() - 2, 2, list->text);
+  Json result = {{"tools", nullptr}};
+  if (modern) result = ModernResult(std::move(result), kStaticList);
+  PrecomputedMembers entries;
+  entries.Set("tools", list->text);
+  ResultWithPrecomputedMembers reply(entries);
+  std::string line;
+  WriteJson(Json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}, -1, line, &reply,
+            ResultWithPrecomputedMembers::kRoot);
   return line;
 }
 

@@ -44,30 +44,6 @@ bool WriteAll(int fd, iovec* parts, int count) {
   return true;
 }
 
-}  // namespace
-
-// One writev(2) where the pipe takes it all: a 27 KB reply went out in three
-// write(2) calls through stdio's buffer, waking the client up to three times.
-// Whoever takes `out`'s lock sees only whole lines: telic serve's failed-open
-// exit takes it before ending the process.
-void WriteLine(std::FILE* out, const std::string& line) {
-  ::flockfile(out);
-  ::fflush_unlocked(out);  // nothing else writes to `out`; kept so that order would hold
-  int fd = ::fileno_unlocked(out);
-  if (fd >= 0) {
-    char newline = '\n';
-    iovec parts[2] = {{const_cast<char*>(line.data()), line.size()}, {&newline, 1}};
-    (void)WriteAll(fd, parts, 2);
-  } else {  // a stream without a descriptor
-    ::fwrite_unlocked(line.data(), 1, line.size(), out);
-    ::fputc_unlocked('\n', out);
-    ::fflush_unlocked(out);
-  }
-  ::funlockfile(out);
-}
-
-namespace {
-
 // Reads one line (without '\n') into `line`. Returns false at EOF with no
 // data. Sets `too_long` and keeps consuming when the line exceeds `limit`.
 bool ReadLine(std::FILE* in, std::string& line, size_t limit, bool& too_long) {
@@ -90,6 +66,26 @@ bool ReadLine(std::FILE* in, std::string& line, size_t limit, bool& too_long) {
 }
 
 }  // namespace
+
+// One writev(2) where the pipe takes it all: a 27 KB reply went out in three
+// write(2) calls through stdio's buffer, waking the client up to three times.
+// Whoever takes `out`'s lock sees only whole lines: telic serve's failed-open
+// exit takes it before ending the process.
+void WriteLine(std::FILE* out, const std::string& line) {
+  ::flockfile(out);
+  ::fflush_unlocked(out);  // nothing else writes to `out`; kept so that order would hold
+  int fd = ::fileno_unlocked(out);
+  if (fd >= 0) {
+    char newline = '\n';
+    iovec parts[2] = {{const_cast<char*>(line.data()), line.size()}, {&newline, 1}};
+    (void)WriteAll(fd, parts, 2);
+  } else {  // a stream without a descriptor
+    ::fwrite_unlocked(line.data(), 1, line.size(), out);
+    ::fputc_unlocked('\n', out);
+    ::fflush_unlocked(out);
+  }
+  ::funlockfile(out);
+}
 
 int ServeStdio(Server& server, std::FILE* in, std::FILE* out) {
   struct sigaction action {};

@@ -9,14 +9,13 @@
 #include <string>
 #include <string_view>
 
+#include "base/json_writer.h"
 #include "schema/bundle.h"
 #include "schema/registry.h"
 
 namespace {
 
 constexpr std::string_view kDelimiter = "telic_bundle";
-
-std::string Compact(const telic::Json& value) { return value.dump(-1, ' ', false, telic::Json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -39,7 +38,8 @@ int main(int argc, char** argv) {
       std::cerr << "telic_schema_bundles_gen: " << path << ": " << bundle.error().message() << "\n";
       return 1;
     }
-    std::string text = Compact(*bundle);
+    std::string text;
+    telic::WriteJson(*bundle, -1, text);  // compact, byte for byte what dump() writes
     if (text.find(")" + std::string(kDelimiter) + "\"") != std::string::npos) {
       std::cerr << "telic_schema_bundles_gen: " << path << " holds the raw-string delimiter\n";
       return 1;
