@@ -73,7 +73,8 @@ class Server {
   // The tools/list reply line: ResultResponse(id, {"tools": ListTools()}),
   // as a 2026-07-28 result when `modern`. The entries' text is built once
   // (after AddTools) from the schema bundles made at build time
-  // (schema/prebuilt_bundles.h) and spliced in: bundling and serialising
+  // (schema/prebuilt_bundles.h) and written in as precomputed text
+  // (WriteJson with a WriteOrder): bundling and serialising
   // them at run time cost ~50 M instructions, the first tools/list 37 ms.
   std::string ToolListReply(const Json& id, bool modern) const;
 
