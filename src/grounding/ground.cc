@@ -225,7 +225,8 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
     return Fail(ErrorCode::kInvalidArgument, "excluded_roots must not contain more than 16 entries.");
   }
   TELIC_ASSIGN_OR_RETURN(const GroundingBudget budget, ResolveBudget(request.budget));
-  TELIC_ASSIGN_OR_RETURN(const std::string root, ResolveRepositoryRoot(request.repository_root));
+  TELIC_ASSIGN_OR_RETURN(RepositoryRoot repository, ResolveRepositoryRoot(request.repository_root));
+  const std::string& root = repository.path;
   TELIC_ASSIGN_OR_RETURN(const ExcludedRoots excluded, ResolveExcludedRoots(root, request.excluded_roots));
   const std::function<bool(std::string_view)> may_read = ReadableFromGroundedRoot(request, root);
   const PathPredicate should_exclude = [&excluded](std::string_view path) { return excluded.Excludes(path); };
@@ -238,6 +239,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   // §16.2 inventory.
   InventoryRequest inventory_request;
   inventory_request.root = root;
+  inventory_request.early_index = &repository.early_index;
   inventory_request.max_walk_paths = static_cast<size_t>(budget.max_inventory_files) + 1;
   inventory_request.is_excluded = should_exclude;
   inventory_request.may_read = may_read;

@@ -11,6 +11,9 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
+#include <optional>
+#include <system_error>
+#include <thread>
 
 #include "base/sha256.h"
 #include "base/text.h"
@@ -209,12 +212,8 @@ std::vector<std::pair<std::string, std::string>> SortedHashes(const std::map<std
   return sorted;
 }
 
-}  // namespace
-
-Result<std::string> ResolveRepositoryRoot(std::string_view requested) {
-  // Every grounding starts here: without libgit2, a clear error rather than
-  // a git repository read as a plain folder.
-  TELIC_RETURN_IF_ERROR(git::Load());
+// The requested folder as a real path to a directory.
+Result<std::string> ResolveRequestedFolder(std::string_view requested) {
   if (TrimJs(requested).empty()) {
     return Fail(ErrorCode::kInvalidArgument, "repository_root must be a non-empty directory path.");
   }
@@ -225,15 +224,70 @@ Result<std::string> ResolveRepositoryRoot(std::string_view requested) {
     return Fail(ErrorCode::kInvalidArgument, "repository_root could not be resolved.");
   }
   if (!S_ISDIR(info.st_mode)) return Fail(ErrorCode::kInvalidArgument, "repository_root must resolve to a directory.");
-  auto top = GitTopLevel(*resolved);
-  if (top && IsPathContained(*top, *resolved)) return *top;
   return *resolved;
+}
+
+// "<folder>/.git/index" for the nearest folder at or above `dir` (a real
+// path) holding a ".git" directory: where libgit2 will most likely find the
+// index. A guess only: libgit2 decides (ceilings, gitdir files, ownership).
+std::optional<std::string> LikelyIndexPath(std::string dir) {
+  for (;;) {
+    struct stat info;
+    if (lstat((dir + "/.git").c_str(), &info) == 0) {
+      if (!S_ISDIR(info.st_mode)) return std::nullopt;  // a gitdir file or link: left to libgit2
+      return dir + "/.git/index";
+    }
+    if (dir.size() <= 1) return std::nullopt;
+    const size_t slash = dir.rfind('/');
+    dir.resize(slash == 0 ? 1 : slash);
+  }
+}
+
+// What the thread loading libgit2 found.
+struct TopLookup {
+  Status loaded = Ok();
+  std::optional<std::string> top;
+};
+
+TopLookup LookUpTop(const std::string& folder) {
+  TopLookup lookup;
+  lookup.loaded = git::Load();
+  if (lookup.loaded) lookup.top = GitTopLevel(folder);
+  return lookup;
+}
+
+}  // namespace
+
+Result<RepositoryRoot> ResolveRepositoryRoot(std::string_view requested) {
+  Result<std::string> folder = ResolveRequestedFolder(requested);
+  if (!folder) {
+    // Without libgit2, that clear error comes first, rather than a git
+    // repository read as a plain folder.
+    TELIC_RETURN_IF_ERROR(git::Load());
+    return std::unexpected(folder.error());
+  }
+  TopLookup lookup;
+  RepositoryRoot root;
+  {
+    std::jthread finder;  // joined at the end of this block, however it is left
+    try {
+      finder = std::jthread([&lookup, &folder] { lookup = LookUpTop(*folder); });
+    } catch (const std::system_error&) {
+      lookup = LookUpTop(*folder);  // no thread: one after the other
+    }
+    if (auto index_path = LikelyIndexPath(*folder)) root.early_index = ReadIndexEarly(std::move(*index_path));
+  }
+  TELIC_RETURN_IF_ERROR(lookup.loaded);
+  root.path = lookup.top && IsPathContained(*lookup.top, *folder) ? *lookup.top : *folder;
+  return root;
 }
 
 Inventory DiscoverRepositoryFiles(const InventoryRequest& request) {
   Inventory inventory;
   // The tracked paths are collected while the work tree is scanned.
-  WorktreeStatus status = ReadWorktreeStatus(request.root, {}, [&](const IndexFile& index) {
+  ScanOptions options;
+  options.early_index = request.early_index;
+  WorktreeStatus status = ReadWorktreeStatus(request.root, options, [&](const IndexFile& index) {
     Collect(request, IndexPaths{index}, inventory, inventory.paths);
   });
   if (status.ok) {

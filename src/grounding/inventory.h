@@ -35,10 +35,22 @@ using PathPredicate = std::function<bool(std::string_view repository_path)>;
 // replaced by the real path of its Git work tree top when there is one and it
 // contains `requested`. kInvalidArgument with the reference's messages when
 // `requested` is blank, missing or not a directory.
-Result<std::string> ResolveRepositoryRoot(std::string_view requested);
+struct RepositoryRoot {
+  std::string path;  // the Git work tree top containing the requested folder, else that folder (real paths)
+  // The index beside the nearest ".git" folder at or above the requested
+  // one, read while libgit2 loaded; the scan takes it when libgit2 names
+  // the same file (ScanOptions::early_index), else reads its own.
+  EarlyIndex early_index;
+};
+
+// Resolves `requested` to the folder to ground. libgit2 is loaded and asked
+// for the work tree top on a thread of its own while this one reads the
+// likely index (D-START8); the answer is libgit2's either way.
+Result<RepositoryRoot> ResolveRepositoryRoot(std::string_view requested);
 
 struct InventoryRequest {
-  std::string root;              // from ResolveRepositoryRoot
+  std::string root;              // RepositoryRoot::path
+  EarlyIndex* early_index = nullptr;  // RepositoryRoot::early_index, taken when it is the root's index; may be null
   size_t max_walk_paths = 0;     // the filesystem walk stops after this many paths
   PathPredicate is_excluded;     // under an excluded root (e.g. the state dir); may be empty
   PathPredicate may_read;        // the run may read this path; empty: every path

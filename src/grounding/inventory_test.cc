@@ -97,10 +97,51 @@ TEST_F(GroundingInventoryTest, RootResolvesToTheWorkTreeTop) {
   GitInit(root_);
   auto top = ResolveRepositoryRoot(root_ + "/apps/web");
   ASSERT_TRUE(top) << top.error().message();
-  EXPECT_EQ(*top, root_);
+  EXPECT_EQ(top->path, root_);
+  // The index beside the nearest .git folder was read while libgit2 loaded.
+  EXPECT_EQ(top->early_index.path, root_ + "/.git/index");
+  EXPECT_TRUE(top->early_index.file);
   // Through a symlinked path, the real path.
   fs::create_symlink(fs::path(root_) / "apps", fs::path(root_) / "apps-link");
-  EXPECT_EQ(*ResolveRepositoryRoot(root_ + "/apps-link/web"), root_);
+  EXPECT_EQ(ResolveRepositoryRoot(root_ + "/apps-link/web")->path, root_);
+}
+
+// An early index read from a ".git" folder that libgit2 does not take as the
+// repository is never used: the scan reads the repository's own. Here an
+// empty apps/.git folder (not a repository) sits between the requested
+// folder and the real top.
+TEST_F(GroundingInventoryTest, AnEarlyIndexLibgit2DoesNotNameIsNotUsed) {
+  WriteFile(root_, "apps/web/index.ts", "x");
+  WriteFile(root_, "README.md", "r");
+  GitInit(root_);
+  fs::create_directories(fs::path(root_) / "apps" / ".git");
+  auto top = ResolveRepositoryRoot(root_ + "/apps/web");
+  ASSERT_TRUE(top) << top.error().message();
+  EXPECT_EQ(top->path, root_);
+  EXPECT_EQ(top->early_index.path, root_ + "/apps/.git/index");  // the guess, wrong
+  InventoryRequest request;
+  request.root = top->path;
+  request.max_walk_paths = 1000;
+  request.early_index = &top->early_index;
+  Inventory inventory = DiscoverRepositoryFiles(request);
+  EXPECT_EQ(inventory.source, "git");
+  EXPECT_EQ(Paths(inventory), (Strings{"README.md", "apps/web/index.ts"}));
+  EXPECT_TRUE(top->early_index.file) << "the wrong index was taken";
+}
+
+TEST_F(GroundingInventoryTest, TheEarlyIndexOfTheRepositoryIsTaken) {
+  WriteFile(root_, "a.ts", "a");
+  GitInit(root_);
+  auto top = ResolveRepositoryRoot(root_);
+  ASSERT_TRUE(top) << top.error().message();
+  ASSERT_TRUE(top->early_index.file);
+  InventoryRequest request;
+  request.root = top->path;
+  request.max_walk_paths = 1000;
+  request.early_index = &top->early_index;
+  Inventory inventory = DiscoverRepositoryFiles(request);
+  EXPECT_EQ(Paths(inventory), (Strings{"a.ts"}));
+  EXPECT_FALSE(top->early_index.file) << "the index was read twice";
 }
 
 TEST_F(GroundingInventoryTest, RootErrors) {
@@ -111,7 +152,7 @@ TEST_F(GroundingInventoryTest, RootErrors) {
             "repository_root must resolve to a directory.");
   auto plain = ResolveRepositoryRoot(root_);  // not a repository
   ASSERT_TRUE(plain);
-  EXPECT_EQ(*plain, root_);
+  EXPECT_EQ(plain->path, root_);
 }
 
 TEST_F(GroundingInventoryTest, FilesystemWalkIsSortedSkipsBuildFoldersAndStops) {

@@ -453,9 +453,25 @@ struct IndexStorage {
   IndexPtr libgit2;  // loaded for the fallback or the staged diff
 };
 
-// Fills `storage`; false when no reader can read the index.
-bool LoadIndex(git_repository* repo, IndexStorage& storage) {
-  auto file = IndexFile::Read(std::string(git::repository_path(repo)) + "index");
+// The index as git_index.h reads it, folded to one entry per path in byte
+// order; nullopt when that reader cannot read it.
+std::optional<IndexFile> ReadFolded(const std::string& path) {
+  auto file = IndexFile::Read(path);
+  if (!file) return std::nullopt;
+  if (file->has_conflicts() || !file->sorted()) return Fold(*file);
+  return std::move(*file);
+}
+
+// Fills `storage`, from `early` when it read this repository's index path;
+// false when no reader can read the index.
+bool LoadIndex(git_repository* repo, EarlyIndex* early, IndexStorage& storage) {
+  const std::string path = std::string(git::repository_path(repo)) + "index";
+  if (early != nullptr && early->path == path && early->file) {
+    storage.file = std::move(*early->file);
+    early->file.reset();
+    return true;
+  }
+  auto file = ReadFolded(path);
   if (file) {
     storage.file = std::move(*file);
   } else {
@@ -469,8 +485,8 @@ bool LoadIndex(git_repository* repo, IndexStorage& storage) {
       mtime = {static_cast<uint32_t>(info.st_mtim.tv_sec), static_cast<uint32_t>(info.st_mtim.tv_nsec)};
     }
     storage.file = IndexFile::FromEntries(EntriesOf(raw), mtime);
+    if (storage.file->has_conflicts() || !storage.file->sorted()) storage.file = Fold(*storage.file);
   }
-  if (storage.file->has_conflicts() || !storage.file->sorted()) storage.file = Fold(*storage.file);
   return true;
 }
 
@@ -556,13 +572,20 @@ unsigned WorkerCount(unsigned requested) {
 
 }  // namespace
 
+EarlyIndex ReadIndexEarly(std::string path) {
+  EarlyIndex early;
+  early.file = ReadFolded(path);
+  early.path = std::move(path);
+  return early;
+}
+
 WorktreeStatus ReadWorktreeStatus(const std::string& root, const ScanOptions& options,
                                   const std::function<void(const IndexFile&)>& while_scanning) {
   WorktreeStatus status;
   RepoPtr repo = OpenWorkTree(root);
   if (!repo) return status;
   auto storage = std::make_shared<IndexStorage>();
-  if (!LoadIndex(repo.get(), *storage)) return status;
+  if (!LoadIndex(repo.get(), options.early_index, *storage)) return status;
   const IndexFile& index = *storage->file;
   Settings settings = ReadSettings(repo.get());
   settings.index_mtime = index.mtime();

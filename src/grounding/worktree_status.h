@@ -56,9 +56,25 @@ struct WorktreeStatus {
   bool stats_batched = false;  // the work tree's lstat calls went through io_uring (stat_batch.h)
 };
 
+// An index read before libgit2 opened the repository (ReadIndexEarly), for
+// ReadWorktreeStatus to take instead of reading it again.
+struct EarlyIndex {
+  std::string path;               // the index file read, as given
+  std::optional<IndexFile> file;  // one entry per path, sorted; nullopt when git_index.h could not read it
+};
+
+// Reads the index at `path` (normally "<top>/.git/index") the way the scan
+// needs it, without libgit2, so that a caller can read it while libgit2 is
+// still loading (docs/DECISIONS.md D-START8).
+EarlyIndex ReadIndexEarly(std::string path);
+
 struct ScanOptions {
   unsigned threads = 0;   // directory workers; 0 picks one per core, between 2 and 8
   bool io_uring = true;   // batch lstat through io_uring where the kernel allows (else fstatat)
+  // Taken (moved from) when its path is the repository's own index path,
+  // exactly as libgit2 names it; otherwise left alone and the index is read
+  // again. May be null.
+  EarlyIndex* early_index = nullptr;
 };
 
 // Reads the work tree whose real top-level path is `root`, as `options` say.
