@@ -2,7 +2,10 @@
 # Grounding benchmark (issue 6): inventory + selection on a generated Git
 # repository of 100,000 files, timed beside `git ls-files | wc -l` on the
 # same repository, reported as a ratio (issue 6: within 2x; issue 18 target 7: within 1.5x at
-# 20,000 files as at 100,000).
+# 20,000 files as at 100,000). For context it also times the reference's two
+# git calls, `git status -uall`, and the stat pass alone (bench/stat_floor.cc,
+# built beside the telic binary): every tracked file stat'ed once, which the
+# dirty-worktree fingerprint needs and `git ls-files` does not do.
 #
 # Usage: bench/grounding_bench.sh [TELIC_BINARY] [FILES]
 #   TELIC_BINARY  default: build/telic (needs the `ground` subcommand)
@@ -105,6 +108,14 @@ ref_cmd="cd '$repo' && git -c core.fsmonitor=false ls-files -z --cached --others
 # And git's own pass over the same work tree (stat every tracked file, list
 # every folder): the work the dirty-worktree fingerprint cannot skip.
 status_cmd="cd '$repo' && git -c core.fsmonitor=false status --porcelain=v1 -z --untracked-files=all"
+# The stat pass alone: every tracked file stat'ed once on every core and nothing
+# else (bench/stat_floor.cc, built as telic_stat_floor beside the telic
+# binary), the pass the dirty-worktree fingerprint needs and `git ls-files`
+# does not make.
+stat_floor="$(cd "$(dirname "$telic")" && pwd)/telic_stat_floor"
+list="$dir/tracked.z"
+git -C "$repo" ls-files -z >"$list"
+floor_cmd="cd '$repo' && '$stat_floor' . < '$list'"
 
 if command -v hyperfine >/dev/null 2>&1; then
   hyperfine --warmup 1 --runs "$runs" --export-json "$dir/hyperfine.json" "$git_cmd" "$telic_cmd" "$ref_cmd" \
@@ -118,6 +129,10 @@ else
   ref_ms=$(time_ms "$ref_cmd")
   status_ms=$(time_ms "$status_cmd")
 fi
+floor_ms=""
+if [[ -x "$stat_floor" ]]; then
+  read -r floor_ms _ < <(time_pair_ms "$floor_cmd" "$telic_cmd")
+fi
 
 manifest=$(bash -c "$telic_cmd")
 selected=$(python3 -c 'import json,sys; m=json.loads(sys.stdin.read()); print(m["budget"]["selectedFiles"], m["budget"]["candidateFiles"])' <<<"$manifest")
@@ -129,4 +144,10 @@ echo "telic ground --json:   ${telic_ms} ms (median of $runs; selected/candidate
 echo "ratio telic/git:       ${ratio}x (issue 6: <= 2x; issue 18 target 7: <= 1.5x)"
 echo "reference's git calls: ${ref_ms} ms (ls-files --cached --others + status --porcelain, for context)"
 echo "git status -uall:      ${status_ms} ms (git's own stat pass over the work tree, for context)"
+if [[ -n "$floor_ms" ]]; then
+  echo "stat pass alone:       ${floor_ms} ms (every tracked file stat'ed once on $(nproc) threads, nothing else: bench/stat_floor.cc)"
+  echo "telic / stat pass:     $(awk -v a="$telic_ms" -v f="$floor_ms" 'BEGIN { printf "%.2fx", a / f }') (the pass git ls-files does not make)"
+else
+  echo "stat pass alone:       not measured ($stat_floor not built: configure with -DTELIC_BENCH=ON)"
+fi
 echo "load average:          $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
