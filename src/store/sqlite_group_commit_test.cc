@@ -5,6 +5,7 @@
 // Behaviour only: commits are counted, nothing is timed.
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,6 +54,31 @@ class CommitGate {
   bool released_ = false;
 };
 
+// Open files of this process whose path names one of SQLite's temporary
+// files ("etilqs_..."; unlinked as soon as opened, still open here).
+std::vector<std::string> OpenSqliteTemporaryFiles() {
+  std::vector<std::string> found;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    std::error_code unreadable;
+    const std::string target = std::filesystem::read_symlink(entry.path(), unreadable).string();
+    if (!unreadable && target.find("etilqs_") != std::string::npos) found.push_back(target);
+  }
+  return found;
+}
+
+// A change that rewrites many pages: a run with `count` artifacts of ~4 KiB.
+Change LargeRunChange(const std::string& id, int count) {
+  Change change = testing::MinimalRunChange(id);
+  for (int i = 0; i < count; ++i) {
+    const std::string artifact_id = fmt::format("{}-a{}", id, i);
+    change.artifacts.push_back(MakeArtifact({artifact_id, id, "Evidence", "1.0", "executor", "", {}, "none",
+                                             change.run.created_at},
+                                            Json{{"id", artifact_id}, {"text", std::string(4000, 'x')}}));
+  }
+  return change;
+}
+
 void WaitForQueued(SqliteStore& store, size_t n) {
   while (store.queued_writes() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
@@ -91,6 +117,53 @@ TEST(SqliteGroupCommitTest, WritersQueuedDuringACommitShareOneTransaction) {
   auto runs = other->ListRuns(100);
   ASSERT_TRUE(runs.has_value());
   EXPECT_EQ(runs->size(), 16u);
+}
+
+// Each change of a group runs in a savepoint, whose statement journal SQLite
+// moves to a temporary file once it passes 64 KiB: a file created, written
+// and unlinked on every group commit of real-sized changes. The ledger's
+// connection keeps it in memory (temp_store=MEMORY).
+TEST(SqliteGroupCommitTest, SavepointJournalsOfAGroupStayInMemory) {
+  testing::TempDir dir;
+  auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
+  ASSERT_TRUE(store->CreateRun(LargeRunChange("before", 40)).has_value());
+  // The first group is held before its COMMIT until the others are queued;
+  // every group notes SQLite's open temporary files just before its COMMIT.
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<size_t> sizes;
+  std::vector<std::vector<std::string>> open_at_commit;
+  bool released = false;
+  store->set_before_commit_for_test([&](size_t size) {
+    std::unique_lock lock(mutex);
+    sizes.push_back(size);
+    open_at_commit.push_back(OpenSqliteTemporaryFiles());
+    changed.notify_all();
+    if (sizes.size() == 1) changed.wait(lock, [&] { return released; });
+  });
+  Status held;
+  std::thread holder([&] { held = store->CreateRun(testing::MinimalRunChange("held")); });
+  {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return !sizes.empty(); });
+  }
+  std::vector<Status> results(4);
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 4; ++i) {
+    writers.emplace_back([&, i] { results[i] = store->CreateRun(LargeRunChange(fmt::format("large-{}", i), 40)); });
+  }
+  WaitForQueued(*store, 4);
+  {
+    std::lock_guard lock(mutex);
+    released = true;
+    changed.notify_all();
+  }
+  holder.join();
+  for (auto& writer : writers) writer.join();
+  ASSERT_TRUE(held.has_value());
+  for (const Status& result : results) EXPECT_TRUE(result.has_value()) << result.error().message();
+  EXPECT_EQ(sizes, (std::vector<size_t>{1, 4})) << "four large changes in one group, each in a savepoint";
+  for (const auto& files : open_at_commit) EXPECT_TRUE(files.empty()) << files.front();
 }
 
 TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommits) {

@@ -667,6 +667,15 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) 
   TELIC_RETURN_IF_ERROR(EnableWal(db));
   TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
   TELIC_RETURN_IF_ERROR(store->Migrate());
+  // temp_store=MEMORY, after the migrations (an index built over a large
+  // ledger may still sort in a temporary file): a group commit puts each
+  // change in a savepoint (CommitGroup), and SQLite moves a savepoint's
+  // statement journal to a temporary file once it passes 64 KiB, which a
+  // 21-page change does: a file created, written and unlinked in /var/tmp on
+  // every group commit (docs/DECISIONS.md D-P7). In memory it is at most kMaxGroupSize
+  // changes' pages, freed at the commit; nothing durable depends on it (the
+  // WAL is the ledger's journal).
+  TELIC_RETURN_IF_ERROR(Exec(db, "PRAGMA temp_store=MEMORY"));
   // The read connection and the checkpointer's are opened when first needed:
   // a process that only writes, or only starts (`telic serve` answering
   // initialize, a short CLI command), parses the schema once, not three times.
