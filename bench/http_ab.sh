@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# A/B of two telic builds over Streamable HTTP on SQLite: requests/s of one
+# `telic serve --http` instance under wrk (-t2 -c16, as bench/http_bench.sh),
+# the two builds in alternating rounds (A B A B ...) so that machine load hits
+# both alike, each round on a fresh ledger. Prints every round and the median.
+#
+# Usage: bench/http_ab.sh ROUNDS write|read TELIC_A TELIC_B [TELIC ...]
+#   write: telic_start_run (durable, one group-committed transaction each)
+#   read:  telic_get_run of one run
+# Environment: DURATION seconds per round (3), CONNECTIONS (16).
+set -euo pipefail
+if [[ $# -lt 4 ]]; then
+  sed -n '2,12p' "$0" >&2
+  exit 2
+fi
+rounds="$1"
+kind="$2"
+shift 2
+root="$(cd "$(dirname "$0")/.." && pwd)"
+duration="${DURATION:-3}"
+connections="${CONNECTIONS:-16}"
+command -v wrk >/dev/null || { echo "wrk is missing (Debian package wrk; scripts/setup installs it)" >&2; exit 2; }
+work="$(mktemp -d "${TMPDIR:-/tmp}/telic-http-ab.XXXXXX")"
+pid=""
+cleanup() {
+  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+python3 - "$root" "$work/repo" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1] + "/tests/e2e")
+from mcp_client import make_git_repo
+make_git_repo(sys.argv[2])
+PY
+export TELIC_REPOSITORY_ROOT="$work/repo"
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
+write_body='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"telic_start_run","arguments":{"original_request":"benchmark: explain how the entry point is wired","mode":"report_only"}}}'
+
+post() {  # post PORT SESSION BODY -> the new session id (SESSION "") or the response
+  python3 - "$@" <<'PY'
+import http.client, sys
+port, session, body = sys.argv[1], sys.argv[2], sys.argv[3]
+conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+if session:
+    headers["Mcp-Session-Id"] = session
+conn.request("POST", "/mcp", body=body, headers=headers)
+response = conn.getresponse()
+data = response.read().decode()
+print(response.getheader("Mcp-Session-Id") if not session else data)
+PY
+}
+
+declare -A results
+for ((round = 1; round <= rounds; round++)); do
+  for index in $(seq 0 $(( $# - 1 ))); do
+    binaries=("$@")
+    binary="${binaries[$index]}"
+    export TELIC_STATE_DIR="$work/state-$round-$index"
+    log="$work/serve-$round-$index.log"
+    "$binary" serve --http 127.0.0.1:0 2>"$log" &
+    pid=$!
+    for _ in $(seq 1 300); do grep -q "Telic MCP ready" "$log" && break; sleep 0.05; done
+    port="$(sed -n 's/.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$log" | head -n 1)"
+    [[ -n "$port" ]] || { echo "$binary did not start: $(cat "$log")" >&2; exit 1; }
+    session="$(post "$port" "" "$init")"
+    body="$write_body"
+    if [[ "$kind" == read ]]; then
+      run_id="$(post "$port" "$session" "$write_body" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["structuredContent"]["run"]["runId"])')"
+      body="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"telic_get_run\",\"arguments\":{\"run_id\":\"$run_id\"}}}"
+    fi
+    line="$(TELIC_TARGETS="127.0.0.1:$port=$session" TELIC_BODY="$body" wrk -t2 -c "$connections" -d "${duration}s" \
+            -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$port/mcp" | grep '^RESULT')"
+    results[$index]="${results[$index]:-} $(sed -n 's/.* rps=\([0-9.]*\).*/\1/p' <<<"$line")"
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    pid=""
+  done
+done
+echo "telic HTTP A/B, SQLite $kind: wrk -t2 -c$connections -d${duration}s, $rounds alternating rounds, $(nproc) cores"
+for index in $(seq 0 $(( $# - 1 ))); do
+  binaries=("$@")
+  median="$(tr ' ' '\n' <<<"${results[$index]}" | grep . | sort -n |
+            awk '{a[NR]=$1} END {printf "%.1f", (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}')"
+  echo "${binaries[$index]}: median ${median} requests/s (rounds:${results[$index]})"
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
