@@ -38,18 +38,7 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 write_body='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"telic_start_run","arguments":{"original_request":"benchmark: explain how the entry point is wired","mode":"report_only"}}}'
 
 post() {  # post PORT SESSION BODY -> the new session id (SESSION "") or the response
-  python3 - "$@" <<'PY'
-import http.client, sys
-port, session, body = sys.argv[1], sys.argv[2], sys.argv[3]
-conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
-headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-if session:
-    headers["Mcp-Session-Id"] = session
-conn.request("POST", "/mcp", body=body, headers=headers)
-response = conn.getresponse()
-data = response.read().decode()
-print(response.getheader("Mcp-Session-Id") if not session else data)
-PY
+  python3 "$root/bench/mcp_post.py" "$@"
 }
 
 declare -A results

@@ -64,18 +64,7 @@ serve() {  # serve DB -> sets $port to that of a new `telic serve --http` (no su
 }
 
 mcp() {  # mcp PORT SESSION BODY -> prints the response (SESSION "" initializes)
-  python3 - "$@" <<'PY'
-import http.client, sys
-port, session, body = sys.argv[1], sys.argv[2], sys.argv[3]
-conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
-headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-if session:
-    headers["Mcp-Session-Id"] = session
-conn.request("POST", "/mcp", body=body, headers=headers)
-response = conn.getresponse()
-data = response.read().decode()
-print(response.getheader("Mcp-Session-Id") if not session else data)
-PY
+  python3 "$root/bench/mcp_post.py" "$@"
 }
 
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
