@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -260,7 +261,7 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
   action["phase"] = phase->protocol_name;
   action["logicalRole"] = phase->role;
   action["instructionRef"] = InstructionRef(run, *phase);
-  action["inputRefs"] = inputs;
+  action["inputRefs"] = std::move(inputs);
   action["contextManifestRef"] = manifest ? Json(store::ArtifactUri(run.run_id, manifest->id)) : Json(nullptr);
   action["requiredOutputType"] = phase->accepted_types.front();
   TELIC_ASSIGN_OR_RETURN(action["requiredOutputSchema"], ArtifactSchema(phase->accepted_types.front()));
@@ -271,9 +272,9 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
   if (run.phase == "agent_4_execute") {
     TELIC_ASSIGN_OR_RETURN(additional["Evidence"], ArtifactSchema("Evidence"));
   }
-  action["additionalOutputSchemas"] = additional;
-  action["workNodeId"] = work_node_id;
-  action["effectivePermissions"] = permissions;
+  action["additionalOutputSchemas"] = std::move(additional);
+  action["workNodeId"] = std::move(work_node_id);
+  action["effectivePermissions"] = std::move(permissions);
   action["remainingBudgets"] = Budgets(run, reserved, workers, depth);
   action["stopConditions"] = {
       "Do not broaden the user-selected intent mode or permissions.",
