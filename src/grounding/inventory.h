@@ -31,10 +31,6 @@ namespace telic::grounding {
 
 using PathPredicate = std::function<bool(std::string_view repository_path)>;
 
-// §16.1: the real path of `requested` (which must be an existing directory),
-// replaced by the real path of its Git work tree top when there is one and it
-// contains `requested`. kInvalidArgument with the reference's messages when
-// `requested` is blank, missing or not a directory.
 struct RepositoryRoot {
   std::string path;  // the Git work tree top containing the requested folder, else that folder (real paths)
   // The index beside the nearest ".git" folder at or above the requested
@@ -43,9 +39,12 @@ struct RepositoryRoot {
   EarlyIndex early_index;
 };
 
-// Resolves `requested` to the folder to ground. libgit2 is loaded and asked
-// for the work tree top on a thread of its own while this one reads the
-// likely index (D-START8); the answer is libgit2's either way.
+// §16.1: the real path of `requested` (which must be an existing directory),
+// replaced by the real path of its Git work tree top when there is one and it
+// contains `requested`. kInvalidArgument with the reference's messages when
+// `requested` is blank, missing or not a directory. libgit2 is loaded and
+// asked for the work tree top on a thread of its own while this one reads
+// the likely index (D-START8); the top is libgit2's answer either way.
 Result<RepositoryRoot> ResolveRepositoryRoot(std::string_view requested);
 
 struct InventoryRequest {
