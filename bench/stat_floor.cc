@@ -6,19 +6,16 @@
 // Usage: telic_stat_floor ROOT [THREADS] < paths
 //   paths: NUL-separated repository paths (`git ls-files -z`), folders
 //   contiguous. Each folder is opened once and its files are stat'ed
-//   relative to it (lstat semantics) in one io_uring batch of statx
-//   requests, the fastest way measured on the bench machine (as telic's
-//   scan does, src/grounding/stat_batch.h); FLOOR_FSTATAT=1 makes one fstatat
-//   call per file instead. Folders are shared out over THREADS threads
-//   (default: one per core). Prints "<found> <missing>".
+//   relative to it (lstat semantics) with grounding's own StatBatch
+//   (src/grounding/stat_batch.h: one io_uring batch of statx requests per
+//   folder, fstatat where io_uring is unavailable; FLOOR_FSTATAT=1 forces
+//   fstatat). Folders are shared out over THREADS threads (default: one per
+//   core). Prints "<found> <missing>".
 // Nothing else: no index, no ignore rules, no ranking, no output.
 #include <fcntl.h>
-#include <liburing.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -27,6 +24,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "grounding/stat_batch.h"
 
 namespace {
 
@@ -50,37 +49,6 @@ std::vector<Folder> ReadFolders(std::string_view input) {
   return folders;
 }
 
-// Stats `names` in `fd` through `ring` in batches of up to `entries`; the
-// number found, or -1 when the ring failed (the caller then stops using it
-// and stats the folder with fstatat; `buffers` outlive the ring).
-long StatBatched(io_uring* ring, unsigned entries, int fd, const std::vector<std::string>& names,
-                 std::vector<struct statx>& buffers) {
-  long ok = 0;
-  for (size_t done = 0; done < names.size();) {
-    unsigned queued = 0;
-    for (; queued < entries && done + queued < names.size(); ++queued) {
-      io_uring_sqe* sqe = io_uring_get_sqe(ring);
-      if (sqe == nullptr) break;
-      io_uring_prep_statx(sqe, fd, names[done + queued].c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS,
-                          &buffers[queued]);
-    }
-    // One system call submits the batch and waits for all of it.
-    const int submitted = io_uring_submit_and_wait(ring, queued);
-    if (submitted != static_cast<int>(queued)) return -1;
-    for (unsigned reaped = 0; reaped < queued;) {
-      io_uring_cqe* cqe = nullptr;
-      const int waited = io_uring_wait_cqe(ring, &cqe);  // already there, unless interrupted
-      if (waited == -EINTR) continue;
-      if (waited != 0) return -1;
-      ok += cqe->res == 0;
-      io_uring_cqe_seen(ring, cqe);
-      ++reaped;
-    }
-    done += queued;
-  }
-  return ok;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,33 +61,29 @@ int main(int argc, char** argv) {
   if (threads == 0) threads = 1;
   const std::string input(std::istreambuf_iterator<char>(std::cin), {});
   const std::vector<Folder> folders = ReadFolders(input);
+  const bool use_io_uring = std::getenv("FLOOR_FSTATAT") == nullptr;
 
   std::atomic<size_t> next{0};
   std::atomic<long> found{0};
   std::atomic<long> missing{0};
-  const bool plain = std::getenv("FLOOR_FSTATAT") != nullptr;
-  constexpr unsigned kEntries = 256;
   auto work = [&] {
-    io_uring ring;
-    bool batched = !plain && io_uring_queue_init(kEntries, &ring, 0) == 0;
-    std::vector<struct statx> buffers(kEntries);
-    struct stat info;
+    telic::grounding::StatBatch batch(use_io_uring);
+    std::vector<const char*> names;
+    std::vector<telic::grounding::NameStat> results;
     for (size_t i = next++; i < folders.size(); i = next++) {
       const std::string dir = folders[i].path.empty() ? root : root + "/" + folders[i].path;
       const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      long ok = fd >= 0 && batched ? StatBatched(&ring, kEntries, fd, folders[i].names, buffers) : -1;
-      if (ok < 0) {
-        batched = false;
-        ok = 0;
-        for (const std::string& name : folders[i].names) {
-          ok += fd >= 0 && fstatat(fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0;
-        }
+      long ok = 0;
+      if (fd >= 0) {
+        names.clear();
+        for (const std::string& name : folders[i].names) names.push_back(name.c_str());
+        batch.Stat(fd, names, results);
+        for (const auto& result : results) ok += result.ok;
+        close(fd);
       }
-      if (fd >= 0) close(fd);
       found += ok;
       missing += static_cast<long>(folders[i].names.size()) - ok;
     }
-    if (batched) io_uring_queue_exit(&ring);  // a failed ring is left as it is
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
