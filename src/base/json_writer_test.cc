@@ -80,6 +80,26 @@ TEST(JsonWriterTest, LongStringsMatchDumpAcrossEverySliceBoundary) {
   }
 }
 
+// Strings are scanned 16 bytes at a time: plain runs of every length
+// between bytes that need care (escapes, controls, UTF-8 of every length,
+// invalid bytes), at every alignment, still match dump().
+TEST(JsonWriterTest, PlainRunsOfEveryLengthBetweenEscapesMatchDump) {
+  const std::vector<std::string> care = {"\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\xC3\xA9", "\xE2\x80\xA8",
+                                         "\xF0\x9F\x98\x80", " ", "~"};
+  std::mt19937 random(16);
+  for (int round = 0; round < 3000; ++round) {
+    std::string s(random() % 20, 'p');
+    while (s.size() < 200) {
+      s += std::string(random() % 40, static_cast<char>('a' + random() % 26));
+      s += care[random() % care.size()];
+    }
+    if (round % 50 == 49) s.insert(random() % s.size(), "\x80");  // invalid
+    std::string out;
+    WriteJsonString(s, out);
+    ASSERT_EQ(out, Dump(Json(s), -1)) << "round " << round;
+  }
+}
+
 TEST(JsonWriterTest, EveryEmbeddedSchemaAndFixtureIsWrittenAsDumpWritesIt) {
   int files = 0;
   for (const char* folder : {"schemas", "tests/fixtures/artifacts"}) {
