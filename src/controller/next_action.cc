@@ -70,8 +70,10 @@ std::string InstructionRef(const RunRecord& run, const PhaseInfo& phase) {
   return "artifact://system/roles/" + role + "-v1";
 }
 
-// The schema served for an artifact type (built once, schema/host_schemas.h).
-Result<Json> ArtifactSchema(const std::string& type) {
+// The schema served for an artifact type (built once, schema/host_schemas.h):
+// a copy, or a reference to it.
+Result<Json> ArtifactSchema(const std::string& type, ActionSchemas form) {
+  if (form == ActionSchemas::kReferences) return schema::ServedSchemaRef(type);
   TELIC_ASSIGN_OR_RETURN(const schema::HostSchema* schema, schema::ArtifactHostSchema(type));
   return schema->json();
 }
@@ -215,7 +217,7 @@ Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<Artifact
 }
 
 Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load,
-                         int64_t reserved) {
+                         int64_t reserved, ActionSchemas form) {
   const PhaseInfo* phase = FindPhase(run.phase);
   if (!phase) return Fail(ErrorCode::kInternal, fmt::format("run {} is in unknown phase {}", run.run_id, run.phase));
   Json envelope = Json::object();
@@ -264,13 +266,13 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
   action["inputRefs"] = std::move(inputs);
   action["contextManifestRef"] = manifest ? Json(store::ArtifactUri(run.run_id, manifest->id)) : Json(nullptr);
   action["requiredOutputType"] = phase->accepted_types.front();
-  TELIC_ASSIGN_OR_RETURN(action["requiredOutputSchema"], ArtifactSchema(phase->accepted_types.front()));
+  TELIC_ASSIGN_OR_RETURN(action["requiredOutputSchema"], ArtifactSchema(phase->accepted_types.front(), form));
   Json additional = Json::object();
   for (size_t i = 1; i < phase->accepted_types.size(); ++i) {
-    TELIC_ASSIGN_OR_RETURN(additional[phase->accepted_types[i]], ArtifactSchema(phase->accepted_types[i]));
+    TELIC_ASSIGN_OR_RETURN(additional[phase->accepted_types[i]], ArtifactSchema(phase->accepted_types[i], form));
   }
   if (run.phase == "agent_4_execute") {
-    TELIC_ASSIGN_OR_RETURN(additional["Evidence"], ArtifactSchema("Evidence"));
+    TELIC_ASSIGN_OR_RETURN(additional["Evidence"], ArtifactSchema("Evidence", form));
   }
   action["additionalOutputSchemas"] = std::move(additional);
   action["workNodeId"] = std::move(work_node_id);
@@ -296,11 +298,11 @@ std::vector<std::string> CollectReferences(const Json& body) {
 std::string ActionId(const RunRecord& run) { return fmt::format("action:{}:{}", run.run_id, run.version); }
 
 Result<Json> ComputeNextAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts,
-                               const BodyLoader& load_body) {
+                               const BodyLoader& load_body, ActionSchemas form) {
   if (run.IsTerminal()) return TerminalAction(run, artifacts, load_body);
   TELIC_ASSIGN_OR_RETURN(int64_t reserved, ReservedToolCalls(artifacts, load_body));
   if (run.status == "awaiting_clarification") return ClarificationAction(run, artifacts, reserved);
-  return PhaseAction(run, artifacts, load_body, reserved);
+  return PhaseAction(run, artifacts, load_body, reserved, form);
 }
 
 }  // namespace telic::controller

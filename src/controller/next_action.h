@@ -24,11 +24,18 @@ bool IsReferenceField(std::string_view key);
 // reference-field key, starting with artifact://, repo:// or trace://.
 std::vector<std::string> CollectReferences(const Json& body);
 
+// How a NextAction carries its requiredOutputSchema and
+// additionalOutputSchemas: as copies of the served schemas, or as
+// schema::ServedSchemaRef references to them (no copy; only for a caller that
+// writes the action with mcp's result writer or expands the references with
+// schema::ExpandServedSchemaRefs).
+enum class ActionSchemas { kCopies, kReferences };
+
 // The single legal NextAction for `run` given its artifacts (insertion order).
 // Pure: the same stored state always yields the same action (createdAt is
 // run.updated_at). Fails when the input closure exceeds 256 references.
 Result<Json> ComputeNextAction(const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts,
-                               const BodyLoader& load_body);
+                               const BodyLoader& load_body, ActionSchemas form = ActionSchemas::kCopies);
 
 // "action:<runId>:<version>"
 std::string ActionId(const store::RunRecord& run);

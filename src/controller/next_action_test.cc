@@ -15,6 +15,7 @@
 #include "mcp/server.h"
 #include "policy/engine.h"
 #include "policy/permission_set.h"
+#include "schema/host_schemas.h"
 
 namespace telic::controller {
 namespace {
@@ -219,6 +220,39 @@ TEST(NextActionTest, EveryActionNamesOneLegalPhaseWithInputsSchemaPermissionsAnd
 
 // covers TEL-190: remainingPlanToolCalls is 4,000 less every stored plan's
 // node reservations, before and after each plan.
+// The MCP server asks for actions with served-schema references instead of
+// schema copies (ActionSchemas::kReferences): expanded, every action of a
+// full run is the action with copies, and before expanding each schema is a
+// reference (no object to copy).
+TEST(NextActionTest, ActionsWithSchemaReferencesExpandToTheActionsWithCopies) {
+  ScenarioRun s;
+  ASSERT_TRUE(s.Start());
+  auto load = [&](const store::ArtifactMeta& meta) -> Result<Json> { return s.Artifact(meta.id); };
+  int compared = 0;
+  auto compare = [&] {
+    std::vector<store::ArtifactMeta> artifacts = s.Artifacts();
+    auto copies = ComputeNextAction(s.run(), artifacts, load, ActionSchemas::kCopies);
+    auto references = ComputeNextAction(s.run(), artifacts, load, ActionSchemas::kReferences);
+    ASSERT_TRUE(copies && references);
+    if (references->contains("requiredOutputSchema")) {
+      EXPECT_NE(schema::ReferencedServedSchema((*references)["requiredOutputSchema"]), nullptr);
+      for (const Json& additional : (*references)["additionalOutputSchemas"]) {
+        EXPECT_NE(schema::ReferencedServedSchema(additional), nullptr);
+      }
+    }
+    Json expanded = *references;
+    schema::ExpandServedSchemaRefs(expanded);
+    EXPECT_EQ(expanded, *copies) << s.run().phase;
+    ++compared;
+  };
+  compare();
+  for (const Json& step : s.Steps()) {
+    ASSERT_TRUE(s.Do(step));
+    compare();
+  }
+  EXPECT_GT(compared, 16);
+}
+
 TEST(NextActionTest, RemainingPlanToolCallsFollowTheReservations) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());

@@ -171,7 +171,7 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
     return Json::parse(artifact.canonical_body);
   };
-  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, index->list(), load));
+  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, index->list(), load, action_schemas_));
   return RunAndAction{std::move(run), std::move(action)};
 }
 
@@ -193,12 +193,18 @@ Result<std::shared_ptr<const Json>> RunService::SharedNextAction(const store::Ru
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
     return Json::parse(artifact.canonical_body);
   };
-  TELIC_ASSIGN_OR_RETURN(Json computed, ComputeNextAction(run, artifacts, load));
+  TELIC_ASSIGN_OR_RETURN(Json computed, ComputeNextAction(run, artifacts, load, action_schemas_));
   auto action = std::make_shared<const Json>(std::move(computed));
   std::lock_guard lock(actions_mutex_);
   if (actions_.size() >= kMaxCachedActions && !actions_.contains(run.run_id)) actions_.clear();
   actions_[run.run_id] = CachedAction{run, artifacts.size(), action};
   return action;
+}
+
+void RunService::set_action_schemas(ActionSchemas form) {
+  std::lock_guard lock(actions_mutex_);
+  action_schemas_ = form;
+  actions_.clear();
 }
 
 Result<Json> RunService::NextActionFor(const store::RunRecord& run) {

@@ -16,6 +16,7 @@
 #include "base/ids.h"
 #include "base/status.h"
 #include "controller/artifact_index.h"
+#include "controller/next_action.h"
 #include "store/store.h"
 
 namespace telic::controller {
@@ -160,6 +161,13 @@ class RunService {
   // the run to agent_1_frame, in one transaction.
   Result<GroundResult> GroundContext(const GroundContextRequest& request, const GroundingControl& control = {});
 
+  // How the NextActions this service returns carry their output schemas
+  // (next_action.h; kCopies unless set). kReferences is for the MCP server,
+  // which writes every result with its result writer or expands them.
+  // Clears the NextAction cache, so every later action has the new form.
+  // Call before serving (it is not synchronised with concurrent calls).
+  void set_action_schemas(ActionSchemas form);
+
   // Installs the repository grounder (without one, grounding a run that is
   // not report_only fails with kFailedPrecondition).
   void set_grounder(Grounder grounder) { grounder_ = std::move(grounder); }
@@ -225,6 +233,7 @@ class RunService {
   IdSource& ids_;
   std::string repository_root_;
   Grounder grounder_;
+  ActionSchemas action_schemas_ = ActionSchemas::kCopies;
   ArtifactIndexCache artifact_index_{store_};
   // NextAction is a pure function of the run record and its artifact list
   // (append-only, so its length names it): the last one computed per run is

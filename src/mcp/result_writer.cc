@@ -34,8 +34,12 @@ constexpr std::array<std::string_view, 18> kNextActionOrder = {
     "contextManifestRef", "requiredOutputType", "requiredOutputSchema", "additionalOutputSchemas",
     "workNodeId",         "effectivePermissions", "remainingBudgets", "stopConditions"};
 
-// The precomputed text of a served artifact schema when `value` is one.
+// The precomputed text of a served artifact schema when `value` is one or a
+// reference to one (schema::ServedSchemaRef; indent is -1 or 2 here).
 std::optional<std::string_view> ServedSchemaText(const Json& value, int indent, int depth) {
+  if (const schema::HostSchema* referenced = schema::ReferencedServedSchema(value)) {
+    return indent < 0 ? std::string_view(referenced->compact()) : referenced->pretty(depth);
+  }
   if (!value.is_object()) return std::nullopt;
   auto title = value.find("title");
   if (title == value.end() || !title->is_string()) return std::nullopt;

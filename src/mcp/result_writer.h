@@ -10,7 +10,9 @@
 // byte what nlohmann's dump() wrote before; hashes never cover any of this
 // (they are computed over canonical JSON, src/base/canonical_json.h).
 // The served artifact schemas inside a NextAction are copied from their
-// precomputed text (schema/host_schemas.h) when they equal it.
+// precomputed text (schema/host_schemas.h) when they equal it or are a
+// reference to it (schema::ServedSchemaRef, controller::ActionSchemas): the
+// writers here are the only ones that accept such references.
 #pragma once
 
 #include <string>

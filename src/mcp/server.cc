@@ -10,6 +10,7 @@
 #include "mcp/result_writer.h"
 #include "mcp/tasks.h"
 #include "mcp/tool_output.h"
+#include "schema/host_schemas.h"
 #include "mcp/tools.h"
 #include "schema/bundle.h"
 #include "schema/prebuilt_bundles.h"
@@ -71,8 +72,11 @@ Json ToolSuccessPayload(Json fields) {
 
 namespace {
 
+// The result as a JSON value, for the paths that serialise it with dump():
+// the text is written first, then the served-schema references are expanded.
 Json ToolResultObject(Json payload, bool is_error) {
   std::string text = ToolResultText(payload, !is_error);
+  schema::ExpandServedSchemaRefs(payload);
   Json result = {{"content", Json::array({{{"type", "text"}, {"text", std::move(text)}}})},
                  {"structuredContent", std::move(payload)}};
   if (is_error) result["isError"] = true;
@@ -88,7 +92,11 @@ Json ToolErrorResult(const Error& error) { return ToolResultObject(ToolErrorPayl
 Json ToolSuccessResult(const Json& fields) { return ToolResultObject(ToolSuccessPayload(fields), false); }
 
 Server::Server(controller::RunService& service)
-    : service_(service), tools_(BuildTools(service)), tasks_(std::make_unique<TaskRegistry>()) {}
+    : service_(service), tools_(BuildTools(service)), tasks_(std::make_unique<TaskRegistry>()) {
+  // Every payload leaves through the result writer (Dispatch) or
+  // ToolResultObject, which expands references: no schema copy per action.
+  service_.set_action_schemas(controller::ActionSchemas::kReferences);
+}
 
 Server::~Server() = default;
 
@@ -225,7 +233,10 @@ std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& na
     }
   }();
   if (!result) return ToolPayload{ToolErrorPayload(result.error()), true};
-  if (observer_) observer_(*it, *result);
+  if (observer_) {
+    schema::ExpandServedSchemaRefs(*result);  // an observer sees plain JSON
+    observer_(*it, *result);
+  }
   if (!it->read_only && result->contains("run") && (*result)["run"].is_object()) {
     hub_.PublishRunChanged((*result)["run"].value("runId", ""));
   }

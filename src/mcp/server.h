@@ -57,6 +57,10 @@ struct TaskLimits;
 
 class Server {
  public:
+  // Sets `service` to build NextActions with served-schema references
+  // (RunService::set_action_schemas): the server writes or expands them, so
+  // what it sends is unchanged; a caller that reads NextActions from the same
+  // service directly gets references too.
   explicit Server(controller::RunService& service);
   ~Server();  // cancels working tasks and waits for them
 

@@ -212,5 +212,49 @@ TEST_F(ServerTest, TraceparentInMetaLandsOnTheEventsOfThatRequest) {
   EXPECT_FALSE(store::CurrentTraceContext().has_value()) << "the scope ends with the request";
 }
 
+// The server builds NextActions with served-schema references
+// (RunService::set_action_schemas) and writes or expands them: every line it
+// sends, on the written path (HandleLine) and the dump() path (CallTool),
+// is byte for byte the line of a server whose service copies the schemas.
+TEST_F(ServerTest, SchemaReferencesChangeNoByteOfAnyReply) {
+  auto copies_store = std::move(*store::SqliteStore::Open(dir_.File("copies.sqlite3")));
+  ManualClock copies_clock(1764662400000, 1);
+  SequentialIdSource copies_ids;
+  controller::RunService copies_service(*copies_store, copies_clock, copies_ids, dir_.path().string());
+  Server copies(copies_service);
+  copies_service.set_action_schemas(controller::ActionSchemas::kCopies);
+
+  auto line = [](int id, const std::string& tool, const Json& arguments) {
+    return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
+                {"params", {{"name", tool}, {"arguments", arguments}}}}.dump();
+  };
+  auto both = [&](const std::string& request) {
+    auto with_references = server_->HandleLine(request);
+    auto with_copies = copies.HandleLine(request);
+    EXPECT_TRUE(with_references && with_copies) << request;
+    EXPECT_EQ(with_references.value_or(""), with_copies.value_or("")) << request;
+    return Json::parse(with_copies.value_or("null"));
+  };
+  Json started = both(line(1, "telic_start_run", {{"original_request", "Explain src/app.ts"}, {"mode", "plan_only"}}));
+  const Json& run = started["result"]["structuredContent"]["run"];
+  std::string run_id = run["runId"];
+  ASSERT_NE(both(line(2, "telic_get_run", {{"run_id", run_id}})).dump().find("requiredOutputSchema"), std::string::npos);
+  both(line(3, "telic_get_next_action", {{"run_id", run_id}}));
+  both(line(4, "telic_get_next_action", {{"run_id", run_id}}));  // the kept result
+  both(line(5, "telic_submit_artifact", {{"run_id", run_id}, {"action_id", "action:" + run_id + ":1"},
+                                          {"expected_run_version", 1}, {"artifact_type", "ContextManifest"},
+                                          {"body", Json::object()}}));
+  both(line(6, "telic_cancel_run", {{"run_id", run_id}, {"action_id", "action:" + run_id + ":1"},
+                                     {"expected_run_version", 1}}));
+  both(line(7, "telic_get_run", {{"run_id", run_id}}));
+
+  Json arguments = {{"original_request", "Plan a change"}, {"mode", "plan_only"}};
+  auto with_references = server_->CallTool("telic_start_run", &arguments);
+  auto with_copies = copies.CallTool("telic_start_run", &arguments);
+  ASSERT_TRUE(with_references && with_copies);
+  EXPECT_EQ(with_references->dump(), with_copies->dump());
+  EXPECT_EQ(with_references->dump().find("\"subtype\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace telic::mcp

@@ -37,4 +37,26 @@ Result<const HostSchema*> ArtifactHostSchema(std::string_view type) {
   return pointer;
 }
 
+Result<Json> ServedSchemaRef(std::string_view type) {
+  TELIC_RETURN_IF_ERROR(ArtifactHostSchema(type));
+  return Json::binary(Json::binary_t::container_type(type.begin(), type.end()), kServedSchemaRefSubtype);
+}
+
+const HostSchema* ReferencedServedSchema(const Json& value) {
+  if (!value.is_binary()) return nullptr;
+  const Json::binary_t& bytes = value.get_binary();
+  if (!bytes.has_subtype() || bytes.subtype() != kServedSchemaRefSubtype) return nullptr;
+  auto schema = ArtifactHostSchema(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return schema ? *schema : nullptr;
+}
+
+void ExpandServedSchemaRefs(Json& value) {
+  if (value.is_binary()) {
+    if (const HostSchema* schema = ReferencedServedSchema(value)) value = schema->json();
+    return;
+  }
+  if (!value.is_structured()) return;
+  for (Json& child : value) ExpandServedSchemaRefs(child);
+}
+
 }  // namespace telic::schema

@@ -7,6 +7,7 @@
 // copy the bytes instead of walking the tree.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -37,5 +38,22 @@ class HostSchema {
 
 // The served schema of artifact `type` (e.g. "WorkPlan"); built on first use.
 Result<const HostSchema*> ArtifactHostSchema(std::string_view type);
+
+// A reference to a served schema, for a NextAction on its way to a response
+// writer that copies the schema's precomputed text (mcp/result_writer.h):
+// a JSON binary value of subtype kServedSchemaRefSubtype whose bytes are the
+// artifact type. Parsed JSON never holds a binary value, so nothing a caller
+// sends can pass for one. Anything that serialises or inspects the value
+// other than that writer must call ExpandServedSchemaRefs first (nlohmann's
+// dump() would write the binary value as an object of bytes).
+inline constexpr std::uint8_t kServedSchemaRefSubtype = 0x5e;
+
+// The reference to ArtifactHostSchema(type); fails as that does.
+Result<Json> ServedSchemaRef(std::string_view type);
+// The schema `value` refers to, or nullptr when it is not a reference.
+const HostSchema* ReferencedServedSchema(const Json& value);
+// Replaces every reference inside `value` (at any depth) by a copy of the
+// schema it names.
+void ExpandServedSchemaRefs(Json& value);
 
 }  // namespace telic::schema
