@@ -140,7 +140,11 @@ struct MatchDataDeleter {
 template <typename OnMatch>
 void ForEachMatch(const pcre2_code* code, const std::string& text, OnMatch on_match) {
   if (code == nullptr) return;
-  std::unique_ptr<pcre2_match_data, MatchDataDeleter> data(pcre2_match_data_create(4, nullptr));
+  // One match block per thread, reused: every pattern has at most 3 groups.
+  // A nested call from on_match (the base64 rule runs the rules on decoded
+  // text) reuses it too, which is safe: the offsets are copied out before
+  // on_match runs, and the next pcre2_match refills the block.
+  thread_local std::unique_ptr<pcre2_match_data, MatchDataDeleter> data(pcre2_match_data_create(4, nullptr));
   PCRE2_SIZE offset = 0;
   auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   while (offset <= text.size()) {
