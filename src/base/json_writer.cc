@@ -70,6 +70,12 @@ size_t PlainPrefix16(const unsigned char* p, char* w) {
 }
 #endif
 
+// Resizes `out` to `size` without zero-filling the new bytes (the caller
+// writes them before reading, then trims).
+void GrowUninitialized(std::string& out, size_t size) {
+  out.resize_and_overwrite(size, [](char*, size_t n) { return n; });
+}
+
 void Newline(int indent, int depth, std::string& out) {
   out.push_back('\n');
   out.append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
@@ -164,9 +170,9 @@ class Writer {
 
 void WriteJsonString(std::string_view text, std::string& out) {
   // Written through a raw pointer, a slice of the input at a time, into room
-  // for the slice's worst case (every byte as \u00XX: six bytes), then
-  // trimmed: no per-byte capacity checks, and a long string never needs
-  // six times its size at once.
+  // for the slice's worst case (every byte as \u00XX: six bytes), neither
+  // zero-filled nor checked per byte, then trimmed. A long string never
+  // needs six times its size at once.
   constexpr size_t kSlice = 4096;
   const size_t start = out.size();
   size_t written = start;
@@ -178,7 +184,7 @@ void WriteJsonString(std::string_view text, std::string& out) {
   while (p < end) {
     // A slice ends at kSlice bytes or later, at the end of a UTF-8 sequence.
     const unsigned char* slice_end = end - p > static_cast<std::ptrdiff_t>(kSlice) ? p + kSlice : end;
-    out.resize(written + static_cast<size_t>(slice_end - p) * 6 + 4);
+    GrowUninitialized(out, written + static_cast<size_t>(slice_end - p) * 6 + 4);
     char* w = out.data() + written;
     while (p < slice_end) {
 #if defined(__SSE2__)
