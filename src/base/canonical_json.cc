@@ -52,9 +52,13 @@ bool Utf16Less(std::string_view a, std::string_view b) {
 void AppendJsonString(std::string_view text, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    switch (c) {
+  size_t plain = 0;  // start of the run of bytes not yet appended
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto u = static_cast<unsigned char>(text[i]);
+    if (u >= 0x20 && u != '"' && u != '\\') continue;  // raw, appended with its run
+    out.append(text, plain, i - plain);
+    plain = i + 1;
+    switch (u) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\b': out += "\\b"; break;
@@ -63,15 +67,12 @@ void AppendJsonString(std::string_view text, std::string& out) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (u < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[u >> 4]);
-          out.push_back(kHex[u & 0xF]);
-        } else {
-          out.push_back(c);
-        }
+        out += "\\u00";
+        out.push_back(kHex[u >> 4]);
+        out.push_back(kHex[u & 0xF]);
     }
   }
+  out.append(text, plain, text.size() - plain);
   out.push_back('"');
 }
 
@@ -139,21 +140,23 @@ void AppendCanonicalJson(const Json& value, std::string& out) {
       break;
     }
     case Json::value_t::object: {
-      std::vector<const std::string*> keys;
-      keys.reserve(value.size());
-      for (auto it = value.begin(); it != value.end(); ++it) keys.push_back(&it.key());
+      using Member = std::pair<const std::string*, const Json*>;
+      std::vector<Member> members;
+      members.reserve(value.size());
+      for (auto it = value.begin(); it != value.end(); ++it) members.emplace_back(&it.key(), &it.value());
       // nlohmann keeps keys in byte order, which equals UTF-16 order unless
-      // keys mix astral and U+E000..U+FFFF characters; sort to be exact.
-      std::stable_sort(keys.begin(), keys.end(),
-                       [](const std::string* a, const std::string* b) { return Utf16Less(*a, *b); });
+      // keys mix astral and U+E000..U+FFFF characters; sort to be exact
+      // (keys are unique, so the order is total).
+      auto less = [](const Member& a, const Member& b) { return Utf16Less(*a.first, *b.first); };
+      if (!std::is_sorted(members.begin(), members.end(), less)) std::sort(members.begin(), members.end(), less);
       out.push_back('{');
       bool first = true;
-      for (const std::string* key : keys) {
+      for (const auto& [key, member] : members) {
         if (!first) out.push_back(',');
         first = false;
         AppendJsonString(*key, out);
         out.push_back(':');
-        AppendCanonicalJson(value.at(*key), out);
+        AppendCanonicalJson(*member, out);
       }
       out.push_back('}');
       break;

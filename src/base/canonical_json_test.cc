@@ -8,6 +8,10 @@
 #include <limits>
 #include <string>
 #include <vector>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -318,6 +322,80 @@ TEST(CanonicalJsonTest, CanonicalFormIsIndependentOfInsertionOrder) {
   b[kGrinning] = 2;
   b["x"] = 1;
   EXPECT_EQ(CanonicalJson(a), CanonicalJson(b));
+}
+
+// The canonical writer appends plain runs whole and sorts members only when
+// nlohmann's byte order is not already UTF-16 order. Against the plainest
+// spelling of the same rules (byte by byte; every object stably sorted) on
+// random trees whose keys and strings mix controls, quotes, astral and
+// U+E000..U+FFFF characters, it writes the same bytes: every digest stays.
+std::string PlainCanonical(const Json& value) {
+  auto string = [](const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        const char* shorts[] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                "\\b", "\\t", "\\n", nullptr, "\\f", "\\r"};
+        char buffer[8];
+        std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+        out += c < 14 && shorts[c] ? shorts[c] : buffer;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    return out + "\"";
+  };
+  if (value.is_string()) return string(value.get<std::string>());
+  if (value.is_array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < value.size(); ++i) out += (i ? "," : "") + PlainCanonical(value[i]);
+    return out + "]";
+  }
+  if (value.is_object()) {
+    std::vector<std::string> keys;
+    for (auto it = value.begin(); it != value.end(); ++it) keys.push_back(it.key());
+    std::stable_sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) { return Utf16Less(a, b); });
+    std::string out = "{";
+    for (size_t i = 0; i < keys.size(); ++i) out += (i ? "," : "") + string(keys[i]) + ":" + PlainCanonical(value[keys[i]]);
+    return out + "}";
+  }
+  return CanonicalJson(value);  // numbers, booleans, null: FormatJsNumber's own tests
+}
+
+TEST(CanonicalJsonTest, MatchesThePlainSpellingOfItsRulesOnRandomTrees) {
+  const std::vector<std::string> pieces = {"a", "Z", "0", "_", " ", "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "/",
+                                           kEAcute, kLineSeparator, kHalfwidthStop, kGrinning, kPrivateUse,
+                                           "plain text run"};
+  std::mt19937 random(19);
+  auto text = [&] {
+    std::string out;
+    for (size_t n = random() % 6; n > 0; --n) out += pieces[random() % pieces.size()];
+    return out;
+  };
+  std::function<Json(int)> tree = [&](int depth) -> Json {
+    switch (depth > 3 ? random() % 3 : random() % 5) {
+      case 0: return Json(text());
+      case 1: return Json(static_cast<int64_t>(random() % 1000) - 500);
+      case 2: return Json(random() % 2 == 0);
+      case 3: {
+        Json array = Json::array();
+        for (size_t n = random() % 4; n > 0; --n) array.push_back(tree(depth + 1));
+        return array;
+      }
+      default: {
+        Json object = Json::object();
+        for (size_t n = random() % 6; n > 0; --n) object[text()] = tree(depth + 1);
+        return object;
+      }
+    }
+  };
+  for (int round = 0; round < 3000; ++round) {
+    Json value = tree(0);
+    ASSERT_EQ(CanonicalJson(value), PlainCanonical(value)) << value.dump();
+  }
 }
 
 }  // namespace
