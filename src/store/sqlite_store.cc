@@ -755,24 +755,28 @@ Status SqliteStore::Migrate() {
 // while it applies the group (before COMMIT); the writer may read it only
 // once `done` is set, which the leader does under queue_mutex_ after the
 // group's COMMIT returned (or failed): no write is acknowledged before its
-// commit is durable.
+// commit is durable. `wake` is the writer's own: the leader signals it when
+// `done` is set, or when the writer heads the queue as the leader finishes.
 struct SqliteStore::PendingWrite {
   std::string_view run_id;
   std::optional<int64_t> expected_version;
   const Change* change;
   std::optional<Status> result;
   bool done = false;  // guarded by queue_mutex_
+  std::condition_variable wake;
 };
 
 Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> expected_version,
                                 const Change& change) {
-  PendingWrite me{run_id, expected_version, &change, std::nullopt};
+  PendingWrite me{run_id, expected_version, &change, std::nullopt, false, {}};
   std::unique_lock queue_lock(queue_mutex_);
+  // Joining the queue wakes nobody: a waiting writer waits for its group's
+  // COMMIT or for the leader to finish, and joining changes neither.
   queue_.push_back(&me);
-  queue_changed_.notify_all();
   while (!me.done) {
     if (leader_active_) {
-      queue_changed_.wait(queue_lock);
+      me.wake.wait(queue_lock);
+      wakeups_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     // Lead: take every queued change (this one among them) as one group.
@@ -783,9 +787,13 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
     queue_lock.unlock();
     CommitGroup(group);
     queue_lock.lock();
-    for (PendingWrite* w : group) w->done = true;
+    for (PendingWrite* w : group) {
+      w->done = true;
+      if (w != &me) w->wake.notify_one();
+    }
     leader_active_ = false;
-    queue_changed_.notify_all();
+    // The writer that joined first since leads the next group.
+    if (!queue_.empty()) queue_.front()->wake.notify_one();
   }
   return std::move(*me.result);
 }

@@ -72,6 +72,11 @@ class SqliteStore final : public Store {
   void set_before_commit_for_test(std::function<void(size_t)> hook) { before_commit_for_test_ = std::move(hook); }
   // Writers queued and not yet taken by a leader.
   size_t queued_writes();
+  // Times a waiting writer was woken so far. A writer waits on its own
+  // condition variable and is woken only when its group has committed or
+  // when it is first in the queue and the leader has finished: never by
+  // another writer joining the queue or by a group it is not part of.
+  int64_t writer_wakeups() const { return wakeups_.load(); }
   // WAL checkpoints run so far by the background checkpointer.
   int64_t background_checkpoints() const;
 
@@ -100,9 +105,9 @@ class SqliteStore final : public Store {
   std::mutex mutex_;  // one connection, serialised; each process opens its own
   // Group commit (see commit_count): queued writers, whether a leader is committing.
   std::mutex queue_mutex_;
-  std::condition_variable queue_changed_;
   std::deque<PendingWrite*> queue_;
   bool leader_active_ = false;
+  std::atomic<int64_t> wakeups_{0};
   std::atomic<int64_t> commits_{0};
   std::function<void(size_t)> before_commit_for_test_;
 };
