@@ -64,7 +64,7 @@ struct HttpOptions {
   int io_timeout_ms = 5000;                  // per read/write wait
   int keep_alive_timeout_s = 5;              // idle time between requests
   size_t keep_alive_max_requests = 1000;     // requests per connection
-  int worker_threads = 8;                    // connections served at once
+  int worker_threads = 32;                   // connections served at once (D-P9)
   size_t max_queued_connections = 64;        // beyond: 503 and close
   int max_in_flight = 64;                    // MCP requests being handled; beyond: 503
   size_t max_sessions = 4096;                // beyond: 503 on initialize

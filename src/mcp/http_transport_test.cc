@@ -294,6 +294,29 @@ TEST_F(HttpTransportTest, KeepAliveServesManyRequestsOnOneConnection) {
   }
 }
 
+// Sixteen clients holding keep-alive connections open at once (the bench's
+// wrk -c16, or several hosts and the UI) are all served: no connection waits
+// for another's 5 s idle timeout to free a worker. With the former 8 workers
+// the ninth client's first request waited ~5 s. (D-P9)
+TEST_F(HttpTransportTest, SixteenKeepAliveConnectionsAreServedAtOnce) {
+  StartServer();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<httplib::Client>> clients;
+  std::vector<std::string> sessions;
+  for (int i = 0; i < 16; ++i) {
+    clients.push_back(std::make_unique<httplib::Client>("127.0.0.1", transport_->port()));
+    clients.back()->set_keep_alive(true);
+    clients.back()->set_read_timeout(10, 0);
+    sessions.push_back(Initialize(*clients.back()));
+  }
+  for (int i = 0; i < 16; ++i) {
+    auto res = clients[i]->Post("/mcp", McpHeaders(sessions[i]), Request(2, "ping"), "application/json");
+    ASSERT_TRUE(res) << i;
+    EXPECT_EQ(res->status, 200) << i;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
 // Two sessions using the very same request ids at once each get their own
 // answers: responses are routed by (connection, request), never by id alone.
 TEST_F(HttpTransportTest, ResponsesGoToTheSessionThatAsked) {

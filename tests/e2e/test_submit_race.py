@@ -56,10 +56,10 @@ from mcp_client import Workspace, run_tests, telic_binary  # noqa: E402
 from test_multi_instance import Race, verify  # noqa: E402
 
 CONTENDERS = 16
-# Each instance serves 8 connections at once (HttpOptions.worker_threads) and
-# a keep-alive connection holds its worker: 7 racing sessions per instance
-# leave one worker for the test's own reader session, so no contender waits
-# for an idle connection to time out.
+# Each instance serves 32 connections at once (HttpOptions.worker_threads, D-P9)
+# and a keep-alive connection holds its worker: 7 racing sessions per instance
+# leave workers for the test's own reader session, so no contender waits for
+# an idle connection to time out (with the former 8 workers, 7 was the most).
 RACE_THREADS = 14
 PHASE_LOSING_CODES = {"stale_version", "conflict"}
 # A different ScenarioSpec loses to the stored one: its id is taken
