@@ -12,6 +12,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/prompts.h"
 #include "mcp/server.h"
+#include "schema/host_schemas.h"
 #include "schema/registry.h"
 #include "schema/validator.h"
 
@@ -106,7 +107,11 @@ Result<Json> Server::ReadToolPayload(const std::string& name, Json arguments) {
   if (!validator) return std::unexpected(validator.error());
   std::vector<Issue> issues = (*validator)->Validate(arguments);
   if (!issues.empty()) return Fail(ErrorCode::kInvalidArgument, "invalid resource identifier", issues);
-  return it->handler(arguments);
+  TELIC_ASSIGN_OR_RETURN(Json payload, it->handler(arguments));
+  // A resource is written with dump(): the action's served schemas as JSON,
+  // not references (D-P8).
+  schema::ExpandServedSchemaRefs(payload);
+  return payload;
 }
 
 std::optional<std::string> Server::DispatchResources(const Json& id, const std::string& method, const Json& params,

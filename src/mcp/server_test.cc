@@ -215,7 +215,8 @@ TEST_F(ServerTest, TraceparentInMetaLandsOnTheEventsOfThatRequest) {
 // The server builds NextActions with served-schema references
 // (RunService::set_action_schemas) and writes or expands them: every line it
 // sends, on the written path (HandleLine) and the dump() path (CallTool),
-// is byte for byte the line of a server whose service copies the schemas.
+// is byte for byte the line of a server whose service copies the schemas;
+// so is a run:// resource (written with dump()).
 TEST_F(ServerTest, SchemaReferencesChangeNoByteOfAnyReply) {
   auto copies_store = std::move(*store::SqliteStore::Open(dir_.File("copies.sqlite3")));
   ManualClock copies_clock(1764662400000, 1);
@@ -247,8 +248,15 @@ TEST_F(ServerTest, SchemaReferencesChangeNoByteOfAnyReply) {
   both(line(6, "telic_cancel_run", {{"run_id", run_id}, {"action_id", "action:" + run_id + ":1"},
                                      {"expected_run_version", 1}}));
   both(line(7, "telic_get_run", {{"run_id", run_id}}));
+  // run:// resources are the get_run payload written with dump().
+  Json second = both(line(8, "telic_start_run", {{"original_request", "Plan a change"}, {"mode", "plan_only"}}));
+  std::string second_id = second["result"]["structuredContent"]["run"]["runId"];
+  Json read = {{"jsonrpc", "2.0"}, {"id", 9}, {"method", "resources/read"}, {"params", {{"uri", "run://" + second_id}}}};
+  Json resource = both(read.dump());
+  std::string text = resource["result"]["contents"][0]["text"];
+  EXPECT_EQ(Json::parse(text)["nextAction"]["requiredOutputSchema"]["title"], "ContextManifest");
 
-  Json arguments = {{"original_request", "Plan a change"}, {"mode", "plan_only"}};
+  Json arguments = {{"original_request", "Plan another change"}, {"mode", "plan_only"}};
   auto with_references = server_->CallTool("telic_start_run", &arguments);
   auto with_copies = copies.CallTool("telic_start_run", &arguments);
   ASSERT_TRUE(with_references && with_copies);

@@ -266,8 +266,9 @@ TEST(SqliteGroupCommitTest, ReadsDoNotWaitForACommitAndSeeOnlyCommittedState) {
 }
 
 // A writer that is not its group's leader returns only after the group's
-// COMMIT, even when it is woken while that COMMIT is held (here: by a later
-// writer joining the queue). Before the fix, such a writer returned as soon
+// COMMIT, even when it is woken while that COMMIT is held (here: by
+// WakeWaitingWritersForTest, as a spurious wakeup would, while a later
+// writer joins the queue). Before the fix, such a writer returned as soon
 // as the leader had applied its change, so a read right after the
 // acknowledgement found no run (HttpTransportTest saw "Run not found").
 TEST(SqliteGroupCommitTest, NoWriterReturnsBeforeItsGroupCommitsEvenWhenWokenEarly) {
@@ -311,6 +312,7 @@ TEST(SqliteGroupCommitTest, NoWriterReturnsBeforeItsGroupCommitsEvenWhenWokenEar
   while (returned.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   write("late");  // joins the queue while b and c wait for their COMMIT
   WaitForQueued(*store, 1);
+  store->WakeWaitingWritersForTest();  // b, c and late woken as if spuriously
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // room for a wrong early return
   EXPECT_EQ(returned.load(), 1) << "a writer of the held group returned before its COMMIT";
   EXPECT_FALSE(store->GetRun("b").has_value());

@@ -784,9 +784,11 @@ Status SqliteStore::WriteChange(std::string_view run_id, std::optional<int64_t> 
     std::vector<PendingWrite*> group(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
     leader_active_ = true;
+    committing_ = &group;
     queue_lock.unlock();
     CommitGroup(group);
     queue_lock.lock();
+    committing_ = nullptr;
     for (PendingWrite* w : group) {
       w->done = true;
       if (w != &me) w->wake.notify_one();
@@ -876,6 +878,14 @@ Status SqliteStore::ApplyInTransaction(std::string_view run_id, std::optional<in
 }
 
 int64_t SqliteStore::background_checkpoints() const { return checkpointer_ ? checkpointer_->runs() : 0; }
+
+void SqliteStore::WakeWaitingWritersForTest() {
+  std::lock_guard lock(queue_mutex_);
+  for (PendingWrite* w : queue_) w->wake.notify_one();
+  if (committing_) {
+    for (PendingWrite* w : *committing_) w->wake.notify_one();
+  }
+}
 
 size_t SqliteStore::queued_writes() {
   std::lock_guard lock(queue_mutex_);

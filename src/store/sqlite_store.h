@@ -77,6 +77,10 @@ class SqliteStore final : public Store {
   // when it is first in the queue and the leader has finished: never by
   // another writer joining the queue or by a group it is not part of.
   int64_t writer_wakeups() const { return wakeups_.load(); }
+  // Wakes every waiting writer, queued or in the group being committed, as
+  // a spurious wakeup would (tests: no writer may return before its group's
+  // COMMIT however it is woken).
+  void WakeWaitingWritersForTest();
   // WAL checkpoints run so far by the background checkpointer.
   int64_t background_checkpoints() const;
 
@@ -106,6 +110,7 @@ class SqliteStore final : public Store {
   // Group commit (see commit_count): queued writers, whether a leader is committing.
   std::mutex queue_mutex_;
   std::deque<PendingWrite*> queue_;
+  const std::vector<PendingWrite*>* committing_ = nullptr;  // the leader's group while it commits
   bool leader_active_ = false;
   std::atomic<int64_t> wakeups_{0};
   std::atomic<int64_t> commits_{0};
