@@ -218,12 +218,10 @@ TEST(NextActionTest, EveryActionNamesOneLegalPhaseWithInputsSchemaPermissionsAnd
   EXPECT_FALSE(terminal.contains("effectivePermissions"));
 }
 
-// covers TEL-190: remainingPlanToolCalls is 4,000 less every stored plan's
-// node reservations, before and after each plan.
-// The MCP server asks for actions with served-schema references instead of
-// schema copies (ActionSchemas::kReferences): expanded, every action of a
-// full run is the action with copies, and before expanding each schema is a
-// reference (no object to copy).
+// covers TEL-190 (the output schema, in the form the MCP server serves it):
+// with ActionSchemas::kReferences each phase action's required and
+// additional output schemas are references to served schemas (no object to
+// copy), and expanded, every action of a full run is the action with copies.
 TEST(NextActionTest, ActionsWithSchemaReferencesExpandToTheActionsWithCopies) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
@@ -253,6 +251,8 @@ TEST(NextActionTest, ActionsWithSchemaReferencesExpandToTheActionsWithCopies) {
   EXPECT_GT(compared, 16);
 }
 
+// covers TEL-190: remainingPlanToolCalls is 4,000 less every stored plan's
+// node reservations, before and after each plan.
 TEST(NextActionTest, RemainingPlanToolCallsFollowTheReservations) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
