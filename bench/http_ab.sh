@@ -34,12 +34,7 @@ from mcp_client import make_git_repo
 make_git_repo(sys.argv[2])
 PY
 export TELIC_REPOSITORY_ROOT="$work/repo"
-init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
-write_body='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"telic_start_run","arguments":{"original_request":"benchmark: explain how the entry point is wired","mode":"report_only"}}}'
-
-post() {  # post PORT SESSION BODY -> the new session id (SESSION "") or the response
-  python3 "$root/bench/mcp_post.py" "$@"
-}
+source "$root/bench/http_common.sh"
 
 declare -A results
 for ((round = 1; round <= rounds; round++)); do
@@ -48,18 +43,11 @@ for ((round = 1; round <= rounds; round++)); do
     binary="${binaries[$index]}"
     export TELIC_STATE_DIR="$work/state-$round-$index"
     log="$work/serve-$round-$index.log"
-    "$binary" serve --http 127.0.0.1:0 2>"$log" &
-    pid=$!
-    for _ in $(seq 1 300); do grep -q "Telic MCP ready" "$log" && break; sleep 0.05; done
-    port="$(sed -n 's/.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$log" | head -n 1)"
-    [[ -n "$port" ]] || { echo "$binary did not start: $(cat "$log")" >&2; exit 1; }
-    session="$(post "$port" "" "$init")"
+    start_telic_http "$log" "$binary"
+    pid="$server_pid"
+    session="$(mcp "$port" "" "$init_body")"
     body="$write_body"
-    if [[ "$kind" == read ]]; then
-      run_id="$(post "$port" "$session" "$write_body" |
-        python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["structuredContent"]["run"]["runId"])')"
-      body="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"telic_get_run\",\"arguments\":{\"run_id\":\"$run_id\"}}}"
-    fi
+    if [[ "$kind" == read ]]; then body="$(read_body "$port" "$session")"; fi
     line="$(TELIC_TARGETS="127.0.0.1:$port=$session" TELIC_BODY="$body" wrk -t2 -c "$connections" -d "${duration}s" \
             -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$port/mcp" | grep '^RESULT')"
     results[$index]="${results[$index]:-} $(sed -n 's/.* rps=\([0-9.]*\).*/\1/p' <<<"$line")"

@@ -47,44 +47,27 @@ new_schema() {  # a fresh schema on the server; prints its URL
   echo "${pg_url}&options=-csearch_path%3D${schema}"
 }
 
+source "$root/bench/http_common.sh"
+
 serve() {  # serve DB -> sets $port to that of a new `telic serve --http` (no subshell: keeps $pids)
-  local log="$work/serve-$RANDOM.log"
-  : >"$log"
-  "$telic" serve --http 127.0.0.1:0 --db "$1" 2>"$log" &
-  pids+=($!)
-  for _ in $(seq 1 300); do
-    if grep -q "Telic MCP ready" "$log"; then
-      port="$(sed -n 's/.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$log" | head -n 1)"
-      return
-    fi
-    sleep 0.1
-  done
-  echo "telic serve did not start: $(cat "$log")" >&2
-  exit 1
+  start_telic_http "$work/serve-$RANDOM.log" "$telic" --db "$1"
+  pids+=("$server_pid")
 }
-
-mcp() {  # mcp PORT SESSION BODY -> prints the response (SESSION "" initializes)
-  python3 "$root/bench/mcp_post.py" "$@"
-}
-
-init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
-write_body='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"telic_start_run","arguments":{"original_request":"benchmark: explain how the entry point is wired","mode":"report_only"}}}'
 
 # measure LABEL KIND DB [DB...]: one instance per DB, wrk spread over them.
 measure() {
   local label="$1" kind="$2"
   shift 2
-  local targets="" body="$write_body" port session run_id
+  local targets="" body="$write_body" session
   for db in "$@"; do
     serve "$db"
-    session="$(mcp "$port" "" "$init")"
+    session="$(mcp "$port" "" "$init_body")"
     targets="${targets:+$targets,}127.0.0.1:$port=$session"
   done
   if [[ "$kind" == ping ]]; then
     body='{"jsonrpc":"2.0","id":4,"method":"ping"}'
   elif [[ "$kind" == read ]]; then
-    run_id="$(mcp "$port" "$session" "$write_body" | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"]["structuredContent"]["run"]["runId"])')"
-    body="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"telic_get_run\",\"arguments\":{\"run_id\":\"$run_id\"}}}"
+    body="$(read_body "$port" "$session")"
   fi
   local line
   line="$(TELIC_TARGETS="$targets" TELIC_BODY="$body" wrk -t "$threads" -c "$connections" -d "${duration}s" \
