@@ -886,17 +886,10 @@ Status InTransaction(AcquireFn acquire, BodyFn body) {
 }  // namespace
 
 Result<PgStore::Lease> PgStore::Acquire() {
-  std::unique_lock lock(mutex_);
-  available_.wait(lock, [&] { return !idle_.empty() || open_ < pool_size_; });
-  if (!idle_.empty()) {
-    PGconn* conn = idle_.back();
-    idle_.pop_back();
-    return Lease(this, conn);
-  }
-  ++open_;
-  lock.unlock();
-  // Defaults first, so that the URL (expanded in place of dbname) overrides
-  // them; client_encoding last, so it is always UTF8.
+  if (PGconn* idle = pool_.Acquire()) return Lease(this, idle);
+  // A free slot: open a connection in it. Defaults first, so that the URL
+  // (expanded in place of dbname) overrides them; client_encoding last, so
+  // it is always UTF8.
   const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", "client_encoding", nullptr};
   const char* values[] = {"10", "telic", url_.c_str(), "UTF8", nullptr};
   PGconn* conn = pq::connectdbParams(keys, values, 1);
@@ -912,11 +905,7 @@ Result<PgStore::Lease> PgStore::Acquire() {
   }
   if (!failure.empty()) {
     pq::finish(conn);
-    {
-      std::lock_guard relock(mutex_);
-      --open_;
-    }
-    available_.notify_one();
+    pool_.Discard();  // the next caller in line tries again
     while (!failure.empty() && (failure.back() == '\n' || failure.back() == ' ')) failure.pop_back();
     return Fail(ErrorCode::kUnavailable, fmt::format("cannot connect to PostgreSQL {}: {}", RedactPostgresUrl(url_), failure));
   }
@@ -924,21 +913,16 @@ Result<PgStore::Lease> PgStore::Acquire() {
 }
 
 void PgStore::Release(PGconn* conn) {
-  bool healthy = pq::status(conn) == CONNECTION_OK && pq::transactionStatus(conn) == PQTRANS_IDLE;
-  {
-    std::lock_guard lock(mutex_);
-    if (healthy) {
-      idle_.push_back(conn);
-    } else {
-      --open_;
-    }
+  if (pq::status(conn) == CONNECTION_OK && pq::transactionStatus(conn) == PQTRANS_IDLE) {
+    pool_.Release(conn);
+    return;
   }
-  if (!healthy) pq::finish(conn);
-  available_.notify_one();
+  pq::finish(conn);
+  pool_.Discard();
 }
 
 PgStore::~PgStore() {
-  for (PGconn* conn : idle_) pq::finish(conn);
+  for (PGconn* conn : pool_.TakeIdle()) pq::finish(conn);
 }
 
 Result<std::unique_ptr<PgStore>> PgStore::Open(const std::string& url, int pool_size) {

@@ -4,13 +4,12 @@
 // gapless hash-chained trace sequences, append-only blobs/artifacts/trace.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "store/fair_pool.h"
 #include "store/store.h"
 #include "store/task_store.h"
 
@@ -59,18 +58,14 @@ class PgStore final : public Store {
 
  private:
   friend class PgTaskStore;
-  PgStore(std::string url, int pool_size) : url_(std::move(url)), pool_size_(pool_size) {}
+  PgStore(std::string url, int pool_size) : url_(std::move(url)), pool_(pool_size) {}
   Result<Lease> Acquire();
   void Release(pg_conn* conn);
   Status Migrate();
   Status WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
 
   std::string url_;
-  int pool_size_;
-  std::mutex mutex_;
-  std::condition_variable available_;
-  std::vector<pg_conn*> idle_;
-  int open_ = 0;
+  FairPool<pg_conn> pool_;  // first come first served (fair_pool.h)
 };
 
 // The task graph in the same database (tables graph_*, created by the run
