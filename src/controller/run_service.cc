@@ -171,7 +171,8 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
     return Json::parse(artifact.canonical_body);
   };
-  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, index->list(), load, action_schemas_));
+  const ActionSchemas form = action_schemas_.load(std::memory_order_relaxed);
+  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, index->list(), load, form));
   return RunAndAction{std::move(run), std::move(action)};
 }
 
@@ -193,7 +194,8 @@ Result<std::shared_ptr<const Json>> RunService::SharedNextAction(const store::Ru
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
     return Json::parse(artifact.canonical_body);
   };
-  TELIC_ASSIGN_OR_RETURN(Json computed, ComputeNextAction(run, artifacts, load, action_schemas_));
+  const ActionSchemas form = action_schemas_.load(std::memory_order_relaxed);
+  TELIC_ASSIGN_OR_RETURN(Json computed, ComputeNextAction(run, artifacts, load, form));
   auto action = std::make_shared<const Json>(std::move(computed));
   std::lock_guard lock(actions_mutex_);
   if (actions_.size() >= kMaxCachedActions && !actions_.contains(run.run_id)) actions_.clear();
@@ -203,7 +205,7 @@ Result<std::shared_ptr<const Json>> RunService::SharedNextAction(const store::Ru
 
 void RunService::set_action_schemas(ActionSchemas form) {
   std::lock_guard lock(actions_mutex_);
-  action_schemas_ = form;
+  action_schemas_.store(form, std::memory_order_relaxed);
   actions_.clear();
 }
 

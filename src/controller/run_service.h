@@ -2,6 +2,7 @@
 // operation is one Store transaction guarded by the run's version.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -165,7 +166,8 @@ class RunService {
   // (next_action.h; kCopies unless set). kReferences is for the MCP server,
   // which writes every result with its result writer or expands them.
   // Clears the NextAction cache, so every later action has the new form.
-  // Call before serving (it is not synchronised with concurrent calls).
+  // Safe while serving: an action computed concurrently may be cached in
+  // the old form, which every writer of results handles alike (D-P8).
   void set_action_schemas(ActionSchemas form);
 
   // Installs the repository grounder (without one, grounding a run that is
@@ -233,7 +235,7 @@ class RunService {
   IdSource& ids_;
   std::string repository_root_;
   Grounder grounder_;
-  ActionSchemas action_schemas_ = ActionSchemas::kCopies;
+  std::atomic<ActionSchemas> action_schemas_ = ActionSchemas::kCopies;
   ArtifactIndexCache artifact_index_{store_};
   // NextAction is a pure function of the run record and its artifact list
   // (append-only, so its length names it): the last one computed per run is
