@@ -159,12 +159,16 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
     change.events.push_back(std::move(linked));
   }
   TELIC_RETURN_IF_ERROR(store_.CreateRun(change));
-  // The first action of the new run reads the two bodies just written from
-  // memory, not back from the ledger: the trees their canonical bytes were
-  // made from (strings, integers, arrays and objects only, so parsing those
-  // bytes gives these trees again). It is not cached (a later read computes
-  // and caches it).
-  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const ArtifactIndex> index, artifact_index_.Get(run.run_id));
+  // The first action of the new run is computed from what was just written,
+  // in memory, not read back from the ledger: the metadata of its two
+  // artifacts (a new run has no others; the action does not use the store's
+  // seq) and the trees their canonical bytes were made from (strings,
+  // integers, arrays and objects only, so parsing those bytes gives these
+  // trees again). Nothing is cached: a later read indexes the run and
+  // caches its action (RunServiceTest pins that both actions are equal).
+  std::vector<store::ArtifactMeta> written;
+  written.reserve(change.artifacts.size());
+  for (const store::StoredArtifact& artifact : change.artifacts) written.push_back(artifact.meta);
   auto load = [&](const store::ArtifactMeta& meta) -> Result<Json> {
     if (meta.run_id == run.run_id && meta.id == request_id) return request_body;
     if (meta.run_id == run.run_id && meta.id == run.run_id) return envelope;
@@ -172,7 +176,7 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
     return Json::parse(artifact.canonical_body);
   };
   const ActionSchemas form = action_schemas_.load(std::memory_order_relaxed);
-  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, index->list(), load, form));
+  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, written, load, form));
   return RunAndAction{std::move(run), std::move(action)};
 }
 

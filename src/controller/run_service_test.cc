@@ -1,9 +1,12 @@
 // RunService over a real SQLite store with injected clock and ids.
 #include "controller/run_service.h"
 
+#include <optional>
+
 #include <gtest/gtest.h>
 
 #include "controller/next_action.h"
+#include "policy/permission_set.h"
 #include "store/sqlite_store.h"
 #include "testing/temp_dir.h"
 
@@ -156,6 +159,29 @@ TEST_F(RunServiceTest, CachedNextActionFollowsChangesMadeElsewhere) {
   EXPECT_EQ((**after)["kind"], "terminal");
   EXPECT_EQ(**after, cancelled->next_action);
   EXPECT_EQ(service_->GetRun(id)->next_action, cancelled->next_action);
+}
+
+// StartRun computes its action from what it wrote, in memory; a later read
+// computes it from the ledger. Both must agree, in every mode, with both
+// schema forms, and for a run linked to a prior one.
+TEST_F(RunServiceTest, StartRunsActionIsTheOneReadFromTheLedgerInEveryMode) {
+  for (ActionSchemas form : {ActionSchemas::kCopies, ActionSchemas::kReferences}) {
+    service_->set_action_schemas(form);
+    std::optional<std::string> prior;
+    for (const std::string& mode : policy::Modes()) {
+      StartRunRequest request = Request("Fix the flaky login test in src/login.ts", mode);
+      request.prior_run_id = prior;
+      auto started = service_->StartRun(request);
+      ASSERT_TRUE(started) << mode << ": " << started.error().message();
+      RunService fresh(*store_, clock_, ids_, "/repo");  // nothing cached
+      fresh.set_action_schemas(form);
+      auto read = fresh.GetNextAction(started->run.run_id);
+      ASSERT_TRUE(read) << mode;
+      EXPECT_EQ(**read, started->next_action) << mode;
+      ASSERT_TRUE(service_->CancelRun(started->run.run_id, ActionId(started->run), 1));  // a prior run is terminal
+      prior = started->run.run_id;
+    }
+  }
 }
 
 // A grounding cancelled before its commit stores nothing: same version, no
