@@ -24,11 +24,17 @@ Rows:
              telic against the floor of its own design: the floor replying
              with telic's start_run result (same size) + a commit writing P
              pages, measured in the same rounds.
+  submission telic_submit_artifact of host-captured Evidence on a run in its
+             execute phase (examples/analyze_and_fix.json driven up to its
+             first Evidence step; a new evidence id per call): one durable
+             write each. Same floor as start_run (target 2: <= 1.3x); the
+             floor's reply of the same size is shown beside it.
   start-up   spawn + initialize until the reply, telic vs floor. Target 3: <= 2x.
              The floor is the C++ echo (bench/echo_floor.cc, built as
              telic_echo_floor beside the telic binary when TELIC_BENCH is on);
              without it, the Python echo (its interpreter start-up is ~30 ms).
-  memory     telic's RSS (VmRSS) after start and after all calls of this run.
+  memory     telic's RSS (VmRSS) after start (and the submission run's set-up,
+             which grounds a repository) and after all calls of this run.
 Not here (their own scripts): HTTP concurrency bench/http_bench.sh, history
 sizes bench/controller_bench.cc, grounding bench/grounding_bench.sh."""
 
@@ -48,8 +54,16 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 # also fail on the reference server).
 os.environ.setdefault("TELIC_CHECK_OUTPUT_SCHEMAS", "0")
 from mcp_client import McpProcess, make_git_repo  # noqa: E402
+import scenario  # noqa: E402
 
 READS = ["telic_get_run", "telic_get_next_action"]
+# The submission measured: host-captured Evidence while a run executes, one
+# durable write (the artifact, its events, the run's state) per call, with a
+# new id each time, so the same call can be repeated on one run.
+SUBMIT_SCENARIO = "analyze_and_fix"
+SUBMIT_BEFORE = "the executor captures the source as evidence"
+SUBMITS_PER_RUN = 100  # telic takes at most 128 Evidence per WorkPlan: a new run after these
+FLOOR_SUBMIT_ARGS = {}  # set from the probe's submission
 
 
 def p50(values):
@@ -74,10 +88,11 @@ class Peer:
 
     def __init__(self, name, argv, env, repo):
         self.name, self.argv, self.env, self.repo = name, argv, env, repo
-        self.samples = {tool: [] for tool in ["telic_start_run", *READS]}
+        self.samples = {tool: [] for tool in ["telic_start_run", *READS, "telic_submit_artifact"]}
         self.startup = []
         self.server = None
         self.run_id = None
+        self.driver = None  # a run in its execute phase (servers; the floors echo)
         self.rss = []
 
     def open(self):
@@ -87,11 +102,38 @@ class Peer:
         self.startup.append(time.perf_counter() - t0)
         self.server.wait_for_stderr("Telic MCP ready for")
         self.run_id = self.start()["structuredContent"]["run"]["runId"]
+        if not self.name.startswith("floor"):
+            self.new_submission_run()
         self.rss.append(rss_kb(self.server.proc.pid))
 
     def start(self, i=0):
         return self.server.call("telic_start_run", {"original_request": f"Explain what src/app.ts does ({i})",
                                                     "mode": "plan_only"})
+
+    def new_submission_run(self):
+        """A run driven up to its first Evidence step (not timed)."""
+        self.driver = scenario.Driver(self.server, scenario.load(SUBMIT_SCENARIO), self.repo)
+        self.driver.start()
+        self.driver.run_steps(until=SUBMIT_BEFORE)
+        self.submitted = 0
+
+    def submit_args(self, i):
+        """The arguments of submission i, built before it is timed. A floor
+        gets the probe's (FLOOR_SUBMIT_ARGS): a request of the same size."""
+        if not self.driver:
+            return FLOOR_SUBMIT_ARGS
+        if self.submitted == SUBMITS_PER_RUN:
+            self.new_submission_run()
+        step = self.driver.step(SUBMIT_BEFORE)
+        return self.driver.submit_args(step, dict(self.driver.body(step), id=f"bench-evidence-{i}"))
+
+    def submit(self, args):
+        if not self.driver:
+            return self.server.call("telic_submit_artifact", args)
+        self.submitted += 1
+        payload = self.server.ok("telic_submit_artifact", args)
+        self.driver._update(payload)
+        return payload
 
     def round(self, n, offset):
         for i in range(n):
@@ -105,6 +147,10 @@ class Peer:
             self.samples["telic_start_run"].append(t1 - t0)
             self.samples["telic_get_run"].append(t2 - t1)
             self.samples["telic_get_next_action"].append(t3 - t2)
+            args = self.submit_args(offset + i)
+            t4 = time.perf_counter()
+            self.submit(args)
+            self.samples["telic_submit_artifact"].append(time.perf_counter() - t4)
 
     def startup_once(self):
         t0 = time.perf_counter()
@@ -190,6 +236,7 @@ def main():
     print("load before:", uptime())
     base = tempfile.mkdtemp(prefix="telic-issue18-")
     repo = make_git_repo(os.path.join(base, "repo"))
+    scenario.Driver(None, scenario.load(SUBMIT_SCENARIO), repo).write_repository()
 
     def env(name):
         return dict(os.environ, TELIC_REPOSITORY_ROOT=repo, TELIC_STATE_DIR=os.path.join(base, "state-" + name))
@@ -199,6 +246,8 @@ def main():
     probe.open()
     replies = {tool: probe.server.call(tool, {"run_id": probe.run_id}) for tool in READS}
     replies["telic_start_run"] = probe.start(1)
+    FLOOR_SUBMIT_ARGS.update(probe.submit_args(0))
+    replies["telic_submit_artifact"] = probe.server.call("telic_submit_artifact", FLOOR_SUBMIT_ARGS)
     probe.close()
     replies_path = os.path.join(base, "floor-replies.json")
     with open(replies_path, "w", encoding="utf-8") as f:
@@ -256,6 +305,15 @@ def main():
             f" = {floor_commit:.3f} |")
     line += f" {p50(ref.samples['telic_start_run']):.3f} / {p99(ref.samples['telic_start_run']):.3f} |" if ref else " - |"
     print(line + f" {p50(t) / floor_commit:.2f}x | <= 1.3x |")
+    ts, fs = by["telic"].samples["telic_submit_artifact"], by["floor-small"].samples["telic_submit_artifact"]
+    same = by["floor"].samples["telic_submit_artifact"]
+    line = (f"| telic_submit_artifact (Evidence, durable) | {p50(ts):.3f} / {p99(ts):.3f} | {p50(fs):.3f} + commit"
+            f" {p50(commits):.3f} = {p50(fs) + p50(commits):.3f} (same-size reply {p50(same):.3f}) |")
+    if ref:
+        line += f" {p50(ref.samples['telic_submit_artifact']):.3f} / {p99(ref.samples['telic_submit_artifact']):.3f} |"
+    else:
+        line += " - |"
+    print(line + f" {p50(ts) / (p50(fs) + p50(commits)):.2f}x | <= 1.3x |")
     if page_commits:
         same = by["floor"].samples["telic_start_run"]
         design_floor = p50(same) + p50(page_commits)
@@ -273,7 +331,7 @@ def main():
     line += f" {p50(ref.startup):.1f} |" if ref else " - |"
     print(line + f" {p50(ts) / p50(fs):.2f}x | <= 2x |")
     rss = by["telic"].rss
-    print(f"| telic RSS start / end (MB, {rounds * n * 3} calls) | {rss[0] / 1024:.1f} / {rss[-1] / 1024:.1f} | - | - |"
+    print(f"| telic RSS start / end (MB, {rounds * n * 4} calls) | {rss[0] / 1024:.1f} / {rss[-1] / 1024:.1f} | - | - |"
           f" growth {(rss[-1] - rss[0]) / 1024:.1f} MB | <= 30 MB, no growth |")
     print("\nload after:", uptime())
     shutil.rmtree(base, ignore_errors=True)
