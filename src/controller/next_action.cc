@@ -83,8 +83,8 @@ Result<int64_t> ReservedToolCalls(const std::vector<ArtifactMeta>& artifacts, co
   int64_t total = 0;
   for (const ArtifactMeta& meta : artifacts) {
     if (meta.type != "WorkPlan") continue;
-    TELIC_ASSIGN_OR_RETURN(Json plan, load(meta));
-    for (const Json& node : plan.value("nodes", Json::array())) {
+    TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> plan, load(meta));
+    for (const Json& node : plan->value("nodes", Json::array())) {
       total += node.value("/budgets/maximumToolCalls"_json_pointer, int64_t{0});
     }
   }
@@ -108,8 +108,8 @@ Result<Json> TerminalAction(const RunRecord& run, const std::vector<ArtifactMeta
   const ArtifactMeta* report = Latest(artifacts, "UserReport");
   std::string status = run.status;
   if (report) {
-    TELIC_ASSIGN_OR_RETURN(Json body, load(*report));
-    if (body.value("terminalStatus", "") == "failed_verification") status = "failed_verification";
+    TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> body, load(*report));
+    if (body->value("terminalStatus", "") == "failed_verification") status = "failed_verification";
   }
   Json action = CommonFields(run, fmt::format("Controller recorded terminal run status {}.", status), "terminal");
   action["phase"] = run.status;
@@ -163,8 +163,8 @@ Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const Phase
     if (selected.size() > kMaxInputRefs) return overflow();
     auto found = eligible.find(queue[i]);
     if (found == eligible.end()) continue;
-    TELIC_ASSIGN_OR_RETURN(Json body, load(*found->second));
-    std::vector<std::string> refs = CollectReferences(body);
+    TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> body, load(*found->second));
+    std::vector<std::string> refs = CollectReferences(*body);
     refs.insert(refs.end(), found->second->source_refs.begin(), found->second->source_refs.end());
     for (const std::string& ref : refs) {
       auto target = eligible.find(LocalArtifactId(ref, run.run_id));
@@ -185,7 +185,7 @@ Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const Phase
 // The first dependency-ready node of the latest WorkPlan that has no result
 // yet (WIRE-CONTRACT §15.7), with the plan; node is null when none remains.
 struct PendingWork {
-  Json plan;
+  std::shared_ptr<const Json> plan;
   Json node;
 };
 
@@ -198,12 +198,12 @@ Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<Artifact
   std::set<std::string> completed, attempted;
   for (const ArtifactMeta& meta : artifacts) {
     if (meta.type != "WorkResult") continue;
-    TELIC_ASSIGN_OR_RETURN(Json result, load(meta));
-    if (result.value("workPlanRef", "") != plan_ref) continue;
-    attempted.insert(result.value("nodeId", ""));
-    if (result.value("status", "") == "completed") completed.insert(result.value("nodeId", ""));
+    TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> result, load(meta));
+    if (result->value("workPlanRef", "") != plan_ref) continue;
+    attempted.insert(result->value("nodeId", ""));
+    if (result->value("status", "") == "completed") completed.insert(result->value("nodeId", ""));
   }
-  for (const Json& node : work.plan.value("nodes", Json::array())) {
+  for (const Json& node : work.plan->value("nodes", Json::array())) {
     std::string id = node.value("id", "");
     if (attempted.count(id)) continue;
     bool ready = true;
@@ -220,15 +220,18 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
                          int64_t reserved, ActionSchemas form) {
   const PhaseInfo* phase = FindPhase(run.phase);
   if (!phase) return Fail(ErrorCode::kInternal, fmt::format("run {} is in unknown phase {}", run.run_id, run.phase));
-  Json envelope = Json::object();
+  static const Json kNoEnvelope = Json::object();
+  std::shared_ptr<const Json> loaded_envelope;
   if (const ArtifactMeta* meta = Latest(artifacts, "RunEnvelope")) {
-    TELIC_ASSIGN_OR_RETURN(envelope, load(*meta));
+    TELIC_ASSIGN_OR_RETURN(loaded_envelope, load(*meta));
   }
+  const Json& envelope = loaded_envelope ? *loaded_envelope : kNoEnvelope;
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> inputs, ProjectInputs(run, *phase, artifacts, envelope, load));
   Json permissions = policy::EmptyPermissionSet();
   if (run.phase == "context_grounding" && envelope.contains("authorization")) {
-    Json effective = policy::EffectiveRunPermissions(run.requested_mode, envelope["authorization"]["granted"],
-                                                     envelope["authorization"]["denied"]);
+    const Json& authorization = envelope["authorization"];
+    Json effective = policy::EffectiveRunPermissions(run.requested_mode, authorization.value("granted", Json()),
+                                                     authorization.value("denied", Json()));
     permissions["repository"]["read"] = effective["repository"]["read"];
   }
   Json host_budgets = envelope.value("budgets", Json::object());
@@ -252,7 +255,7 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
     } else {
       depth = std::min<int64_t>(depth, 0);
     }
-    workers = std::min<int64_t>(workers, work.plan.value("/globalBudgets/maximumParallelWorkers"_json_pointer, workers));
+    workers = std::min<int64_t>(workers, work.plan->value("/globalBudgets/maximumParallelWorkers"_json_pointer, workers));
   }
   const ArtifactMeta* manifest = Latest(artifacts, "ContextManifest");
   Json action = CommonFields(

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,9 @@ namespace telic::controller {
 inline constexpr size_t kMaxInputRefs = 256;
 inline constexpr int64_t kMaxPlanToolCalls = 4000;
 
-// Loads the parsed body of a stored artifact.
-using BodyLoader = std::function<Result<Json>(const store::ArtifactMeta&)>;
+// Loads the parsed body of a stored artifact (shared: bodies are immutable,
+// and a loader may keep them, controller/body_cache.h).
+using BodyLoader = std::function<Result<std::shared_ptr<const Json>>(const store::ArtifactMeta&)>;
 
 // Whether `key` is one of the reference fields of WIRE-CONTRACT §14.1.
 bool IsReferenceField(std::string_view key);

@@ -225,7 +225,9 @@ TEST(NextActionTest, EveryActionNamesOneLegalPhaseWithInputsSchemaPermissionsAnd
 TEST(NextActionTest, ActionsWithSchemaReferencesExpandToTheActionsWithCopies) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
-  auto load = [&](const store::ArtifactMeta& meta) -> Result<Json> { return s.Artifact(meta.id); };
+  auto load = [&](const store::ArtifactMeta& meta) -> Result<std::shared_ptr<const Json>> {
+    return std::make_shared<const Json>(s.Artifact(meta.id));
+  };
   int compared = 0;
   auto compare = [&] {
     std::vector<store::ArtifactMeta> artifacts = s.Artifacts();

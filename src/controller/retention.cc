@@ -62,6 +62,7 @@ Result<std::vector<store::RunTombstone>> DeleteRuns(RunService& service, const s
     TELIC_ASSIGN_OR_RETURN(store::RunTombstone tombstone, store.DeleteRun(id, run.version, request));
     tombstones.push_back(std::move(tombstone));
   }
+  service.ForgetCachedBodies();
   return tombstones;
 }
 
@@ -109,6 +110,7 @@ Result<std::vector<store::RunTombstone>> PruneRuns(RunService& service, const st
       return std::unexpected(tombstone.error());
     }
   }
+  if (!tombstones.empty()) service.ForgetCachedBodies();
   return tombstones;
 }
 

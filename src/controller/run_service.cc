@@ -121,7 +121,8 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   std::string request_id = ids_.NewUuid();
   std::string request_ref = store::ArtifactUri(run.run_id, request_id);
   bool native = r.native_subagents == "available";
-  Json envelope = {
+  // Shared: the first action reads them from memory (below).
+  const auto envelope = std::make_shared<const Json>(Json{
       {"schemaVersion", "1.0"},
       {"runId", run.run_id},
       {"createdAt", now},
@@ -142,14 +143,15 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
         {"maximumParallelWorkers", native ? 3 : 1},
         {"maximumSubagentDepth", native ? 1 : 0}}},
       {"policyRefs", Json::array()},
-  };
-  Json request_body = {{"schemaVersion", "1.0"}, {"id", request_id}, {"runId", run.run_id}, {"content", r.original_request}};
+  });
+  const auto request_body = std::make_shared<const Json>(
+      Json{{"schemaVersion", "1.0"}, {"id", request_id}, {"runId", run.run_id}, {"content", r.original_request}});
 
   store::Change change;
   change.run = run;
-  change.artifacts.push_back(store::MakeArtifact({request_id, run.run_id, "UserMessage", "1.0", "user", "", {}, "none", now}, request_body));
+  change.artifacts.push_back(store::MakeArtifact({request_id, run.run_id, "UserMessage", "1.0", "user", "", {}, "none", now}, *request_body));
   change.artifacts.push_back(store::MakeArtifact(
-      {run.run_id, run.run_id, "RunEnvelope", "1.0", "controller", "", {request_ref}, "none", now}, envelope));
+      {run.run_id, run.run_id, "RunEnvelope", "1.0", "controller", "", {request_ref}, "none", now}, *envelope));
   change.events.push_back(NewEvent(run, "controller", "run_started",
                                    "Run received with immutable request and authorization envelope.", now));
   change.events.push_back(NewEvent(run, "controller", "topology_classified", topology.rationale_code, now));
@@ -169,11 +171,10 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   std::vector<store::ArtifactMeta> written;
   written.reserve(change.artifacts.size());
   for (const store::StoredArtifact& artifact : change.artifacts) written.push_back(artifact.meta);
-  auto load = [&](const store::ArtifactMeta& meta) -> Result<Json> {
+  auto load = [&](const store::ArtifactMeta& meta) -> Result<std::shared_ptr<const Json>> {
     if (meta.run_id == run.run_id && meta.id == request_id) return request_body;
     if (meta.run_id == run.run_id && meta.id == run.run_id) return envelope;
-    TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
-    return Json::parse(artifact.canonical_body);
+    return bodies_.Load(store_, meta);
   };
   const ActionSchemas form = action_schemas_.load(std::memory_order_relaxed);
   TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, written, load, form));
@@ -194,10 +195,7 @@ Result<std::shared_ptr<const Json>> RunService::SharedNextAction(const store::Ru
       return it->second.action;
     }
   }
-  auto load = [this](const store::ArtifactMeta& meta) -> Result<Json> {
-    TELIC_ASSIGN_OR_RETURN(store::StoredArtifact artifact, store_.GetArtifact(meta.run_id, meta.id));
-    return Json::parse(artifact.canonical_body);
-  };
+  auto load = [this](const store::ArtifactMeta& meta) { return bodies_.Load(store_, meta); };
   const ActionSchemas form = action_schemas_.load(std::memory_order_relaxed);
   TELIC_ASSIGN_OR_RETURN(Json computed, ComputeNextAction(run, artifacts, load, form));
   auto action = std::make_shared<const Json>(std::move(computed));

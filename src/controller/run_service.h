@@ -17,6 +17,7 @@
 #include "base/ids.h"
 #include "base/status.h"
 #include "controller/artifact_index.h"
+#include "controller/body_cache.h"
 #include "controller/next_action.h"
 #include "store/store.h"
 
@@ -198,6 +199,10 @@ class RunService {
   // same state machine, compared with the stored run record.
   Result<Json> ReplayRun(const std::string& run_id);
 
+  // Drops the parsed artifact bodies kept for reads and submissions (called
+  // after runs are deleted; see BodyCache::Clear).
+  void ForgetCachedBodies() { bodies_.Clear(); }
+
   const std::string& repository_root() const { return repository_root_; }
   store::Store& store() { return store_; }
   Clock& clock() { return clock_; }
@@ -237,6 +242,7 @@ class RunService {
   Grounder grounder_;
   std::atomic<ActionSchemas> action_schemas_ = ActionSchemas::kCopies;
   ArtifactIndexCache artifact_index_{store_};
+  BodyCache bodies_;  // parsed artifact bodies, shared by reads and submissions
   // NextAction is a pure function of the run record and its artifact list
   // (append-only, so its length names it): the last one computed per run is
   // kept while both are unchanged (issue 18: reads recomputed it each time).

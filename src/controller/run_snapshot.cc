@@ -47,7 +47,8 @@ Result<RunSnapshot> RunSnapshot::Load(store::Store& store, const std::string& ru
   return RunSnapshot(store, std::move(run), std::move(artifacts));
 }
 
-Result<RunSnapshot> RunSnapshot::LoadAt(store::Store& store, const store::RunRecord& checked, ArtifactIndexCache* cache) {
+Result<RunSnapshot> RunSnapshot::LoadAt(store::Store& store, const store::RunRecord& checked, ArtifactIndexCache* cache,
+                                        BodyCache* bodies) {
   std::shared_ptr<const ArtifactIndex> index;
   if (cache) {
     TELIC_ASSIGN_OR_RETURN(index, cache->Get(checked.run_id));
@@ -60,7 +61,9 @@ Result<RunSnapshot> RunSnapshot::LoadAt(store::Store& store, const store::RunRec
     return Fail(ErrorCode::kStaleVersion,
                 fmt::format("Stale run version {}; current version is {}", checked.version, run.version));
   }
-  return RunSnapshot(store, std::move(run), std::move(index));
+  RunSnapshot snapshot(store, std::move(run), std::move(index));
+  snapshot.body_cache_ = bodies;
+  return snapshot;
 }
 
 const store::ArtifactMeta* RunSnapshot::Find(std::string_view id) const { return index_->Find(id); }
@@ -99,13 +102,20 @@ std::vector<const store::ArtifactMeta*> RunSnapshot::All(std::string_view type) 
 
 Result<const Json*> RunSnapshot::Body(const store::ArtifactMeta& meta) {
   auto found = bodies_.find(meta.id);
-  if (found != bodies_.end()) return &found->second;
-  TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, store_->GetArtifact(run_.run_id, meta.id));
-  Json body = Json::parse(stored.canonical_body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  if (found != bodies_.end()) return found->second.get();
+  std::shared_ptr<const Json> body;
+  if (body_cache_) {
+    auto loaded = body_cache_->Load(*store_, meta);
+    if (!loaded) return std::unexpected(loaded.error());
+    body = std::move(*loaded);
+  } else {
+    TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, store_->GetArtifact(run_.run_id, meta.id));
+    body = std::make_shared<const Json>(Json::parse(stored.canonical_body, nullptr, false));
+  }
+  if (body->is_discarded() || !body->is_object()) {
     return Fail(ErrorCode::kDataLoss, fmt::format("Stored {} artifact has an invalid body", meta.type));
   }
-  return &bodies_.emplace(meta.id, std::move(body)).first->second;
+  return bodies_.emplace(meta.id, std::move(body)).first->second.get();
 }
 
 Result<const Json*> RunSnapshot::LatestBody(std::string_view type) {

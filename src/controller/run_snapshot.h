@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "base/canonical_json.h"
 #include "base/status.h"
 #include "controller/artifact_index.h"
+#include "controller/body_cache.h"
 #include "store/store.h"
 
 namespace telic::controller {
@@ -33,9 +35,9 @@ class RunSnapshot {
   // is kStaleVersion, so a rule is never evaluated on a newer artifact list
   // beside an older run record.
   // With `cache`, the artifacts come from it (only what was appended since
-  // its last read is fetched).
+  // its last read is fetched); with `bodies`, bodies are loaded through it.
   static Result<RunSnapshot> LoadAt(store::Store& store, const store::RunRecord& checked,
-                                    ArtifactIndexCache* cache = nullptr);
+                                    ArtifactIndexCache* cache = nullptr, BodyCache* bodies = nullptr);
   RunSnapshot(store::Store& store, store::RunRecord run, std::vector<store::ArtifactMeta> artifacts)
       : store_(&store), run_(std::move(run)), index_(std::make_shared<ArtifactIndex>(std::move(artifacts))) {}
   RunSnapshot(store::Store& store, store::RunRecord run, std::shared_ptr<const ArtifactIndex> index)
@@ -77,7 +79,8 @@ class RunSnapshot {
   store::Store* store_;
   store::RunRecord run_;
   std::shared_ptr<const ArtifactIndex> index_;
-  std::map<std::string, Json, std::less<>> bodies_;
+  BodyCache* body_cache_ = nullptr;  // shared across operations when set
+  std::map<std::string, std::shared_ptr<const Json>, std::less<>> bodies_;  // this snapshot's, by id
   std::optional<std::vector<store::TraceEventRecord>> trace_;
 };
 

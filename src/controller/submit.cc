@@ -217,7 +217,7 @@ Result<SubmitResult> RunService::EscalateByRejection(const store::RunRecord& run
 Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run, const std::string& type, Json body,
                                                      const std::vector<std::string>& supplied_refs) {
   TELIC_RETURN_IF_ERROR(ValidateArtifactBody(type, body));
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_));
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_, &bodies_));
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
   std::string id = body["id"];
   std::string uri = snapshot.Uri(id);
@@ -386,7 +386,7 @@ Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, c
 Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord& run, const std::string& type,
                                                          const Json& body, const std::vector<std::string>& supplied_refs) {
   bool evidence = type == "Evidence";
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_));
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_, &bodies_));
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
   std::string id = body["id"];
   if (evidence) {
@@ -475,7 +475,7 @@ Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run
   if (run.status != "awaiting_clarification") {
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting clarification", run.run_id));
   }
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_));
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_, &bodies_));
   const store::ArtifactMeta* request = snapshot.Latest("ClarificationRequest");
   if (!request) return Fail(ErrorCode::kDataLoss, "Awaiting-clarification run has no request artifact");
   TELIC_ASSIGN_OR_RETURN(const Json* request_body, snapshot.Body(*request));
