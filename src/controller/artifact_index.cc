@@ -1,6 +1,7 @@
 #include "controller/artifact_index.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace telic::controller {
 
@@ -32,9 +33,27 @@ std::shared_ptr<const ArtifactIndex> ArtifactIndexCache::Cached(const std::strin
   return found != entries_.end() ? found->second : nullptr;
 }
 
+bool ArtifactIndexCache::AppendInPlace(const std::string& run_id, const std::shared_ptr<const ArtifactIndex>& cached,
+                                       std::vector<store::ArtifactMeta>& appended) {
+  std::lock_guard lock(mutex_);
+  auto found = entries_.find(run_id);
+  // Owners: the entry and `cached`. Nobody else can gain one meanwhile: an
+  // index is handed out only from entries_ (under mutex_) or by an owner.
+  if (found == entries_.end() || found->second != cached || cached.use_count() != 2) return false;
+  // Every former owner's reads happen before this append (their release of
+  // the count, read above, synchronises with this fence).
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // Made non-const (make_shared<ArtifactIndex> in Extend), so this is allowed.
+  std::const_pointer_cast<ArtifactIndex>(cached)->Append(std::move(appended));
+  recent_.remove(run_id);
+  recent_.push_front(run_id);
+  return true;
+}
+
 std::shared_ptr<const ArtifactIndex> ArtifactIndexCache::Extend(const std::string& run_id,
                                                                 std::shared_ptr<const ArtifactIndex> cached,
                                                                 std::vector<store::ArtifactMeta> appended) {
+  if (cached && !appended.empty() && AppendInPlace(run_id, cached, appended)) return cached;
   std::shared_ptr<const ArtifactIndex> current = cached;
   if (!cached || !appended.empty()) {
     auto extended = cached ? std::make_shared<ArtifactIndex>(*cached) : std::make_shared<ArtifactIndex>();

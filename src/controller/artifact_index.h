@@ -62,6 +62,11 @@ class ArtifactIndexCache {
 
  private:
   std::shared_ptr<const ArtifactIndex> Cached(const std::string& run_id);
+  // Appends to `cached` itself when it is still the run's entry and no one
+  // but the cache and the caller holds it (no copy of the whole index per
+  // appended artifact); false when others may be reading it.
+  bool AppendInPlace(const std::string& run_id, const std::shared_ptr<const ArtifactIndex>& cached,
+                     std::vector<store::ArtifactMeta>& appended);
   // The cached prefix extended by `appended`, stored as the run's entry.
   std::shared_ptr<const ArtifactIndex> Extend(const std::string& run_id, std::shared_ptr<const ArtifactIndex> cached,
                                               std::vector<store::ArtifactMeta> appended);

@@ -3,6 +3,10 @@
 // another connection (another instance), and never loses or repeats one.
 #include "controller/artifact_index.h"
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -70,6 +74,89 @@ TEST(ArtifactIndexCacheTest, ExtendsByAppendsFromAnyConnection) {
   auto third = cache.Get("r1");
   ASSERT_TRUE(third);
   EXPECT_EQ(third->get(), second->get());
+}
+
+// Appends one artifact per change to r1, from `first` to `last`.
+void AppendEvidence(store::Store& store, int first, int last, int64_t& version) {
+  for (int i = first; i <= last; ++i) {
+    store::Change change;
+    change.run = RunningRun("r1");
+    change.run.version = version + 1;
+    change.artifacts = {Evidence("r1", i)};
+    ASSERT_TRUE(store.ApplyChange("r1", version, change));
+    ++version;
+  }
+}
+
+// An index only the cache holds takes appends in place (no copy of the whole
+// index per appended artifact); one a reader holds is copied, and the
+// reader's view stays as it was.
+TEST(ArtifactIndexCacheTest, AppendsInPlaceOnlyToAnIndexNoReaderHolds) {
+  testing::TempDir dir;
+  auto store = std::move(*store::SqliteStore::Open(dir.File("telic.sqlite3")));
+  store::Change create;
+  create.run = RunningRun("r1");
+  create.artifacts = {Evidence("r1", 0)};
+  ASSERT_TRUE(store->CreateRun(create));
+  ArtifactIndexCache cache(*store);
+  const ArtifactIndex* first = cache.Get("r1")->get();  // not held
+  int64_t version = 1;
+  AppendEvidence(*store, 1, 2, version);
+  auto held = cache.Get("r1");
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->get(), first);  // the same index, extended
+  ASSERT_EQ((*held)->list().size(), 3u);
+  EXPECT_EQ((*held)->OfType("Evidence").size(), 1u);
+  EXPECT_EQ((*held)->OfType("WorkResult").size(), 2u);
+  ASSERT_NE((*held)->Find("evidence-2"), nullptr);
+  EXPECT_EQ((*held)->last_seq(), (*held)->list().back().seq);
+
+  AppendEvidence(*store, 3, 3, version);
+  auto next = cache.Get("r1");  // `held` is held: copied
+  ASSERT_TRUE(next);
+  EXPECT_NE(next->get(), held->get());
+  EXPECT_EQ((*held)->list().size(), 3u);
+  EXPECT_EQ((*held)->Find("evidence-3"), nullptr);
+  EXPECT_EQ((*next)->list().size(), 4u);
+}
+
+// Readers scanning the index while appends arrive always see a consistent
+// prefix: ids in order, each one once (run under the sanitizers in CI).
+TEST(ArtifactIndexCacheTest, ReadersSeeConsistentIndexesWhileAppendsArrive) {
+  testing::TempDir dir;
+  auto store = std::move(*store::SqliteStore::Open(dir.File("telic.sqlite3")));
+  store::Change create;
+  create.run = RunningRun("r1");
+  create.artifacts = {Evidence("r1", 0)};
+  ASSERT_TRUE(store->CreateRun(create));
+  ArtifactIndexCache cache(*store);
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      while (!done) {
+        auto index = cache.Get("r1");
+        if (!index) {
+          ++bad;
+          continue;
+        }
+        const auto& list = (*index)->list();
+        for (size_t i = 0; i < list.size(); ++i) {
+          if (list[i].id != fmt::format("evidence-{}", i) || (*index)->Find(list[i].id) != &list[i]) ++bad;
+        }
+      }
+    });
+  }
+  int64_t version = 1;
+  for (int i = 1; i <= 150; ++i) {
+    AppendEvidence(*store, i, i, version);
+    ASSERT_TRUE(cache.Get("r1"));
+  }
+  done = true;
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ((*cache.Get("r1"))->list().size(), 151u);
 }
 
 TEST(ArtifactIndexCacheTest, EvictsTheLeastRecentlyUsedRunAndRereadsIt) {

@@ -74,6 +74,14 @@ class RunSnapshot {
   // Drops the loaded trace, so the next Trace() reads the store again (after
   // another writer appended to it).
   void ForgetTrace() { trace_.reset(); }
+  // Drops the artifact index, the loaded bodies and the trace; afterwards
+  // only run(), run_id() and Uri() may be used. Lets a caller that is done
+  // with the snapshot stop holding the run's shared index.
+  void Release() {
+    index_.reset();
+    bodies_.clear();
+    trace_.reset();
+  }
 
  private:
   store::Store* store_;

@@ -327,6 +327,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
     escalated.output_refs = {uri};
     change.events.push_back(std::move(escalated));
   }
+  snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
   TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(next));
   return SubmitResult{std::move(next), std::move(action), std::nullopt};
@@ -464,6 +465,7 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
   event.input_refs = source_refs;
   event.output_refs = {snapshot.Uri(id)};
   change.events.push_back(std::move(event));
+  snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
   TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
   return SubmitResult{run, std::move(action), artifact.meta};
@@ -517,6 +519,7 @@ Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run
   event.input_refs = {request_ref};
   event.output_refs = {snapshot.Uri(answer_id)};
   change.events.push_back(std::move(event));
+  snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
   TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(next));
   return SubmitResult{std::move(next), std::move(action), std::nullopt};
