@@ -7,9 +7,10 @@
 //   paths: NUL-separated repository paths (`git ls-files -z`), folders
 //   contiguous. Each folder is opened once and its files are stat'ed
 //   relative to it (lstat semantics) with grounding's own StatBatch
-//   (src/grounding/stat_batch.h: one io_uring batch of statx requests per
-//   folder, fstatat where io_uring is unavailable; FLOOR_FSTATAT=1 forces
-//   fstatat). Folders are shared out over THREADS threads (default: one per
+//   (src/grounding/stat_batch.h) in the mode `telic ground` uses: each
+//   thread times fstatat and io_uring batches on its first names and keeps
+//   the faster (FLOOR_MODE=direct or FLOOR_FSTATAT=1 forces fstatat,
+//   FLOOR_MODE=ring io_uring where available). Folders are shared out over THREADS threads (default: one per
 //   core). Prints "<found> <missing>".
 // Nothing else: no index, no ignore rules, no ranking, no output.
 #include <fcntl.h>
@@ -61,13 +62,19 @@ int main(int argc, char** argv) {
   if (threads == 0) threads = 1;
   const std::string input(std::istreambuf_iterator<char>(std::cin), {});
   const std::vector<Folder> folders = ReadFolders(input);
-  const bool use_io_uring = std::getenv("FLOOR_FSTATAT") == nullptr;
+  // FLOOR_MODE=direct|ring|fastest (default fastest, as `telic ground`);
+  // FLOOR_FSTATAT=1 is FLOOR_MODE=direct.
+  telic::grounding::StatMode mode = telic::grounding::StatMode::kFastest;
+  const char* requested = std::getenv("FLOOR_MODE");
+  const std::string_view mode_name = requested ? requested : "";
+  if (std::getenv("FLOOR_FSTATAT") != nullptr || mode_name == "direct") mode = telic::grounding::StatMode::kDirect;
+  if (mode_name == "ring") mode = telic::grounding::StatMode::kRing;
 
   std::atomic<size_t> next{0};
   std::atomic<long> found{0};
   std::atomic<long> missing{0};
   auto work = [&] {
-    telic::grounding::StatBatch batch(use_io_uring);
+    telic::grounding::StatBatch batch(mode);
     std::vector<const char*> names;
     std::vector<telic::grounding::NameStat> results;
     for (size_t i = next++; i < folders.size(); i = next++) {

@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 
@@ -62,16 +63,54 @@ bool SupportsStatx(io_uring* ring) {
 
 }  // namespace
 
-StatBatch::StatBatch(bool use_io_uring) {
-  if (!use_io_uring) return;
+// Names stat'ed and nanoseconds spent, per mode, during a kFastest trial.
+struct StatBatch::Trial {
+  size_t direct_names = 0;
+  int64_t direct_ns = 0;
+  size_t ring_names = 0;
+  int64_t ring_ns = 0;
+};
+
+StatBatch::StatBatch(StatMode mode) {
+  if (mode == StatMode::kDirect) return;
   auto ring = std::make_unique<Ring>();
   ring->live = io_uring_queue_init(kRingEntries, &ring->ring, 0) == 0;
   if (ring->live && SupportsStatx(&ring->ring)) ring_ = std::move(ring);
+  if (ring_ && mode == StatMode::kFastest) trial_ = std::make_unique<Trial>();
 }
 
 StatBatch::~StatBatch() = default;
 
 void StatBatch::Stat(int dir_fd, const std::vector<const char*>& names, std::vector<NameStat>& results) {
+  if (trial_ && !ring_) trial_.reset();  // the ring failed during the trial: fstatat from now on
+  if (trial_ && !names.empty()) {
+    StatOnTrial(dir_fd, names, results);
+    return;
+  }
+  StatThroughRing(dir_fd, names, results);
+}
+
+void StatBatch::StatOnTrial(int dir_fd, const std::vector<const char*>& names, std::vector<NameStat>& results) {
+  const bool by_ring = trial_->direct_names >= kTrialNames;
+  const auto start = std::chrono::steady_clock::now();
+  if (by_ring) {
+    StatThroughRing(dir_fd, names, results);
+  } else {
+    results.resize(names.size());
+    for (size_t i = 0; i < names.size(); ++i) results[i] = StatOne(dir_fd, names[i]);
+  }
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  (by_ring ? trial_->ring_names : trial_->direct_names) += names.size();
+  (by_ring ? trial_->ring_ns : trial_->direct_ns) += ns;
+  if (trial_->ring_names < kTrialNames) return;
+  // Per name: ring_ns / ring_names against direct_ns / direct_names.
+  const bool ring_slower = static_cast<double>(trial_->ring_ns) * static_cast<double>(trial_->direct_names) >=
+                           static_cast<double>(trial_->direct_ns) * static_cast<double>(trial_->ring_names);
+  if (ring_slower) ring_.reset();  // nothing in flight between calls
+  trial_.reset();
+}
+
+void StatBatch::StatThroughRing(int dir_fd, const std::vector<const char*>& names, std::vector<NameStat>& results) {
   results.assign(names.size(), NameStat{});
   std::vector<uint8_t> answered;
   size_t done = 0;

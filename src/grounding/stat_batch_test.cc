@@ -86,6 +86,38 @@ TEST_F(StatBatchTest, BatchedAnswersEqualFstatatForEveryKindOfName) {
   std::cout << "[ info ] io_uring " << (batched ? "used" : "unavailable: fstatat fallback") << "\n";
 }
 
+// kFastest: the first kTrialNames names by fstatat, the next by io_uring,
+// then one of the two for good; the answers are the same throughout.
+TEST_F(StatBatchTest, FastestModeTriesBothThenKeepsOneWithTheSameAnswers) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 600; ++i) names.push_back("many/f" + std::to_string(i));
+  names.insert(names.end(), {"file.txt", "dir", "link", "dangling", "missing", "file.txt/below"});
+  std::vector<const char*> pointers;
+  for (const std::string& name : names) pointers.push_back(name.c_str());
+  std::vector<NameStat> expected = StatAll(false, names);
+
+  StatBatch batch(StatMode::kFastest);
+  const bool ring_available = batch.batched();
+  EXPECT_EQ(batch.deciding(), ring_available);  // no trial without a ring
+  std::vector<NameStat> results;
+  // Folder-sized calls of 100 names: 3 fstatat calls (300 >= 256), then 3
+  // io_uring calls, then the decision.
+  size_t calls = 0;
+  for (size_t first = 0; first < pointers.size(); first += 100, ++calls) {
+    std::vector<const char*> part(pointers.begin() + static_cast<std::ptrdiff_t>(first),
+                                  pointers.begin() + static_cast<std::ptrdiff_t>(std::min(first + 100, pointers.size())));
+    batch.Stat(dir_fd_, part, results);
+    ASSERT_EQ(results.size(), part.size());
+    for (size_t i = 0; i < part.size(); ++i) ExpectSame(results[i], expected[first + i], names[first + i]);
+    if (ring_available && calls < 5) {
+      EXPECT_TRUE(batch.deciding()) << "call " << calls;
+      EXPECT_TRUE(batch.batched()) << "call " << calls;
+    }
+  }
+  EXPECT_FALSE(batch.deciding());
+  std::cout << "[ info ] kFastest kept " << (batch.batched() ? "io_uring" : "fstatat") << "\n";
+}
+
 TEST_F(StatBatchTest, NoNamesIsNoWorkAndABatchIsReusable) {
   StatBatch batch(true);
   std::vector<const char*> none;

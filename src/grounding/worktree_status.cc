@@ -276,7 +276,7 @@ class Scanner {
 
   void CheckPending(const DirTask& task, Worker& worker, int dir_fd) {
     if (worker.pending.empty()) return;
-    if (!worker.stats) worker.stats = std::make_unique<StatBatch>(use_io_uring_);
+    if (!worker.stats) worker.stats = std::make_unique<StatBatch>(use_io_uring_ ? StatMode::kFastest : StatMode::kDirect);
     worker.names.clear();
     for (const PendingFile& file : worker.pending) worker.names.push_back(file.name.c_str());
     worker.stats->Stat(dir_fd, worker.names, worker.results);

@@ -70,7 +70,7 @@ EarlyIndex ReadIndexEarly(std::string path);
 
 struct ScanOptions {
   unsigned threads = 0;   // directory workers; 0 picks one per core, between 2 and 8
-  bool io_uring = true;   // batch lstat through io_uring where the kernel allows (else fstatat)
+  bool io_uring = true;   // may batch lstat through io_uring where the kernel allows and it is faster (StatMode::kFastest); else fstatat
   // Taken (moved from) when its path is the repository's own index path,
   // exactly as libgit2 names it; otherwise left alone and the index is read
   // again. May be null.
