@@ -12,11 +12,20 @@ std::shared_ptr<const Json> BodyCache::Find(const std::string& digest) {
   return found->second.body;
 }
 
-// Counts the load from the store that produced `body`, and keeps the body
-// unless it is too large or a concurrent load kept the same digest first.
+// Counts the load from the store that produced `body`, and keeps it.
 void BodyCache::Keep(const std::string& digest, std::shared_ptr<const Json> body, size_t bytes) {
   std::lock_guard lock(mutex_);
   ++loads_from_store_;
+  KeepLocked(digest, std::move(body), bytes);
+}
+
+void BodyCache::Put(const std::string& digest, std::shared_ptr<const Json> body, size_t bytes) {
+  std::lock_guard lock(mutex_);
+  KeepLocked(digest, std::move(body), bytes);
+}
+
+// Keeps the body unless it is too large or the digest is kept already.
+void BodyCache::KeepLocked(const std::string& digest, std::shared_ptr<const Json> body, size_t bytes) {
   if (bytes > budget_bytes_ / 4 || entries_.contains(digest)) return;
   recent_.push_front(digest);
   entries_.emplace(digest, Entry{std::move(body), bytes, recent_.begin()});

@@ -34,6 +34,11 @@ class BodyCache {
   // parsed (kDataLoss when they are not JSON). Thread-safe.
   Result<std::shared_ptr<const Json>> Load(store::Store& store, const store::ArtifactMeta& meta);
 
+  // Keeps `body` under `digest`, the digest of its canonical bytes as just
+  // written by the caller (a body it holds in memory, so the first reads of
+  // it do not parse the bytes back). Same budget rules as a load.
+  void Put(const std::string& digest, std::shared_ptr<const Json> body, size_t bytes);
+
   // Drops every kept body (after runs were deleted in this process: their
   // bodies are unreachable, a load starts from a run's index, but need not
   // stay in memory).
@@ -50,6 +55,7 @@ class BodyCache {
   };
   std::shared_ptr<const Json> Find(const std::string& digest);
   void Keep(const std::string& digest, std::shared_ptr<const Json> body, size_t bytes);
+  void KeepLocked(const std::string& digest, std::shared_ptr<const Json> body, size_t bytes);
 
   const size_t budget_bytes_;
   mutable std::mutex mutex_;

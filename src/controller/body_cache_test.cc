@@ -95,6 +95,17 @@ TEST_F(BodyCacheTest, ABodyLargerThanAQuarterOfTheBudgetIsServedButNotKept) {
   EXPECT_EQ(cache.kept_bytes(), 0u);
 }
 
+TEST_F(BodyCacheTest, ABodyPutFromMemoryIsServedWithoutAStoreRead) {
+  auto metas = StoreBodies({Body(0)});
+  BodyCache cache;
+  auto tree = std::make_shared<const Json>(Body(0));
+  cache.Put(metas[0].sha256, tree, CanonicalJson(Body(0)).size());
+  auto loaded = cache.Load(*store_, metas[0]);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->get(), tree.get());
+  EXPECT_EQ(cache.loads_from_store(), 0u);
+}
+
 TEST_F(BodyCacheTest, ClearDropsEveryKeptBody) {
   auto metas = StoreBodies({Body(0), Body(1)});
   BodyCache cache;

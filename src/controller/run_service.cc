@@ -161,6 +161,10 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
     change.events.push_back(std::move(linked));
   }
   TELIC_RETURN_IF_ERROR(store_.CreateRun(change));
+  // The two trees are the bodies just stored: later reads of this run (its
+  // actions, its submissions' rules) take them from memory too.
+  bodies_.Put(change.artifacts[0].meta.sha256, request_body, change.artifacts[0].canonical_body.size());
+  bodies_.Put(change.artifacts[1].meta.sha256, envelope, change.artifacts[1].canonical_body.size());
   // The first action of the new run is computed from what was just written,
   // in memory, not read back from the ledger: the metadata of its two
   // artifacts (a new run has no others; the action does not use the store's

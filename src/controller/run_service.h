@@ -202,6 +202,8 @@ class RunService {
   // Drops the parsed artifact bodies kept for reads and submissions (called
   // after runs are deleted; see BodyCache::Clear).
   void ForgetCachedBodies() { bodies_.Clear(); }
+  // Artifact bodies read from the store through the body cache so far (tests).
+  size_t body_loads_from_store() const { return bodies_.loads_from_store(); }
 
   const std::string& repository_root() const { return repository_root_; }
   store::Store& store() { return store_; }

@@ -184,6 +184,20 @@ TEST_F(RunServiceTest, StartRunsActionIsTheOneReadFromTheLedgerInEveryMode) {
   }
 }
 
+// The bodies a new run starts with are kept from memory: computing its action
+// on a later read reads no body back from the store.
+TEST_F(RunServiceTest, ReadsAfterStartRunTakeItsBodiesFromMemory) {
+  auto started = service_->StartRun(Request());
+  ASSERT_TRUE(started);
+  auto read = service_->GetNextAction(started->run.run_id);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(**read, started->next_action);
+  EXPECT_EQ(service_->body_loads_from_store(), 0u);
+  RunService fresh(*store_, clock_, ids_, "/repo");  // another process: reads them
+  ASSERT_TRUE(fresh.GetNextAction(started->run.run_id));
+  EXPECT_GT(fresh.body_loads_from_store(), 0u);
+}
+
 // A grounding cancelled before its commit stores nothing: same version, no
 // artifact, no event; the same tokens ground the run afterwards.
 TEST_F(RunServiceTest, CancelledGroundingStoresNothing) {
