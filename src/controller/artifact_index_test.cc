@@ -88,16 +88,22 @@ void AppendEvidence(store::Store& store, int first, int last, int64_t& version) 
   }
 }
 
+// A ledger in `dir` holding run r1 with artifact evidence-0.
+std::unique_ptr<store::SqliteStore> LedgerWithRunR1(testing::TempDir& dir) {
+  auto store = std::move(*store::SqliteStore::Open(dir.File("telic.sqlite3")));
+  store::Change create;
+  create.run = RunningRun("r1");
+  create.artifacts = {Evidence("r1", 0)};
+  EXPECT_TRUE(store->CreateRun(create));
+  return store;
+}
+
 // An index only the cache holds takes appends in place (no copy of the whole
 // index per appended artifact); one a reader holds is copied, and the
 // reader's view stays as it was.
 TEST(ArtifactIndexCacheTest, AppendsInPlaceOnlyToAnIndexNoReaderHolds) {
   testing::TempDir dir;
-  auto store = std::move(*store::SqliteStore::Open(dir.File("telic.sqlite3")));
-  store::Change create;
-  create.run = RunningRun("r1");
-  create.artifacts = {Evidence("r1", 0)};
-  ASSERT_TRUE(store->CreateRun(create));
+  auto store = LedgerWithRunR1(dir);
   ArtifactIndexCache cache(*store);
   const ArtifactIndex* first = cache.Get("r1")->get();  // not held
   int64_t version = 1;
@@ -124,11 +130,7 @@ TEST(ArtifactIndexCacheTest, AppendsInPlaceOnlyToAnIndexNoReaderHolds) {
 // prefix: ids in order, each one once (run under the sanitizers in CI).
 TEST(ArtifactIndexCacheTest, ReadersSeeConsistentIndexesWhileAppendsArrive) {
   testing::TempDir dir;
-  auto store = std::move(*store::SqliteStore::Open(dir.File("telic.sqlite3")));
-  store::Change create;
-  create.run = RunningRun("r1");
-  create.artifacts = {Evidence("r1", 0)};
-  ASSERT_TRUE(store->CreateRun(create));
+  auto store = LedgerWithRunR1(dir);
   ArtifactIndexCache cache(*store);
   std::atomic<bool> done{false};
   std::atomic<int> bad{0};
