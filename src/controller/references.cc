@@ -143,7 +143,7 @@ std::string PathPointer(std::string_view path) {
 // `path` is the reference path of the offending reference ("" for the body).
 // A reference of the call's own source_refs is outside the body: its issue
 // has the empty pointer and the message names "sourceRefs[<i>]".
-std::unexpected<Error> Reject(std::string_view path, std::string message) {
+std::unexpected<Error> RejectReference(std::string_view path, std::string message) {
   bool in_body = !path.empty() && path.substr(0, 10) != "sourceRefs";
   return RuleViolation(in_body ? PathPointer(path) : std::string(), std::move(message));
 }
@@ -171,20 +171,20 @@ Status CheckCrossRunEvidence(RunSnapshot& snapshot, const std::string& ref, std:
   const auto& run = snapshot.run();
   static const std::regex kRef(R"(^artifact://([^/]+)/([A-Za-z0-9._-]+)$)");
   std::smatch match;
-  if (!std::regex_match(ref, match, kRef)) return Reject(path, fmt::format("Cross-run evidence ref is not an artifact URI: {}", ref));
+  if (!std::regex_match(ref, match, kRef)) return RejectReference(path, fmt::format("Cross-run evidence ref is not an artifact URI: {}", ref));
   if (!run.prior_run_id || match[1].str() != *run.prior_run_id) {
-    return Reject(path, fmt::format("Cross-run evidence ref must target prior run {}", run.prior_run_id.value_or("")));
+    return RejectReference(path, fmt::format("Cross-run evidence ref must target prior run {}", run.prior_run_id.value_or("")));
   }
   auto prior = snapshot.store().GetRun(*run.prior_run_id);
-  if (!prior) return Reject(path, fmt::format("Prior run {} does not exist", *run.prior_run_id));
+  if (!prior) return RejectReference(path, fmt::format("Prior run {} does not exist", *run.prior_run_id));
   if (prior->repository_root != run.repository_root) {
-    return Reject(path, "Cross-run evidence requires the same repository root as the prior run");
+    return RejectReference(path, "Cross-run evidence requires the same repository root as the prior run");
   }
   auto artifacts = snapshot.store().ListArtifacts(*run.prior_run_id);
   if (!artifacts) return std::unexpected(artifacts.error());
   auto found = std::find_if(artifacts->begin(), artifacts->end(), [&](const auto& a) { return a.id == match[2].str(); });
-  if (found == artifacts->end()) return Reject(path, fmt::format("Cross-run evidence artifact does not exist: {}", ref));
-  if (found->type != "Evidence") return Reject(path, fmt::format("Cross-run evidence ref must target an Evidence artifact: {}", ref));
+  if (found == artifacts->end()) return RejectReference(path, fmt::format("Cross-run evidence artifact does not exist: {}", ref));
+  if (found->type != "Evidence") return RejectReference(path, fmt::format("Cross-run evidence ref must target an Evidence artifact: {}", ref));
   return Ok();
 }
 
@@ -192,20 +192,20 @@ Status CheckTraceReference(RunSnapshot& snapshot, const LocatedRef& reference, b
   static const std::regex kTrace(R"(^trace://([^/]+)(?:/([^/]+))?$)");
   std::smatch match;
   if (!std::regex_match(reference.ref, match, kTrace) || match[1].str() != snapshot.run_id()) {
-    return Reject(reference.path, fmt::format("Invalid or cross-run trace reference at {}", reference.path));
+    return RejectReference(reference.path, fmt::format("Invalid or cross-run trace reference at {}", reference.path));
   }
   std::string event = match[2].matched ? match[2].str() : "";
   if (direct && event.empty()) {
-    return Reject(reference.path, fmt::format("Direct evidence requires a specific trace event at {}", reference.path));
+    return RejectReference(reference.path, fmt::format("Direct evidence requires a specific trace event at {}", reference.path));
   }
   if (event.empty()) return Ok();
   TELIC_ASSIGN_OR_RETURN(const std::vector<store::TraceEventRecord>* trace, snapshot.Trace());
   bool exists = std::any_of(trace->begin(), trace->end(), [&](const store::TraceEventRecord& e) {
     return e.event_id == event || fmt::format("event-{:04d}", e.sequence) == event;
   });
-  if (!exists) return Reject(reference.path, fmt::format("Trace event does not exist at {}", reference.path));
+  if (!exists) return RejectReference(reference.path, fmt::format("Trace event does not exist at {}", reference.path));
   // No trace event type counts as direct evidence (WIRE-CONTRACT §14.2-4).
-  if (direct) return Reject(reference.path, fmt::format("Trace event is not direct evidence at {}", reference.path));
+  if (direct) return RejectReference(reference.path, fmt::format("Trace event is not direct evidence at {}", reference.path));
   return Ok();
 }
 
@@ -214,29 +214,29 @@ Status CheckLocalArtifactReference(RunSnapshot& snapshot, const std::string& typ
   static const std::regex kArtifact(R"(^artifact://([^/]+)/([^/]+)$)");
   std::smatch match;
   if (!std::regex_match(reference.ref, match, kArtifact)) {
-    return Reject(reference.path, fmt::format("Invalid artifact reference at {}", reference.path));
+    return RejectReference(reference.path, fmt::format("Invalid artifact reference at {}", reference.path));
   }
   if (match[1].str() != snapshot.run_id()) {
     if (snapshot.run().prior_run_id && match[1].str() == *snapshot.run().prior_run_id) {
       return CheckCrossRunEvidence(snapshot, reference.ref, reference.path);
     }
-    return Reject(reference.path, fmt::format("Cross-run artifact reference denied at {}", reference.path));
+    return RejectReference(reference.path, fmt::format("Cross-run artifact reference denied at {}", reference.path));
   }
   std::string id = match[2].str();
   bool forward = type == "ReleaseAudit" && reference.path == "body.userReportRef" && body.contains("userReportRef") &&
                  body["userReportRef"].is_string();
   const store::ArtifactMeta* target = snapshot.Find(id);
   if (forward) {
-    if (target) return Reject("body.userReportRef", fmt::format("ReleaseAudit userReportRef collides with existing artifact {}", id));
+    if (target) return RejectReference("body.userReportRef", fmt::format("ReleaseAudit userReportRef collides with existing artifact {}", id));
     return Ok();
   }
-  if (!target) return Reject(reference.path, fmt::format("Artifact reference does not exist at {}: {}", reference.path, id));
+  if (!target) return RejectReference(reference.path, fmt::format("Artifact reference does not exist at {}: {}", reference.path, id));
   std::string expected = ExpectedReferenceType(reference.path);
   if (!expected.empty() && target->type != expected) {
-    return Reject(reference.path, fmt::format("Artifact reference at {} must target {}", reference.path, expected));
+    return RejectReference(reference.path, fmt::format("Artifact reference at {} must target {}", reference.path, expected));
   }
   if (user_reported && target->type != "UserMessage") {
-    return Reject(reference.path, fmt::format("User-reported evidence must target a UserMessage at {}", reference.path));
+    return RejectReference(reference.path, fmt::format("User-reported evidence must target a UserMessage at {}", reference.path));
   }
   const std::string& mode = snapshot.run().requested_mode;
   const store::ArtifactMeta* latest_plan = snapshot.Latest("WorkPlan");
@@ -244,7 +244,7 @@ Status CheckLocalArtifactReference(RunSnapshot& snapshot, const std::string& typ
                      latest_plan && latest_plan->id == target->id;
   bool direct_type = target->type == "Evidence" || target->type == "ContextDocument" || target->type == "TraceEvent";
   if (direct && !user_reported && !deliverable && !direct_type) {
-    return Reject(reference.path, fmt::format("Artifact reference at {} must target direct evidence", reference.path));
+    return RejectReference(reference.path, fmt::format("Artifact reference at {} must target direct evidence", reference.path));
   }
   return Ok();
 }
@@ -309,7 +309,7 @@ Status CheckArtifactReferences(RunSnapshot& snapshot, const std::string& type, c
   bool refs_ok = source_refs.size() <= 256 && unique.size() == source_refs.size() &&
                  std::all_of(source_refs.begin(), source_refs.end(),
                              [](const std::string& r) { return r.size() <= 2048 && IsReferenceUri(r); });
-  if (!refs_ok) return Reject("sourceRefs", "Artifact sourceRefs must be unique valid reference URIs with at most 256 entries");
+  if (!refs_ok) return RejectReference("sourceRefs", "Artifact sourceRefs must be unique valid reference URIs with at most 256 entries");
   std::vector<LocatedRef> references = CollectLocatedReferences(body);
   for (size_t i = 0; i < source_refs.size(); ++i) references.push_back({source_refs[i], fmt::format("sourceRefs[{}]", i)});
 
@@ -321,20 +321,20 @@ Status CheckArtifactReferences(RunSnapshot& snapshot, const std::string& type, c
     bool direct = RequiresDirectEvidence(reference.path, type);
     if (StartsWith(reference.ref, "artifact://system/")) {
       if (!kSystemReferenceFields.count(TerminalField(reference.path)) || !IsKnownSystemReference(reference.ref)) {
-        return Reject(reference.path, fmt::format("Unknown or misplaced system artifact at {}", reference.path));
+        return RejectReference(reference.path, fmt::format("Unknown or misplaced system artifact at {}", reference.path));
       }
     } else if (StartsWith(reference.ref, "repo://")) {
       if (user_reported) {
-        return Reject(reference.path, fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
+        return RejectReference(reference.path, fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
       }
       if (type != "ContextManifest" && !selected.count(reference.ref)) {
-        return Reject(reference.path,
+        return RejectReference(reference.path,
             fmt::format("Repository reference was not selected by the current ContextManifest at {}", reference.path));
       }
-      if (direct) return Reject(reference.path, fmt::format("Repository context cannot prove an executed outcome at {}", reference.path));
+      if (direct) return RejectReference(reference.path, fmt::format("Repository context cannot prove an executed outcome at {}", reference.path));
     } else if (StartsWith(reference.ref, "trace://")) {
       if (user_reported) {
-        return Reject(reference.path, fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
+        return RejectReference(reference.path, fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
       }
       TELIC_RETURN_IF_ERROR(CheckTraceReference(snapshot, reference, direct));
     } else {
@@ -405,18 +405,18 @@ Status CheckEvidenceSemantics(RunSnapshot& snapshot, const std::string& type, co
     if (target->type == "ContextDocument") {
       bool grounding = type == "WorkResult" && (Matches(reference.path, R"(^body\.observations\[\d+\]\.evidenceRefs\[\d+\]$)") ||
                                                 Matches(reference.path, R"(^body\.inferences\[\d+\]\.evidenceRefs\[\d+\]$)"));
-      if (!grounding) return Reject(reference.path, fmt::format("ContextDocument cannot prove an executed outcome at {}", reference.path));
+      if (!grounding) return RejectReference(reference.path, fmt::format("ContextDocument cannot prove an executed outcome at {}", reference.path));
       continue;
     }
     if (target->type != "Evidence") continue;
     TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*target));
     if (!evidence->contains("kind") || !(*evidence)["kind"].is_string()) {
-      return Reject(reference.path, fmt::format("Evidence kind is missing at {}", reference.path));
+      return RejectReference(reference.path, fmt::format("Evidence kind is missing at {}", reference.path));
     }
     std::string kind = (*evidence)["kind"];
     auto allowed = AllowedKinds(body, reference.path);
     if (allowed && !ContainsString(*allowed, kind)) {
-      return Reject(reference.path, fmt::format("Evidence kind {} is incompatible with {}", kind, reference.path));
+      return RejectReference(reference.path, fmt::format("Evidence kind {} is incompatible with {}", kind, reference.path));
     }
   }
   return Ok();
