@@ -75,7 +75,10 @@ class RunSnapshot {
   // another writer appended to it).
   void ForgetTrace() { trace_.reset(); }
   // Drops the artifact index, the loaded bodies and the trace; afterwards
-  // only run(), run_id() and Uri() may be used. Lets a caller that is done
+  // only run(), run_id() and Uri() may be used, and no pointer or reference
+  // obtained from the snapshot before (Find, Latest, All, Body, artifacts())
+  // may be: the index they point into may be extended in place by the next
+  // reader (ArtifactIndexCache::AppendInPlace). Lets a caller that is done
   // with the snapshot stop holding the run's shared index.
   void Release() {
     index_.reset();
