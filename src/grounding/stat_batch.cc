@@ -81,6 +81,8 @@ StatBatch::StatBatch(StatMode mode) {
 
 StatBatch::~StatBatch() = default;
 
+bool StatBatch::batched() const { return ring_ != nullptr && (!trial_ || trial_->direct_names >= kTrialNames); }
+
 void StatBatch::Stat(int dir_fd, const std::vector<const char*>& names, std::vector<NameStat>& results) {
   if (trial_ && !ring_) trial_.reset();  // the ring failed during the trial: fstatat from now on
   if (trial_ && !names.empty()) {

@@ -48,9 +48,9 @@ class StatBatch {
   StatBatch(const StatBatch&) = delete;
   StatBatch& operator=(const StatBatch&) = delete;
 
-  // Whether requests go through io_uring (in kFastest, during the trial
-  // and after it when io_uring was the faster).
-  bool batched() const { return ring_ != nullptr; }
+  // Whether requests go through io_uring: in kFastest, once the trial has
+  // reached its io_uring half, and after it only when io_uring was the faster.
+  bool batched() const;
   // kFastest: whether the trial is still running.
   bool deciding() const { return trial_ != nullptr; }
 
