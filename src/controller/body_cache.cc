@@ -38,15 +38,32 @@ void BodyCache::KeepLocked(const std::string& digest, std::shared_ptr<const Json
   }
 }
 
-Result<std::shared_ptr<const Json>> BodyCache::Load(store::Store& store, const store::ArtifactMeta& meta) {
-  if (!meta.sha256.empty()) {
-    if (std::shared_ptr<const Json> kept = Find(meta.sha256)) return kept;
-  }
-  TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, store.GetArtifact(meta.run_id, meta.id));
+namespace {
+
+// Reads and parses `meta`'s body; `stored` receives what the store returned.
+Result<std::shared_ptr<const Json>> ReadAndParse(store::Store& store, const store::ArtifactMeta& meta,
+                                                 store::StoredArtifact& stored) {
+  TELIC_ASSIGN_OR_RETURN(stored, store.GetArtifact(meta.run_id, meta.id));
   auto body = std::make_shared<const Json>(Json::parse(stored.canonical_body, nullptr, false));
   if (body->is_discarded()) {
     return Fail(ErrorCode::kDataLoss, fmt::format("Stored {} artifact has an invalid body", meta.type));
   }
+  return body;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Json>> BodyCache::ReadFromStore(store::Store& store, const store::ArtifactMeta& meta) {
+  store::StoredArtifact stored;
+  return ReadAndParse(store, meta, stored);
+}
+
+Result<std::shared_ptr<const Json>> BodyCache::Load(store::Store& store, const store::ArtifactMeta& meta) {
+  if (!meta.sha256.empty()) {
+    if (std::shared_ptr<const Json> kept = Find(meta.sha256)) return kept;
+  }
+  store::StoredArtifact stored;
+  TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> body, ReadAndParse(store, meta, stored));
   // Kept under the digest the store verified the bytes against.
   Keep(stored.meta.sha256, body, stored.canonical_body.size());
   return body;

@@ -34,6 +34,9 @@ class BodyCache {
   // parsed (kDataLoss when they are not JSON). Thread-safe.
   Result<std::shared_ptr<const Json>> Load(store::Store& store, const store::ArtifactMeta& meta);
 
+  // The same read and parse without a cache (what Load does on a miss).
+  static Result<std::shared_ptr<const Json>> ReadFromStore(store::Store& store, const store::ArtifactMeta& meta);
+
   // Keeps `body` under `digest`, the digest of its canonical bytes as just
   // written by the caller (a body it holds in memory, so the first reads of
   // it do not parse the bytes back). Same budget rules as a load.

@@ -103,16 +103,10 @@ std::vector<const store::ArtifactMeta*> RunSnapshot::All(std::string_view type) 
 Result<const Json*> RunSnapshot::Body(const store::ArtifactMeta& meta) {
   auto found = bodies_.find(meta.id);
   if (found != bodies_.end()) return found->second.get();
-  std::shared_ptr<const Json> body;
-  if (body_cache_) {
-    auto loaded = body_cache_->Load(*store_, meta);
-    if (!loaded) return std::unexpected(loaded.error());
-    body = std::move(*loaded);
-  } else {
-    TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, store_->GetArtifact(run_.run_id, meta.id));
-    body = std::make_shared<const Json>(Json::parse(stored.canonical_body, nullptr, false));
-  }
-  if (body->is_discarded() || !body->is_object()) {
+  auto loaded = body_cache_ ? body_cache_->Load(*store_, meta) : BodyCache::ReadFromStore(*store_, meta);
+  if (!loaded) return std::unexpected(loaded.error());
+  std::shared_ptr<const Json> body = std::move(*loaded);
+  if (!body->is_object()) {
     return Fail(ErrorCode::kDataLoss, fmt::format("Stored {} artifact has an invalid body", meta.type));
   }
   return bodies_.emplace(meta.id, std::move(body)).first->second.get();
