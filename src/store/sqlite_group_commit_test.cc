@@ -324,8 +324,8 @@ TEST(SqliteGroupCommitTest, NoWriterReturnsBeforeItsGroupCommitsEvenWhenWokenEar
 }
 
 // The WAL is checkpointed by the store's background thread, not inside a
-// writer's COMMIT (issue 18 target 2): after more than 1,000 WAL pages of
-// writes a background checkpoint has run, and everything reads back.
+// writer's COMMIT (issue 18 target 2): after more than 4,000 WAL pages of
+// writes (D-P13) a background checkpoint has run, and everything reads back.
 TEST(SqliteGroupCommitTest, TheWalIsCheckpointedInTheBackground) {
   testing::TempDir dir;
   const std::string path = (dir.path() / "telic.sqlite3").string();
