@@ -17,10 +17,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -50,6 +49,21 @@ std::vector<Folder> ReadFolders(std::string_view input) {
   return folders;
 }
 
+// All of `fd`, read in large blocks: reading the ~1 MB list a character at a
+// time (std::istreambuf_iterator on std::cin) took a quarter of the run.
+std::string ReadAll(int fd) {
+  std::string data;
+  char block[1 << 16];
+  for (;;) {
+    const ssize_t got = read(fd, block, sizeof block);
+    if (got > 0) {
+      data.append(block, static_cast<size_t>(got));
+    } else if (got == 0 || errno != EINTR) {
+      return data;
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,7 +74,7 @@ int main(int argc, char** argv) {
   const std::string root = argv[1];
   unsigned threads = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : std::thread::hardware_concurrency();
   if (threads == 0) threads = 1;
-  const std::string input(std::istreambuf_iterator<char>(std::cin), {});
+  const std::string input = ReadAll(STDIN_FILENO);
   const std::vector<Folder> folders = ReadFolders(input);
   // FLOOR_MODE=direct|ring|fastest (default fastest, as `telic ground`);
   // FLOOR_FSTATAT=1 is FLOOR_MODE=direct.
