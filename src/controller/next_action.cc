@@ -55,6 +55,22 @@ std::string LocalArtifactId(const std::string& ref, const std::string& run_id) {
   return id.find('/') == std::string::npos ? id : std::string();
 }
 
+const Json kNullJson;
+const Json kEmptyArray = Json::array();
+const Json kEmptyObject = Json::object();
+
+// Member `key` of `object` by reference, or `fallback` when it has none: what
+// object.value(key, fallback) returns, without copying the member (which
+// value() does, and the action's inputs are whole plans and envelopes).
+// Throws what value() throws when `object` is not an object.
+const Json& MemberOr(const Json& object, const char* key, const Json& fallback) {
+  if (!object.is_object()) {
+    throw Json::type_error::create(306, fmt::format("cannot use value() with {}", object.type_name()), &object);
+  }
+  auto found = object.find(key);
+  return found == object.end() ? fallback : *found;
+}
+
 const ArtifactMeta* Latest(const std::vector<ArtifactMeta>& artifacts, std::string_view type) {
   for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
     if (it->type == type) return &*it;
@@ -186,7 +202,7 @@ Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const Phase
 // yet (WIRE-CONTRACT §15.7), with the plan; node is null when none remains.
 struct PendingWork {
   std::shared_ptr<const Json> plan;
-  Json node;
+  const Json* node = nullptr;  // inside *plan
 };
 
 Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load) {
@@ -203,13 +219,15 @@ Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<Artifact
     attempted.insert(result->value("nodeId", ""));
     if (result->value("status", "") == "completed") completed.insert(result->value("nodeId", ""));
   }
-  for (const Json& node : work.plan->value("nodes", Json::array())) {
+  for (const Json& node : MemberOr(*work.plan, "nodes", kEmptyArray)) {
     std::string id = node.value("id", "");
     if (attempted.count(id)) continue;
     bool ready = true;
-    for (const Json& dep : node.value("dependsOn", Json::array())) ready = ready && dep.is_string() && completed.count(dep.get<std::string>());
+    for (const Json& dep : MemberOr(node, "dependsOn", kEmptyArray)) {
+      ready = ready && dep.is_string() && completed.count(dep.get_ref<const std::string&>());
+    }
     if (ready) {
-      work.node = node;
+      work.node = &node;
       break;
     }
   }
@@ -234,18 +252,18 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
                                                      authorization.value("denied", Json()));
     permissions["repository"]["read"] = effective["repository"]["read"];
   }
-  Json host_budgets = envelope.value("budgets", Json::object());
+  const Json& host_budgets = MemberOr(envelope, "budgets", kEmptyObject);
   int64_t workers = host_budgets.value("maximumParallelWorkers", int64_t{1});
   int64_t depth = host_budgets.value("maximumSubagentDepth", int64_t{0});
   Json work_node_id = nullptr;
   if (run.phase == "agent_4_execute") {
     TELIC_ASSIGN_OR_RETURN(PendingWork work, PendingNode(run, artifacts, load));
-    if (!work.node.is_null()) {
-      std::string id = work.node.value("id", "");
-      Json authorization = envelope.value("authorization", Json::object());
-      Json run_permissions = policy::EffectiveRunPermissions(run.requested_mode, authorization.value("granted", Json()),
-                                                             authorization.value("denied", Json()));
-      const Json& node_permissions = work.node.value("permissions", Json());
+    if (work.node != nullptr) {
+      std::string id = work.node->value("id", "");
+      const Json& authorization = MemberOr(envelope, "authorization", kEmptyObject);
+      Json run_permissions = policy::EffectiveRunPermissions(run.requested_mode, MemberOr(authorization, "granted", kNullJson),
+                                                             MemberOr(authorization, "denied", kNullJson));
+      const Json& node_permissions = MemberOr(*work.node, "permissions", kNullJson);
       if (!policy::PermissionSetIsSubset(node_permissions, run_permissions)) {
         return Fail(ErrorCode::kPermissionDenied, fmt::format("Work node {} exceeds the immutable run authorization", id));
       }
