@@ -132,7 +132,9 @@ class Writer {
     out_ += indent_ >= 0 ? ": " : ":";
     if (order_) {
       if (auto text = order_->Precomputed(context, key, value, depth + 1)) {
+        const size_t offset = out_.size();
         out_ += *text;
+        order_->Placed(offset);
         return;
       }
       Value(value, order_->ChildContext(context, key), depth + 1);

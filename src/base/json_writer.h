@@ -37,6 +37,9 @@ class WriteOrder {
                                                       int /*depth*/) const {
     return std::nullopt;
   }
+  // Called right after the text Precomputed just returned was appended, with
+  // the offset in the output where it begins.
+  virtual void Placed(size_t /*offset*/) const {}
 };
 
 // Appends `value` as JSON text; indent < 0 is compact (no whitespace), else

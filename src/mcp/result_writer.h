@@ -37,6 +37,12 @@ std::string ToolResultLine(const Json& id, const Json& payload, std::string_view
 // several requests. ToolResultLine(id, p, t, e) ==
 // ToolResultLineFromBody(id, ToolResultBody(p, t, e)).
 std::string ToolResultBody(const Json& payload, std::string_view text, bool is_error);
+// ToolResultBody(payload, ToolResultText(payload, !is_error), is_error),
+// written without making the text first: the pretty text of each served
+// schema goes into the text content from its precomputed escaped form
+// (schema::HostSchema::pretty_escaped) instead of being written, then
+// escaped byte by byte.
+std::string ToolResultBody(const Json& payload, bool is_error);
 std::string ToolResultLineFromBody(const Json& id, std::string_view body);
 
 }  // namespace telic::mcp

@@ -129,6 +129,8 @@ TEST_F(ResultWriterTest, PrecomputedSchemaTextIsWhatDumpWritesAtEveryDepth) {
       }
       EXPECT_EQ((*schema)->pretty(depth), indented);
       EXPECT_NE(dumped.find(indented), std::string::npos);
+      // Its escaped form is the inside of the string literal nlohmann writes.
+      EXPECT_EQ("\"" + std::string((*schema)->pretty_escaped(depth)) + "\"", Json(indented).dump());
     }
   }
 }
@@ -145,6 +147,47 @@ TEST(ResultWriterStandaloneTest, AChangedSchemaIsWrittenAsItIs) {
   std::string line = ToolResultLine(1, payload, "t", false);
   EXPECT_EQ(Json::parse(line).at("result").at("structuredContent"), payload);
   EXPECT_NE(line.find("\"changed\""), std::string::npos);
+}
+
+// ToolResultBody(payload, is_error) leaves the served schemas out of the text
+// it escapes and puts their precomputed escaped text back: the body must be
+// byte for byte the body of the text written whole, with schemas given as
+// references and as copies, at both depths they take, beside strings that
+// need escapes, non-ASCII and invalid UTF-8, and for errors.
+TEST(ResultWriterStandaloneTest, ABodyWrittenWithSplicedSchemasIsTheBodyOfTheWholeText) {
+  auto work_plan = schema::ArtifactHostSchema("WorkPlan");
+  auto evidence = schema::ArtifactHostSchema("Evidence");
+  ASSERT_TRUE(work_plan.has_value() && evidence.has_value());
+  auto plan_ref = schema::ServedSchemaRef("WorkPlan");
+  auto evidence_ref = schema::ServedSchemaRef("Evidence");
+  ASSERT_TRUE(plan_ref.has_value() && evidence_ref.has_value());
+  Json changed = (*work_plan)->json();
+  changed["description"] = "changed \"quoted\"\n\ttabbed";
+  const std::string awkward = "quote \" backslash \\ newline \n control \x01 caf\xc3\xa9 \xe2\x82\xac bad \xff\xfe end";
+  std::vector<std::pair<Json, bool>> payloads;
+  auto action = [&](Json required, Json additional) {
+    return Json{{"ok", true},
+                {"run", {{"runId", "r-1"}, {"phase", awkward}}},
+                {"nextAction",
+                 {{"rationaleSummary", awkward},
+                  {"requiredOutputType", "WorkPlan"},
+                  {"requiredOutputSchema", std::move(required)},
+                  {"additionalOutputSchemas", std::move(additional)},
+                  {"stopConditions", Json::array({awkward, "b"})}}}};
+  };
+  payloads.push_back({action(*plan_ref, {{"Evidence", *evidence_ref}}), false});
+  payloads.push_back({action((*work_plan)->json(), {{"Evidence", (*evidence)->json()}, {"WorkPlan", *plan_ref}}), false});
+  payloads.push_back({action(changed, {{"Evidence", *evidence_ref}, {"Other", changed}}), false});
+  payloads.push_back({action(nullptr, Json::object()), false});
+  payloads.push_back({Json{{"ok", true}, {"requiredOutputSchema", *plan_ref}}, false});  // not inside nextAction
+  payloads.push_back({Json{{"ok", false}, {"error", awkward}, {"code", "INVALID_ARGUMENT"}}, true});
+  for (const auto& [payload, is_error] : payloads) {
+    Json expanded = payload;
+    schema::ExpandServedSchemaRefs(expanded);
+    SCOPED_TRACE(expanded.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 160));
+    const std::string whole = ToolResultBody(payload, ToolResultText(payload, !is_error), is_error);
+    EXPECT_EQ(ToolResultBody(payload, is_error), whole);
+  }
 }
 
 }  // namespace

@@ -293,8 +293,7 @@ std::optional<std::string> Server::Dispatch(const Json& id, const std::string& m
     }
     auto result = CallToolPayload(name, arguments);
     if (!result) return ErrorResponse(id, kInvalidParams, fmt::format("Tool {} not found", name));
-    std::string body =
-        ToolResultBody(result->payload, ToolResultText(result->payload, !result->is_error), result->is_error);
+    std::string body = ToolResultBody(result->payload, result->is_error);
     std::string line = ToolResultLineFromBody(id, body);
     if (stamp && !result->is_error) read_results_.Keep(name, *run_id, std::move(*stamp), std::move(body));
     return line;

@@ -23,6 +23,27 @@ std::string_view HostSchema::pretty(int depth) const {
   return pretty_[depth];
 }
 
+namespace {
+
+// The inside of the string literal WriteJsonString writes for `text`.
+std::string EscapedInside(std::string_view text) {
+  std::string literal;
+  WriteJsonString(text, literal);
+  return literal.substr(1, literal.size() - 2);
+}
+
+}  // namespace
+
+std::string_view HostSchema::pretty_escaped(int depth) const {
+  if (depth < 0 || depth >= kDepths) {
+    thread_local std::string scratch;
+    scratch = EscapedInside(pretty(depth));
+    return scratch;
+  }
+  std::call_once(pretty_escaped_once_[depth], [&] { pretty_escaped_[depth] = EscapedInside(pretty(depth)); });
+  return pretty_escaped_[depth];
+}
+
 Result<const HostSchema*> ArtifactHostSchema(std::string_view type) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<HostSchema>, std::less<>> cache;

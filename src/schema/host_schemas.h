@@ -27,6 +27,11 @@ class HostSchema {
   // deep inside a pretty (2-space) document: nested lines indented by
   // 2 * depth more spaces. Cached per depth; thread-safe.
   std::string_view pretty(int depth) const;
+  // pretty(depth) as the inside of a JSON string literal: what
+  // WriteJsonString(pretty(depth)) writes between its quotes, for a writer
+  // that puts the pretty text inside a string (a tool result's text
+  // content). Cached per depth like pretty(); thread-safe.
+  std::string_view pretty_escaped(int depth) const;
 
  private:
   Json json_;
@@ -34,6 +39,8 @@ class HostSchema {
   static constexpr int kDepths = 8;
   mutable std::string pretty_[kDepths];
   mutable std::once_flag pretty_once_[kDepths];
+  mutable std::string pretty_escaped_[kDepths];
+  mutable std::once_flag pretty_escaped_once_[kDepths];
 };
 
 // The served schema of artifact `type` (e.g. "WorkPlan"); built on first use.
