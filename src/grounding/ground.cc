@@ -329,10 +329,13 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   enum class Kind : uint8_t { kEligible, kExcludedDirectory, kSecretLike };
   std::vector<Kind> kinds(sorted.size());
   ParallelFor(sorted.size(), 2048, [&](size_t begin, size_t end) {
+    std::string lower;  // each path lower-cased once for both checks
     for (size_t i = begin; i < end; ++i) {
-      kinds[i] = IsExcludedDirectoryPath(sorted[i]) ? Kind::kExcludedDirectory
-                 : IsSecretLikePath(sorted[i])      ? Kind::kSecretLike
-                                                    : Kind::kEligible;
+      lower.clear();
+      AppendJsLowerCase(sorted[i], lower);
+      kinds[i] = IsExcludedDirectoryLowerPath(lower) ? Kind::kExcludedDirectory
+                 : IsSecretLikeLowerPath(lower)      ? Kind::kSecretLike
+                                                     : Kind::kEligible;
     }
   });
   std::vector<std::string_view> eligible;

@@ -206,7 +206,11 @@ bool IsExcludedDirectoryPath(std::string_view repository_path) {
   thread_local std::string lower;  // reused: this runs once per candidate
   lower.clear();
   AppendJsLowerCase(repository_path, lower);
-  std::string_view rest(lower);
+  return IsExcludedDirectoryLowerPath(lower);
+}
+
+bool IsExcludedDirectoryLowerPath(std::string_view lower_path) {
+  std::string_view rest(lower_path);
   while (true) {
     size_t slash = rest.find('/');
     std::string_view segment = rest.substr(0, slash);

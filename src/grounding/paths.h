@@ -51,6 +51,9 @@ bool Utf16Before(std::string_view a, std::string_view b);
 
 // A segment (case-insensitive) is one of kExcludedDirectoryNames.
 bool IsExcludedDirectoryPath(std::string_view repository_path);
+// The same for a path already lower-cased by AppendJsLowerCase (a caller
+// that makes several checks on one path lower-cases it once).
+bool IsExcludedDirectoryLowerPath(std::string_view lower_path);
 
 // §16.4 instruction path: basename AGENTS.md, CLAUDE.md, CODEX.md, GEMINI.md,
 // .cursorrules, .windsurfrules or copilot-instructions.md (exact case), or

@@ -258,7 +258,10 @@ bool IsSecretLikePath(std::string_view repository_path) {
   thread_local std::string lower;  // reused: this runs once per candidate
   lower.clear();
   AppendJsLowerCase(repository_path, lower);
-  const std::string_view path(lower);
+  return IsSecretLikeLowerPath(lower);
+}
+
+bool IsSecretLikeLowerPath(std::string_view path) {
   const size_t last_slash = path.rfind('/');
   const std::string_view base = last_slash == kNpos ? path : path.substr(last_slash + 1);
   if (StartsWith(base, ".env")) return true;

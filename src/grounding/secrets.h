@@ -16,6 +16,8 @@ namespace telic::grounding {
 // '_'; id_dsa, id_ecdsa, id_ed25519 or id_rsa followed by '.' or the end; a
 // basename ending .key, .p12, .pfx or .pem.
 bool IsSecretLikePath(std::string_view repository_path);
+// The same for a path already lower-cased by AppendJsLowerCase.
+bool IsSecretLikeLowerPath(std::string_view lower_path);
 
 // §16.4 content-secret rule (also used for Evidence). True when `text`
 // contains any of:
