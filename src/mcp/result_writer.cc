@@ -49,11 +49,14 @@ const schema::HostSchema* ServedSchemaOf(const Json& value, bool& equal) {
   return *schema;
 }
 
-// Where a text skeleton (ResultOrder::kSkeleton) left a served schema's
-// pretty text out, and that text as the inside of a string literal.
+// Where a text skeleton (ResultOrder::kSkeleton) left out the pretty text
+// of `schema` at `depth`. The escaped text is looked up when it is written
+// (pretty_escaped's view of a depth it does not cache lasts until its next
+// call on the thread).
 struct Splice {
   size_t offset;
-  std::string_view escaped;
+  const schema::HostSchema* schema;
+  int depth;
 };
 
 class ResultOrder : public WriteOrder {
@@ -96,21 +99,21 @@ class ResultOrder : public WriteOrder {
     if (schema == nullptr || (equal && indent_ >= 0 && indent_ != 2)) return std::nullopt;
     if (indent_ < 0) return std::string_view(schema->compact());
     if (schemas_ == kSkeleton) {
-      pending_ = schema->pretty_escaped(depth);
+      pending_ = Splice{0, schema, depth};
       return std::string_view();
     }
     return schema->pretty(depth);
   }
 
   void Placed(size_t offset) const override {
-    if (schemas_ == kSkeleton) splices_.push_back(Splice{offset, pending_});
+    if (schemas_ == kSkeleton) splices_.push_back(Splice{offset, pending_.schema, pending_.depth});
   }
 
  private:
   int indent_;
   bool reorder_;
   Schemas schemas_;
-  mutable std::string_view pending_;       // kSkeleton: the text of the schema Precomputed left out
+  mutable Splice pending_{};               // kSkeleton: the schema Precomputed just left out
   mutable std::vector<Splice> splices_;  // kSkeleton: every schema left out, in text order
 };
 
@@ -136,7 +139,7 @@ void WriteSplicedString(std::string_view skeleton, const std::vector<Splice>& sp
   size_t from = 0;
   for (const Splice& splice : splices) {
     AppendInsideString(skeleton.substr(from, splice.offset - from), out);
-    out += splice.escaped;
+    out += splice.schema->pretty_escaped(splice.depth);
     from = splice.offset;
   }
   AppendInsideString(skeleton.substr(from), out);
@@ -180,7 +183,9 @@ std::string ToolResultBody(const Json& payload, bool is_error) {
   skeleton.reserve(8 * 1024);
   WriteJson(payload, 2, skeleton, &skeleton_order, kRoot);
   size_t text_bytes = skeleton.size();
-  for (const Splice& splice : skeleton_order.splices()) text_bytes += splice.escaped.size();
+  for (const Splice& splice : skeleton_order.splices()) {
+    text_bytes += splice.schema->pretty_escaped(splice.depth).size();  // cached: no copy, no work
+  }
   return WriteBody(payload, skeleton, skeleton_order.splices(), false, text_bytes);
 }
 

@@ -304,7 +304,8 @@ class Checkpointer {
       checkpointer->failed_ = true;
     }
     if (checkpointer->failed_) {
-      // What SQLite's own automatic checkpoint (a WAL hook too) does.
+      // What SQLite's own automatic checkpoint (a WAL hook too) does, in the
+      // commit, at this hook's threshold of kCheckpointPages.
       sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
       return SQLITE_OK;
     }
