@@ -53,19 +53,27 @@ std::string_view NormalizeToken(std::string_view token) {
 // `text` with a space at each camelCase boundary ([a-z0-9] then [A-Z]),
 // then lower-cased, into `out` (cleared first; `split` is scratch).
 void SplitLower(std::string_view text, std::string& split, std::string& out) {
-  out.clear();
-  if (text.find('\xC4') == std::string_view::npos && text.find('\xE2') == std::string_view::npos) {
-    // No character lower-cases to more than one byte: split and fold in one pass.
-    out.reserve(text.size() + 8);
-    char previous = 0;
-    for (char c : text) {
-      const bool upper = IsUpper(static_cast<unsigned char>(c));
-      if (upper && IsLowerOrDigit(static_cast<unsigned char>(previous))) out.push_back(' ');
-      out.push_back(upper ? static_cast<char>(c - 'A' + 'a') : c);
+  // One pass that splits and folds, written through a pointer (at most one
+  // space per byte), given up at the lead byte of U+0130 or U+212A: those
+  // lower-case to other bytes, and the two-pass form below handles them.
+  bool folded = true;
+  out.resize_and_overwrite(text.size() * 2, [&](char* begin, size_t) {
+    char* w = begin;
+    unsigned char previous = 0;
+    for (const char byte : text) {
+      const auto c = static_cast<unsigned char>(byte);
+      if (c == 0xC4 || c == 0xE2) {
+        folded = false;
+        return size_t{0};
+      }
+      const bool upper = IsUpper(c);
+      if (upper && IsLowerOrDigit(previous)) *w++ = ' ';
+      *w++ = static_cast<char>(upper ? c - 'A' + 'a' : c);
       previous = c;
     }
-    return;
-  }
+    return static_cast<size_t>(w - begin);
+  });
+  if (folded) return;
   split.clear();
   split.reserve(text.size() + 8);
   for (size_t i = 0; i < text.size(); ++i) {
