@@ -16,7 +16,8 @@ namespace {
   X(PQntuples) X(PQstatus) X(PQfinish) X(PQerrorMessage) X(PQcmdTuples) X(PQclear) X(PQresultStatus)          \
   X(PQresultErrorMessage) X(PQtransactionStatus) X(PQresultErrorField) X(PQexec) X(PQgetvalue) X(PQgetlength) \
   X(PQgetisnull) X(PQexecParams) X(PQconnectdbParams) X(PQconnectdb) X(PQenterPipelineMode)               \
-  X(PQexitPipelineMode) X(PQpipelineSync) X(PQsendQueryParams) X(PQgetResult)
+  X(PQexitPipelineMode) X(PQpipelineSync) X(PQsendQueryParams) X(PQgetResult) X(PQprepare) X(PQexecPrepared)     \
+  X(PQsendPrepare) X(PQsendQueryPrepared)
 
 struct Api {
 #define TELIC_LIBPQ_POINTER(name) decltype(&::name) name = nullptr;
@@ -107,5 +108,19 @@ int sendQueryParams(PGconn* conn, const char* command, int nParams, const Oid* p
                                    resultFormat);
 }
 PGresult* getResult(PGconn* conn) { return Table().PQgetResult(conn); }
+PGresult* prepare(PGconn* conn, const char* stmtName, const char* query, int nParams, const Oid* paramTypes) {
+  return Table().PQprepare(conn, stmtName, query, nParams, paramTypes);
+}
+PGresult* execPrepared(PGconn* conn, const char* stmtName, int nParams, const char* const* paramValues,
+                       const int* paramLengths, const int* paramFormats, int resultFormat) {
+  return Table().PQexecPrepared(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
+}
+int sendPrepare(PGconn* conn, const char* stmtName, const char* query, int nParams, const Oid* paramTypes) {
+  return Table().PQsendPrepare(conn, stmtName, query, nParams, paramTypes);
+}
+int sendQueryPrepared(PGconn* conn, const char* stmtName, int nParams, const char* const* paramValues,
+                      const int* paramLengths, const int* paramFormats, int resultFormat) {
+  return Table().PQsendQueryPrepared(conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat);
+}
 
 }  // namespace telic::store::pq

@@ -57,5 +57,13 @@ int sendQueryParams(PGconn* conn, const char* command, int nParams, const Oid* p
                     const char* const* paramValues, const int* paramLengths, const int* paramFormats,
                     int resultFormat);
 PGresult* getResult(PGconn* conn);
+// Named prepared statements (the server parses and plans them once per
+// connection).
+PGresult* prepare(PGconn* conn, const char* stmtName, const char* query, int nParams, const Oid* paramTypes);
+PGresult* execPrepared(PGconn* conn, const char* stmtName, int nParams, const char* const* paramValues,
+                       const int* paramLengths, const int* paramFormats, int resultFormat);
+int sendPrepare(PGconn* conn, const char* stmtName, const char* query, int nParams, const Oid* paramTypes);
+int sendQueryPrepared(PGconn* conn, const char* stmtName, int nParams, const char* const* paramValues,
+                      const int* paramLengths, const int* paramFormats, int resultFormat);
 
 }  // namespace telic::store::pq

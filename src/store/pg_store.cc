@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <set>
 #include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -315,7 +318,10 @@ Error ToError(const PgFailure& f, std::string_view what) {
   return Error(code, fmt::format("PostgreSQL {} failed: {}", what, message));
 }
 
-bool Retryable(const PgFailure& f) { return f.sqlstate == "40001" || f.sqlstate == "40P01"; }
+// Serialization failures and deadlocks; and 26000, a prepared statement the
+// server session lost, after which the connection runs statements unnamed
+// (PreparedStatements::StopPreparing).
+bool Retryable(const PgFailure& f) { return f.sqlstate == "40001" || f.sqlstate == "40P01" || f.sqlstate == "26000"; }
 
 // Parameters of one statement as text (nullopt is SQL NULL).
 class Params {
@@ -362,15 +368,99 @@ PgFailure FailureOf(PGconn* conn, const PGresult* result) {
   return failure;
 }
 
+// Which statements each connection has prepared (issue 18, D-P15). A
+// statement with parameters runs as a named prepared statement, so the
+// server parses and plans its text once per connection instead of on every
+// call (the unnamed statement of PQexecParams is parsed and planned each
+// time). Names are per statement text, for the life of the process, at most
+// kMaxNames of them (texts past that run unnamed). Prepared statements are
+// session state the server keeps until the connection closes, whatever
+// happens to the transaction that prepared them; a connection whose server
+// session lost one (SQLSTATE 26000: a pooler in transaction mode, a
+// DISCARD) prepares nothing again and runs every statement unnamed.
+class PreparedStatements {
+ public:
+  static PreparedStatements& Instance() {
+    static PreparedStatements* instance = new PreparedStatements();  // never destroyed: used until exit
+    return *instance;
+  }
+  // The name to run `sql` under on `conn` and whether it must be prepared
+  // first; an empty name: run it unnamed.
+  std::pair<std::string, bool> Lookup(PGconn* conn, const std::string& sql) {
+    std::lock_guard lock(mutex_);
+    if (unnamed_only_.contains(conn)) return {"", false};
+    auto found = names_.find(sql);
+    if (found == names_.end()) {
+      if (names_.size() >= kMaxNames) return {"", false};
+      found = names_.emplace(sql, fmt::format("telic_{}", names_.size() + 1)).first;
+    }
+    return {found->second, !prepared_[conn].contains(found->second)};
+  }
+  void Prepared(PGconn* conn, const std::string& name) {
+    std::lock_guard lock(mutex_);
+    prepared_[conn].insert(name);
+  }
+  // After SQLSTATE 26000 on `conn`: run everything unnamed there from now on.
+  void StopPreparing(PGconn* conn) {
+    std::lock_guard lock(mutex_);
+    prepared_.erase(conn);
+    unnamed_only_.insert(conn);
+  }
+  // Before `conn` is closed, and when a connection is opened (its address
+  // may be a closed one's).
+  void Forget(PGconn* conn) {
+    std::lock_guard lock(mutex_);
+    prepared_.erase(conn);
+    unnamed_only_.erase(conn);
+  }
+
+ private:
+  static constexpr size_t kMaxNames = 512;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::string> names_;
+  std::unordered_map<PGconn*, std::set<std::string, std::less<>>> prepared_;
+  std::set<PGconn*> unnamed_only_;
+};
+
+// 26000: the server session does not hold a statement telic prepared on it.
+bool LostPreparedStatement(PGconn* conn, const PgFailure& failure) {
+  if (failure.sqlstate != "26000") return false;
+  PreparedStatements::Instance().StopPreparing(conn);
+  return true;
+}
+
 // Runs one statement; the rows on success, the failure otherwise.
-std::expected<ResultPtr, PgFailure> Run(PGconn* conn, const std::string& sql, const Params& params = Params()) {
+std::expected<ResultPtr, PgFailure> RunOnce(PGconn* conn, const std::string& sql, const Params& params) {
   auto values = params.Pointers();
   auto lengths = params.Lengths();
-  ResultPtr result(pq::execParams(conn, sql.c_str(), params.size(), nullptr, values.data(), lengths.data(), nullptr, 0),
+  auto [name, prepare] =
+      params.size() > 0 ? PreparedStatements::Instance().Lookup(conn, sql) : std::pair<std::string, bool>();
+  if (prepare) {
+    ResultPtr prepared(pq::prepare(conn, name.c_str(), sql.c_str(), params.size(), nullptr), &pq::clear);
+    if (!prepared || pq::resultStatus(prepared.get()) != PGRES_COMMAND_OK) {
+      return std::unexpected(FailureOf(conn, prepared.get()));
+    }
+    PreparedStatements::Instance().Prepared(conn, name);
+  }
+  ResultPtr result(name.empty() ? pq::execParams(conn, sql.c_str(), params.size(), nullptr, values.data(),
+                                                 lengths.data(), nullptr, 0)
+                                : pq::execPrepared(conn, name.c_str(), params.size(), values.data(), lengths.data(),
+                                                   nullptr, 0),
                    &pq::clear);
   ExecStatusType status = result ? pq::resultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
   return std::unexpected(FailureOf(conn, result.get()));
+}
+
+// RunOnce, again unnamed when the session lost a prepared statement (outside
+// a transaction: inside one, the failure aborted it and the caller's retry
+// decides).
+std::expected<ResultPtr, PgFailure> Run(PGconn* conn, const std::string& sql, const Params& params = Params()) {
+  auto result = RunOnce(conn, sql, params);
+  if (!result && LostPreparedStatement(conn, result.error()) && pq::transactionStatus(conn) == PQTRANS_IDLE) {
+    return RunOnce(conn, sql, params);
+  }
+  return result;
 }
 
 // Runs `statements` in order in one round trip (libpq pipeline mode: every
@@ -383,15 +473,39 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
     PGconn* conn, const std::vector<std::pair<std::string, Params>>& statements) {
   if (pq::enterPipelineMode(conn) != 1) return std::unexpected(FailureOf(conn, nullptr));
   std::optional<PgFailure> failure;
-  size_t sent = 0;
-  for (const auto& [sql, params] : statements) {
+  // What was queued, in order: a statement (its index) or the preparation of
+  // one (its name), each of which answers with one result.
+  struct Queued {
+    size_t statement;
+    std::string prepared;  // non-empty: a preparation
+  };
+  std::vector<Queued> queued;
+  queued.reserve(statements.size() * 2);
+  std::set<std::string, std::less<>> preparing;  // in this pipeline: a text repeated is prepared once
+  for (size_t i = 0; i < statements.size(); ++i) {
+    const auto& [sql, params] = statements[i];
     auto values = params.Pointers();
     auto lengths = params.Lengths();
-    if (pq::sendQueryParams(conn, sql.c_str(), params.size(), nullptr, values.data(), lengths.data(), nullptr, 0) != 1) {
+    auto [name, prepare] =
+        params.size() > 0 ? PreparedStatements::Instance().Lookup(conn, sql) : std::pair<std::string, bool>();
+    if (prepare && preparing.insert(name).second) {
+      if (pq::sendPrepare(conn, name.c_str(), sql.c_str(), params.size(), nullptr) != 1) {
+        failure = FailureOf(conn, nullptr);
+        failure->statement = i;
+        break;
+      }
+      queued.push_back(Queued{i, name});
+    }
+    const int sent = name.empty() ? pq::sendQueryParams(conn, sql.c_str(), params.size(), nullptr, values.data(),
+                                                        lengths.data(), nullptr, 0)
+                                  : pq::sendQueryPrepared(conn, name.c_str(), params.size(), values.data(),
+                                                          lengths.data(), nullptr, 0);
+    if (sent != 1) {
       failure = FailureOf(conn, nullptr);
+      failure->statement = i;
       break;
     }
-    ++sent;
+    queued.push_back(Queued{i, ""});
   }
   if (pq::pipelineSync(conn) != 1) {
     PgFailure broken = failure.value_or(FailureOf(conn, nullptr));
@@ -399,17 +513,22 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
     return std::unexpected(broken);
   }
   std::vector<ResultPtr> results;
-  // Each sent statement yields its result, then a null; the sync yields
-  // PGRES_PIPELINE_SYNC. Everything is read, even after a failure, so the
-  // connection can leave pipeline mode.
-  for (size_t i = 0; i < sent; ++i) {
+  // Each queued statement or preparation yields its result, then a null; the
+  // sync yields PGRES_PIPELINE_SYNC. Everything is read, even after a
+  // failure, so the connection can leave pipeline mode. A preparation that
+  // succeeded holds on the server whatever follows it.
+  for (const Queued& item : queued) {
     ResultPtr result(pq::getResult(conn), &pq::clear);
     ExecStatusType status = result ? pq::resultStatus(result.get()) : PGRES_FATAL_ERROR;
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !failure) {
       failure = FailureOf(conn, result.get());
-      failure->statement = i;
+      failure->statement = item.statement;
     }
-    results.push_back(std::move(result));
+    if (!item.prepared.empty()) {
+      if (status == PGRES_COMMAND_OK) PreparedStatements::Instance().Prepared(conn, item.prepared);
+    } else {
+      results.push_back(std::move(result));
+    }
     while (PGresult* extra = pq::getResult(conn)) pq::clear(extra);
     if (pq::status(conn) == CONNECTION_BAD) break;
   }
@@ -421,7 +540,10 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
     }
     (void)pq::exitPipelineMode(conn);
   }
-  if (failure) return std::unexpected(*failure);
+  if (failure) {
+    LostPreparedStatement(conn, *failure);
+    return std::unexpected(*failure);
+  }
   if (results.size() != statements.size()) {
     PgFailure broken = FailureOf(conn, nullptr);
     broken.statement = results.size();
@@ -893,6 +1015,7 @@ Result<PgStore::Lease> PgStore::Acquire() {
   const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", "client_encoding", nullptr};
   const char* values[] = {"10", "telic", url_.c_str(), "UTF8", nullptr};
   PGconn* conn = pq::connectdbParams(keys, values, 1);
+  if (conn != nullptr) PreparedStatements::Instance().Forget(conn);  // a closed connection's address, maybe
   std::string failure;
   if (!conn || pq::status(conn) != CONNECTION_OK) {
     failure = conn ? pq::errorMessage(conn) : "out of memory";
@@ -904,6 +1027,7 @@ Result<PgStore::Lease> PgStore::Acquire() {
     failure = set.error().message;
   }
   if (!failure.empty()) {
+    PreparedStatements::Instance().Forget(conn);
     pq::finish(conn);
     pool_.Discard();  // the next caller in line tries again
     while (!failure.empty() && (failure.back() == '\n' || failure.back() == ' ')) failure.pop_back();
@@ -917,12 +1041,16 @@ void PgStore::Release(PGconn* conn) {
     pool_.Release(conn);
     return;
   }
+  PreparedStatements::Instance().Forget(conn);
   pq::finish(conn);
   pool_.Discard();
 }
 
 PgStore::~PgStore() {
-  for (PGconn* conn : pool_.TakeIdle()) pq::finish(conn);
+  for (PGconn* conn : pool_.TakeIdle()) {
+    PreparedStatements::Instance().Forget(conn);
+    pq::finish(conn);
+  }
 }
 
 Result<std::unique_ptr<PgStore>> PgStore::Open(const std::string& url, int pool_size) {
@@ -1080,6 +1208,7 @@ Result<Store::RunAndArtifacts> PgStore::GetRunAndArtifactsAfter(std::string_view
     auto results = RunPipelined(lease.get(), statements);
     if (!results) {
       if (attempt == 1 && pq::status(lease.get()) == CONNECTION_BAD) continue;  // as ReadWithReconnect
+      if (attempt == 1 && results.error().sqlstate == "26000") continue;  // again unnamed (PreparedStatements)
       return std::unexpected(ToError(results.error(), "run and artifact read"));
     }
     const PGresult* run_rows = (*results)[0].get();
@@ -1087,6 +1216,14 @@ Result<Store::RunAndArtifacts> PgStore::GetRunAndArtifactsAfter(std::string_view
     if (pq::ntuples(run_rows) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
     return RunAndArtifacts{ReadRun(run_rows, 0), ReadArtifactList(artifact_rows)};
   }
+}
+
+Result<std::string> PgStore::QueryOnPooledConnection(const std::string& sql) {
+  TELIC_ASSIGN_OR_RETURN(auto lease, Acquire());
+  auto rows = Run(lease.get(), sql);
+  if (!rows) return std::unexpected(ToError(rows.error(), "query"));
+  if (pq::ntuples(rows->get()) == 0) return std::string();
+  return std::string(pq::getvalue(rows->get(), 0, 0));
 }
 
 Result<StoredArtifact> PgStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {

@@ -54,6 +54,11 @@ class PgStore final : public Store {
   // A round trip to the server (readiness).
   Status Ping();
 
+  // Runs `sql` (no parameters) on a pooled connection and returns the first
+  // column of its first row, "" when it has none: for tests and diagnostics
+  // that look at a connection's own session (pg_prepared_statements).
+  Result<std::string> QueryOnPooledConnection(const std::string& sql);
+
   class Lease;
 
  private:

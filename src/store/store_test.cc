@@ -1268,6 +1268,64 @@ TEST(PgStoreTest, ReconnectsAfterTheServerDropsItsConnections) {
   EXPECT_EQ(CheckedTrace(**store, "r1").size(), 3u);
 }
 
+// Statements with parameters run as named prepared statements, prepared once
+// per connection (D-P15): after writes and reads the connection's session
+// holds them, and more of the same calls prepare nothing new.
+TEST(PgStoreTest, ReadsAndWritesRunAsStatementsPreparedOncePerConnection) {
+  auto& server = testing::PostgresServer::Shared();
+  if (!server.Available()) {
+    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
+    GTEST_SKIP() << "SKIPPED: " << server.Reason();
+  }
+  auto store = PgStore::Open(server.NewSchemaUrl(), /*pool_size=*/1);  // one connection: one session to look at
+  ASSERT_TRUE(store) << store.error().message();
+  const std::string count = "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'telic\\_%'";
+  auto calls = [&](const std::string& id) {
+    ASSERT_TRUE((*store)->CreateRun(NewRunChange(id)));
+    auto applied = (*store)->ApplyChange(id, 1, AdvanceChange(id, 1, "w-" + id));  // event ids are unique per ledger
+    ASSERT_TRUE(applied) << applied.error().message();
+    ASSERT_TRUE((*store)->GetRun(id));
+    ASSERT_TRUE((*store)->GetRunAndArtifactsAfter(id, 0));
+  };
+  calls("r1");
+  auto prepared = (*store)->QueryOnPooledConnection(count);
+  ASSERT_TRUE(prepared) << prepared.error().message();
+  EXPECT_GE(std::stoi(*prepared), 4) << "writes and reads should be prepared statements";
+  calls("r2");
+  calls("r3");
+  EXPECT_EQ((*store)->QueryOnPooledConnection(count).value_or("?"), *prepared);
+  EXPECT_EQ(CheckedTrace(**store, "r3").size(), 3u);
+}
+
+// A session that lost the statements telic prepared on it (a pooler in
+// transaction mode, a DISCARD; here DEALLOCATE ALL) answers SQLSTATE 26000:
+// the read or write is run again unnamed, and that connection prepares
+// nothing from then on.
+TEST(PgStoreTest, ASessionThatLostItsPreparedStatementsRunsThemUnnamed) {
+  auto& server = testing::PostgresServer::Shared();
+  if (!server.Available()) {
+    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
+    GTEST_SKIP() << "SKIPPED: " << server.Reason();
+  }
+  auto store = PgStore::Open(server.NewSchemaUrl(), /*pool_size=*/1);
+  ASSERT_TRUE(store) << store.error().message();
+  ASSERT_TRUE((*store)->CreateRun(NewRunChange("r1")));
+  ASSERT_TRUE((*store)->GetRunAndArtifactsAfter("r1", 0));
+  ASSERT_TRUE((*store)->GetRun("r1"));
+  ASSERT_TRUE((*store)->QueryOnPooledConnection("DEALLOCATE ALL"));
+  auto applied = (*store)->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w"));  // a write
+  ASSERT_TRUE(applied) << applied.error().message();
+  ASSERT_TRUE((*store)->QueryOnPooledConnection("DEALLOCATE ALL"));
+  auto read = (*store)->GetRunAndArtifactsAfter("r1", 0);  // a pipelined read
+  ASSERT_TRUE(read) << read.error().message();
+  auto run = (*store)->GetRun("r1");  // a single-statement read
+  ASSERT_TRUE(run) << run.error().message();
+  EXPECT_EQ(run->version, 2);
+  ASSERT_TRUE((*store)->CreateRun(NewRunChange("r2")));
+  EXPECT_EQ(CheckedTrace(**store, "r1").size(), 3u);
+  EXPECT_EQ((*store)->QueryOnPooledConnection("SELECT count(*) FROM pg_prepared_statements").value_or("?"), "0");
+}
+
 // A run write sends its statements and COMMIT in one pipeline. A COMMIT
 // that fails (here a deferred constraint trigger refuses the run at commit
 // time, as a serialization failure, which telic retries anywhere before
