@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ids.h"
 #include "base/sha256.h"
 #include "store/libpq.h"
 
@@ -318,10 +319,12 @@ Error ToError(const PgFailure& f, std::string_view what) {
   return Error(code, fmt::format("PostgreSQL {} failed: {}", what, message));
 }
 
-// Serialization failures and deadlocks; and 26000, a prepared statement the
-// server session lost, after which the connection runs statements unnamed
-// (PreparedStatements::StopPreparing).
-bool Retryable(const PgFailure& f) { return f.sqlstate == "40001" || f.sqlstate == "40P01" || f.sqlstate == "26000"; }
+// Serialization failures and deadlocks; and 26000 / 42P05, a server session
+// that is not the one telic prepared on, after which the connection runs
+// statements unnamed (PreparedStatements::StopPreparing).
+bool Retryable(const PgFailure& f) {
+  return f.sqlstate == "40001" || f.sqlstate == "40P01" || f.sqlstate == "26000" || f.sqlstate == "42P05";
+}
 
 // Parameters of one statement as text (nullopt is SQL NULL).
 class Params {
@@ -372,59 +375,87 @@ PgFailure FailureOf(PGconn* conn, const PGresult* result) {
 // statement with parameters runs as a named prepared statement, so the
 // server parses and plans its text once per connection instead of on every
 // call (the unnamed statement of PQexecParams is parsed and planned each
-// time). Names are per statement text, for the life of the process, at most
-// kMaxNames of them (texts past that run unnamed). Prepared statements are
-// session state the server keeps until the connection closes, whatever
-// happens to the transaction that prepared them; a connection whose server
-// session lost one (SQLSTATE 26000: a pooler in transaction mode, a
-// DISCARD) prepares nothing again and runs every statement unnamed.
+// time). Prepared statements are session state the server keeps until the
+// connection closes, whatever happens to the transaction that prepared them.
+//
+// Names are unique to one connection of one process ("telic_<random>_<conn>_
+// <n>"), so a server session reached through a pooler in transaction mode,
+// which moves the client between sessions, can never hold a name of ours
+// that means another text: it answers 26000 (no such statement) or, were a
+// name already there, 42P05. Either makes that connection prepare nothing
+// again and run every statement unnamed. Only modest texts are prepared (at
+// most kMaxParams parameters and kMaxTextBytes bytes: a bulk insert of many
+// trace events, whose text varies with the batch, runs unnamed), at most
+// kMaxNamesPerConnection per connection.
 class PreparedStatements {
  public:
   static PreparedStatements& Instance() {
     static PreparedStatements* instance = new PreparedStatements();  // never destroyed: used until exit
     return *instance;
   }
-  // The name to run `sql` under on `conn` and whether it must be prepared
-  // first; an empty name: run it unnamed.
-  std::pair<std::string, bool> Lookup(PGconn* conn, const std::string& sql) {
+  // The name to run `sql` (with `params` parameters) under on `conn`, and
+  // whether it must be prepared first; an empty name: run it unnamed.
+  std::pair<std::string, bool> Lookup(PGconn* conn, const std::string& sql, int params) {
+    if (params == 0 || params > kMaxParams || sql.size() > kMaxTextBytes) return {"", false};
     std::lock_guard lock(mutex_);
-    if (unnamed_only_.contains(conn)) return {"", false};
-    auto found = names_.find(sql);
-    if (found == names_.end()) {
-      if (names_.size() >= kMaxNames) return {"", false};
-      found = names_.emplace(sql, fmt::format("telic_{}", names_.size() + 1)).first;
+    auto [state, opened] = connections_.try_emplace(conn);
+    if (opened) state->second.serial = ++serials_;
+    Connection& connection = state->second;
+    if (connection.unnamed_only) return {"", false};
+    if (auto found = connection.names.find(sql); found != connection.names.end()) {
+      return {found->second.name, !found->second.prepared};
     }
-    return {found->second, !prepared_[conn].contains(found->second)};
+    if (connection.names.size() >= kMaxNamesPerConnection) return {"", false};
+    std::string name = fmt::format("telic_{}_{}_{}", process_tag_, connection.serial, connection.names.size() + 1);
+    connection.names.emplace(sql, Statement{name, false});
+    return {name, true};
   }
-  void Prepared(PGconn* conn, const std::string& name) {
+  // `sql`'s preparation on `conn` succeeded.
+  void Prepared(PGconn* conn, const std::string& sql) {
     std::lock_guard lock(mutex_);
-    prepared_[conn].insert(name);
+    auto state = connections_.find(conn);
+    if (state == connections_.end()) return;
+    if (auto found = state->second.names.find(sql); found != state->second.names.end()) found->second.prepared = true;
   }
-  // After SQLSTATE 26000 on `conn`: run everything unnamed there from now on.
+  // After 26000 or 42P05 on `conn`: run everything unnamed there from now on.
   void StopPreparing(PGconn* conn) {
     std::lock_guard lock(mutex_);
-    prepared_.erase(conn);
-    unnamed_only_.insert(conn);
+    Connection& connection = connections_[conn];
+    connection.names.clear();
+    connection.unnamed_only = true;
   }
   // Before `conn` is closed, and when a connection is opened (its address
   // may be a closed one's).
   void Forget(PGconn* conn) {
     std::lock_guard lock(mutex_);
-    prepared_.erase(conn);
-    unnamed_only_.erase(conn);
+    connections_.erase(conn);
   }
 
  private:
-  static constexpr size_t kMaxNames = 512;
+  static constexpr int kMaxParams = 64;
+  static constexpr size_t kMaxTextBytes = 8192;
+  static constexpr size_t kMaxNamesPerConnection = 256;
+  struct Statement {
+    std::string name;
+    bool prepared;
+  };
+  struct Connection {
+    unsigned long long serial = 0;
+    bool unnamed_only = false;
+    std::unordered_map<std::string, Statement> names;  // by statement text
+  };
+  PreparedStatements() : process_tag_(RandomHex(4)) {}
+
+  const std::string process_tag_;  // 8 hex digits, per process
   std::mutex mutex_;
-  std::unordered_map<std::string, std::string> names_;
-  std::unordered_map<PGconn*, std::set<std::string, std::less<>>> prepared_;
-  std::set<PGconn*> unnamed_only_;
+  unsigned long long serials_ = 0;
+  std::unordered_map<PGconn*, Connection> connections_;
 };
 
-// 26000: the server session does not hold a statement telic prepared on it.
+// 26000 (no such prepared statement) or 42P05 (the name is taken): the server
+// session is not the one telic prepared on; the connection runs unnamed.
 bool LostPreparedStatement(PGconn* conn, const PgFailure& failure) {
-  if (failure.sqlstate != "26000") return false;
+  if (failure.sqlstate != "26000" && failure.sqlstate != "42P05") return false;
   PreparedStatements::Instance().StopPreparing(conn);
   return true;
 }
@@ -433,14 +464,13 @@ bool LostPreparedStatement(PGconn* conn, const PgFailure& failure) {
 std::expected<ResultPtr, PgFailure> RunOnce(PGconn* conn, const std::string& sql, const Params& params) {
   auto values = params.Pointers();
   auto lengths = params.Lengths();
-  auto [name, prepare] =
-      params.size() > 0 ? PreparedStatements::Instance().Lookup(conn, sql) : std::pair<std::string, bool>();
+  auto [name, prepare] = PreparedStatements::Instance().Lookup(conn, sql, params.size());
   if (prepare) {
     ResultPtr prepared(pq::prepare(conn, name.c_str(), sql.c_str(), params.size(), nullptr), &pq::clear);
     if (!prepared || pq::resultStatus(prepared.get()) != PGRES_COMMAND_OK) {
       return std::unexpected(FailureOf(conn, prepared.get()));
     }
-    PreparedStatements::Instance().Prepared(conn, name);
+    PreparedStatements::Instance().Prepared(conn, sql);
   }
   ResultPtr result(name.empty() ? pq::execParams(conn, sql.c_str(), params.size(), nullptr, values.data(),
                                                  lengths.data(), nullptr, 0)
@@ -477,7 +507,7 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
   // one (its name), each of which answers with one result.
   struct Queued {
     size_t statement;
-    std::string prepared;  // non-empty: a preparation
+    std::string prepared;  // non-empty: the preparation of this text
   };
   std::vector<Queued> queued;
   queued.reserve(statements.size() * 2);
@@ -486,15 +516,14 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
     const auto& [sql, params] = statements[i];
     auto values = params.Pointers();
     auto lengths = params.Lengths();
-    auto [name, prepare] =
-        params.size() > 0 ? PreparedStatements::Instance().Lookup(conn, sql) : std::pair<std::string, bool>();
+    auto [name, prepare] = PreparedStatements::Instance().Lookup(conn, sql, params.size());
     if (prepare && preparing.insert(name).second) {
       if (pq::sendPrepare(conn, name.c_str(), sql.c_str(), params.size(), nullptr) != 1) {
         failure = FailureOf(conn, nullptr);
         failure->statement = i;
         break;
       }
-      queued.push_back(Queued{i, name});
+      queued.push_back(Queued{i, sql});
     }
     const int sent = name.empty() ? pq::sendQueryParams(conn, sql.c_str(), params.size(), nullptr, values.data(),
                                                         lengths.data(), nullptr, 0)
@@ -1206,9 +1235,11 @@ Result<Store::RunAndArtifacts> PgStore::GetRunAndArtifactsAfter(std::string_view
   for (int attempt = 1;; ++attempt) {
     TELIC_ASSIGN_OR_RETURN(auto lease, Acquire());
     auto results = RunPipelined(lease.get(), statements);
+    if (!results && (results.error().sqlstate == "26000" || results.error().sqlstate == "42P05")) {
+      results = RunPipelined(lease.get(), statements);  // the same connection, unnamed now (PreparedStatements)
+    }
     if (!results) {
       if (attempt == 1 && pq::status(lease.get()) == CONNECTION_BAD) continue;  // as ReadWithReconnect
-      if (attempt == 1 && results.error().sqlstate == "26000") continue;  // again unnamed (PreparedStatements)
       return std::unexpected(ToError(results.error(), "run and artifact read"));
     }
     const PGresult* run_rows = (*results)[0].get();

@@ -1299,31 +1299,58 @@ TEST(PgStoreTest, ReadsAndWritesRunAsStatementsPreparedOncePerConnection) {
 
 // A session that lost the statements telic prepared on it (a pooler in
 // transaction mode, a DISCARD; here DEALLOCATE ALL) answers SQLSTATE 26000:
-// the read or write is run again unnamed, and that connection prepares
-// nothing from then on.
+// the call is run again unnamed on that connection, which prepares nothing
+// from then on. Each kind of call meets the lost statements first on its
+// own connection: a write (a transaction), a pipelined read, a single read.
 TEST(PgStoreTest, ASessionThatLostItsPreparedStatementsRunsThemUnnamed) {
   auto& server = testing::PostgresServer::Shared();
   if (!server.Available()) {
     if (testing::PostgresServer::Required()) FAIL() << server.Reason();
     GTEST_SKIP() << "SKIPPED: " << server.Reason();
   }
-  auto store = PgStore::Open(server.NewSchemaUrl(), /*pool_size=*/1);
-  ASSERT_TRUE(store) << store.error().message();
-  ASSERT_TRUE((*store)->CreateRun(NewRunChange("r1")));
-  ASSERT_TRUE((*store)->GetRunAndArtifactsAfter("r1", 0));
-  ASSERT_TRUE((*store)->GetRun("r1"));
-  ASSERT_TRUE((*store)->QueryOnPooledConnection("DEALLOCATE ALL"));
-  auto applied = (*store)->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w"));  // a write
-  ASSERT_TRUE(applied) << applied.error().message();
-  ASSERT_TRUE((*store)->QueryOnPooledConnection("DEALLOCATE ALL"));
-  auto read = (*store)->GetRunAndArtifactsAfter("r1", 0);  // a pipelined read
-  ASSERT_TRUE(read) << read.error().message();
-  auto run = (*store)->GetRun("r1");  // a single-statement read
-  ASSERT_TRUE(run) << run.error().message();
-  EXPECT_EQ(run->version, 2);
-  ASSERT_TRUE((*store)->CreateRun(NewRunChange("r2")));
+  const std::string url = server.NewSchemaUrl();
+  {
+    auto setup = PgStore::Open(url, 1);
+    ASSERT_TRUE(setup) << setup.error().message();
+    ASSERT_TRUE((*setup)->CreateRun(NewRunChange("r1")));
+  }
+  const std::string prepared = "SELECT count(*) FROM pg_prepared_statements";
+  // A store of one connection that has prepared every statement `call`
+  // uses, then lost them all.
+  auto store_that_lost_its_statements = [&] {
+    auto store = PgStore::Open(url, 1);
+    EXPECT_TRUE(store) << store.error().message();
+    EXPECT_TRUE((*store)->GetRun("r1"));
+    EXPECT_TRUE((*store)->GetRunAndArtifactsAfter("r1", 0));
+    EXPECT_TRUE((*store)->CreateRun(NewRunChange("warm-" + RandomHex(4))));
+    EXPECT_NE((*store)->QueryOnPooledConnection(prepared).value_or("0"), "0");
+    EXPECT_TRUE((*store)->QueryOnPooledConnection("DEALLOCATE ALL"));
+    return std::move(*store);
+  };
+  {
+    auto store = store_that_lost_its_statements();
+    auto applied = store->ApplyChange("r1", 1, AdvanceChange("r1", 1, "w"));
+    ASSERT_TRUE(applied) << applied.error().message();
+    EXPECT_EQ(store->QueryOnPooledConnection(prepared).value_or("?"), "0");
+  }
+  {
+    auto store = store_that_lost_its_statements();
+    auto read = store->GetRunAndArtifactsAfter("r1", 0);
+    ASSERT_TRUE(read) << read.error().message();
+    EXPECT_EQ(read->run.version, 2);
+    EXPECT_EQ(store->QueryOnPooledConnection(prepared).value_or("?"), "0");
+  }
+  {
+    auto store = store_that_lost_its_statements();
+    auto run = store->GetRun("r1");
+    ASSERT_TRUE(run) << run.error().message();
+    EXPECT_EQ(run->version, 2);
+    ASSERT_TRUE(store->CreateRun(NewRunChange("r2")));
+    EXPECT_EQ(store->QueryOnPooledConnection(prepared).value_or("?"), "0");
+  }
+  auto store = PgStore::Open(url, 1);
+  ASSERT_TRUE(store);
   EXPECT_EQ(CheckedTrace(**store, "r1").size(), 3u);
-  EXPECT_EQ((*store)->QueryOnPooledConnection("SELECT count(*) FROM pg_prepared_statements").value_or("?"), "0");
 }
 
 // A run write sends its statements and COMMIT in one pipeline. A COMMIT
