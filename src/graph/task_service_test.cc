@@ -26,11 +26,7 @@ class TaskServiceTest : public ::testing::TestWithParam<Backend> {
   TaskServiceTest() : clock_(1764662400000, 1) {}
   void SetUp() override {
     if (GetParam() == Backend::kPostgres) {
-      auto& server = testing::PostgresServer::Shared();
-      if (!server.Available()) {
-        if (testing::PostgresServer::Required()) FAIL() << server.Reason();
-        GTEST_SKIP() << "SKIPPED: " << server.Reason();
-      }
+      TELIC_SHARED_POSTGRES_OR_SKIP(server);
       auto pg = store::PgStore::Open(server.NewSchemaUrl());
       ASSERT_TRUE(pg) << pg.error().message();
       pg_ = std::move(*pg);

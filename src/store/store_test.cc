@@ -106,11 +106,7 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     if (GetParam() == Backend::kPostgres) {
-      auto& server = testing::PostgresServer::Shared();
-      if (!server.Available()) {
-        if (testing::PostgresServer::Required()) FAIL() << server.Reason();
-        GTEST_SKIP() << "SKIPPED: " << server.Reason();
-      }
+      TELIC_SHARED_POSTGRES_OR_SKIP(server);
       location_ = server.NewSchemaUrl();
     } else {
       location_ = dir_.File("telic.sqlite3");
@@ -273,12 +269,19 @@ TEST_P(StoreTest, NonArrayRedactionsAreRefused) {
 
 // A ledger written before trace events had redactions (the column dropped and
 // the schema version set back one, as the previous release left it) is
-// migrated on open: its events read as [], keep their hashes and verify, and
-// new events with redactions extend the same chain.
+// migrated on open: its events read as [], keep their hashes and verify, its
+// artifacts read back byte for byte, and new events with redactions extend
+// the same chain. covers TEL-255 (stored artifacts stay readable through an
+// explicit migration)
 TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("old")));
   ASSERT_TRUE(store_->ApplyChange("old", 1, AdvanceChange("old", 1, "w")));
   auto before = CheckedTrace(*store_, "old");
+  auto artifacts_before = store_->ListArtifactsAfter("old", 0);
+  ASSERT_TRUE(artifacts_before) << artifacts_before.error().message();
+  ASSERT_EQ(artifacts_before->size(), 2u);
+  std::vector<StoredArtifact> stored_before;
+  for (const ArtifactMeta& meta : *artifacts_before) stored_before.push_back(*store_->GetArtifact("old", meta.id));
   store_.reset();
   // The schema as it was before the redactions migration: without that
   // column and without the run paging indexes and trace context columns
@@ -299,6 +302,13 @@ TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
     EXPECT_EQ(after[i].hash, before[i].hash);
     EXPECT_EQ(after[i].hash, PreRedactionHash(after[i]));
     EXPECT_EQ(after[i].redactions, Json::array());
+  }
+  for (const StoredArtifact& artifact : stored_before) {
+    auto read = (*reopened)->GetArtifact("old", artifact.meta.id);
+    ASSERT_TRUE(read) << read.error().message();
+    EXPECT_EQ(read->meta.sha256, artifact.meta.sha256);
+    EXPECT_EQ(read->meta.type, artifact.meta.type);
+    EXPECT_EQ(read->canonical_body, artifact.canonical_body);
   }
   Change next = AdvanceChange("old", 2, "w");
   next.events[1].redactions = kRedactions;
@@ -1244,11 +1254,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
 // replaced: a read reconnects, and a write whose connection died before
 // COMMIT is retried once on a fresh one (its transaction died with it).
 TEST(PgStoreTest, ReconnectsAfterTheServerDropsItsConnections) {
-  auto& server = testing::PostgresServer::Shared();
-  if (!server.Available()) {
-    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
-    GTEST_SKIP() << "SKIPPED: " << server.Reason();
-  }
+  TELIC_SHARED_POSTGRES_OR_SKIP(server);
   std::string app = "telic_t_" + RandomHex(6);
   auto store = OpenStore(server.NewSchemaUrl() + "&application_name=" + app);
   ASSERT_TRUE(store) << store.error().message();
@@ -1272,11 +1278,7 @@ TEST(PgStoreTest, ReconnectsAfterTheServerDropsItsConnections) {
 // per connection (D-P15): after writes and reads the connection's session
 // holds them, and more of the same calls prepare nothing new.
 TEST(PgStoreTest, ReadsAndWritesRunAsStatementsPreparedOncePerConnection) {
-  auto& server = testing::PostgresServer::Shared();
-  if (!server.Available()) {
-    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
-    GTEST_SKIP() << "SKIPPED: " << server.Reason();
-  }
+  TELIC_SHARED_POSTGRES_OR_SKIP(server);
   auto store = PgStore::Open(server.NewSchemaUrl(), /*pool_size=*/1);  // one connection: one session to look at
   ASSERT_TRUE(store) << store.error().message();
   const std::string count = "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'telic\\_%'";
@@ -1303,11 +1305,7 @@ TEST(PgStoreTest, ReadsAndWritesRunAsStatementsPreparedOncePerConnection) {
 // from then on. Each kind of call meets the lost statements first on its
 // own connection: a write (a transaction), a pipelined read, a single read.
 TEST(PgStoreTest, ASessionThatLostItsPreparedStatementsRunsThemUnnamed) {
-  auto& server = testing::PostgresServer::Shared();
-  if (!server.Available()) {
-    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
-    GTEST_SKIP() << "SKIPPED: " << server.Reason();
-  }
+  TELIC_SHARED_POSTGRES_OR_SKIP(server);
   const std::string url = server.NewSchemaUrl();
   {
     auto setup = PgStore::Open(url, 1);
@@ -1359,11 +1357,7 @@ TEST(PgStoreTest, ASessionThatLostItsPreparedStatementsRunsThemUnnamed) {
 // COMMIT) is reported, never sent again, and nothing of it is stored; the
 // pooled connection stays usable.
 TEST(PgStoreTest, AWriteWhoseCommitFailsIsReportedOnceAndStoresNothing) {
-  auto& server = testing::PostgresServer::Shared();
-  if (!server.Available()) {
-    if (testing::PostgresServer::Required()) FAIL() << server.Reason();
-    GTEST_SKIP() << "SKIPPED: " << server.Reason();
-  }
+  TELIC_SHARED_POSTGRES_OR_SKIP(server);
   const std::string url = server.NewSchemaUrl();
   auto store = OpenStore(url);
   ASSERT_TRUE(store) << store.error().message();

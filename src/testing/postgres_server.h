@@ -26,6 +26,16 @@
 #error "TELIC_SOURCE_DIR must name the source tree (set by CMake for the unit tests)"
 #endif
 
+// In a test body or SetUp: declares `server`, the shared server, and ends
+// the test when there is none: a failure when TELIC_REQUIRE_POSTGRES is set
+// (CI), a skip otherwise.
+#define TELIC_SHARED_POSTGRES_OR_SKIP(server)                                     \
+  auto& server = ::telic::testing::PostgresServer::Shared();                    \
+  if (!server.Available()) {                                                     \
+    if (::telic::testing::PostgresServer::Required()) FAIL() << server.Reason(); \
+    GTEST_SKIP() << "SKIPPED: " << server.Reason();                              \
+  }
+
 namespace telic::testing {
 
 class PostgresServer {
