@@ -36,7 +36,7 @@ PY
 export TELIC_REPOSITORY_ROOT="$work/repo"
 source "$root/bench/http_common.sh"
 
-declare -A results
+declare -A results wals
 for ((round = 1; round <= rounds; round++)); do
   for index in $(seq 0 $(( $# - 1 ))); do
     binaries=("$@")
@@ -51,6 +51,9 @@ for ((round = 1; round <= rounds; round++)); do
     line="$(TELIC_TARGETS="127.0.0.1:$port=$session" TELIC_BODY="$body" wrk -t2 -c "$connections" -d "${duration}s" \
             -s "$root/bench/mcp_call.lua" "http://127.0.0.1:$port/mcp" | grep '^RESULT')"
     results[$index]="${results[$index]:-} $(sed -n 's/.* rps=\([0-9.]*\).*/\1/p' <<<"$line")"
+    # The WAL's size at the round's end (D-P16: it is reused, not grown).
+    wal="$(find "$TELIC_STATE_DIR" -name '*-wal' -printf '%s' -quit 2>/dev/null || true)"
+    wals[$index]="${wals[$index]:-} $(( ${wal:-0} / 1048576 ))"
     kill "$pid"
     wait "$pid" 2>/dev/null || true
     pid=""
@@ -61,6 +64,6 @@ for index in $(seq 0 $(( $# - 1 ))); do
   binaries=("$@")
   median="$(tr ' ' '\n' <<<"${results[$index]}" | grep . | sort -n |
             awk '{a[NR]=$1} END {printf "%.1f", (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}')"
-  echo "${binaries[$index]}: median ${median} requests/s (rounds:${results[$index]})"
+  echo "${binaries[$index]}: median ${median} requests/s (rounds:${results[$index]}; WAL MiB at each round's end:${wals[$index]})"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -231,10 +231,20 @@ class StmtCache {
 
 // The WAL checkpointer: the write connection's automatic checkpoint (which
 // runs inside the COMMIT that crosses 1,000 WAL pages, with two fsyncs and
-// the copy of every page) is replaced by a PASSIVE checkpoint on a thread
-// with its own connection, started when a commit leaves the WAL at
-// kCheckpointPages or more. A checkpoint only copies committed pages into the
+// the copy of every page) is replaced by PASSIVE checkpoints on a thread
+// with its own connection, started when a commit leaves kCheckpointPages
+// more frames in the WAL. A checkpoint only copies committed pages into the
 // database file; durability of a commit is its WAL fsync, unchanged.
+//
+// A checkpoint cycle ends with the WAL complete, so that it is reused from
+// its start (D-P16). SQLite reuses the WAL only when a write transaction
+// begins with every frame already copied; a background pass never leaves it
+// so while commits keep arriving (they append during the pass), and the WAL
+// would grow by every commit's pages for the life of the process. So the
+// cycle goes on after its first pass: further background passes while the
+// frames not yet copied are more than kTailPages, then the writer copies that
+// last tail itself, in the commit that finds it small (as SQLite's automatic
+// checkpoint does, but for at most ~kTailPages pages instead of 1,000).
 class Checkpointer {
  public:
   // Four times SQLite's default (D-P13): a page that several commits rewrite
@@ -242,14 +252,19 @@ class Checkpointer {
   // the database once per checkpoint, so fewer checkpoints copy fewer pages.
   // The WAL file then holds up to ~16 MiB between checkpoints.
   static constexpr int kCheckpointPages = 4000;
+  // The largest tail the writer copies in its commit (about a dozen
+  // start_runs' pages; a few milliseconds, once per cycle).
+  static constexpr int kTailPages = 256;
 
   // Replaces `writer`'s automatic checkpoint. The checkpointer's connection
   // and thread are started by the first commit that asks for a checkpoint, so
   // a process that never fills the WAL (a short command, a server that only
   // reads) opens neither. When that connection cannot be opened, the writer
   // checkpoints itself in its commit, as SQLite's automatic checkpoint does.
-  static std::unique_ptr<Checkpointer> Install(const std::string& path, sqlite3* writer) {
-    auto checkpointer = std::unique_ptr<Checkpointer>(new Checkpointer(path, writer));
+  // `cycle_pages` replaces kCheckpointPages (tests, to see many cycles).
+  static std::unique_ptr<Checkpointer> Install(const std::string& path, sqlite3* writer,
+                                               int cycle_pages = kCheckpointPages) {
+    auto checkpointer = std::unique_ptr<Checkpointer>(new Checkpointer(path, writer, cycle_pages));
     sqlite3_wal_hook(writer, &Checkpointer::OnCommit, checkpointer.get());  // replaces the automatic checkpoint
     return checkpointer;
   }
@@ -266,9 +281,12 @@ class Checkpointer {
     sqlite3_close(db_);
   }
   int64_t runs() const { return runs_.load(); }
+  // Cycles whose tail the writer copied, leaving the WAL complete.
+  int64_t completed_cycles() const { return completed_cycles_.load(); }
 
  private:
-  Checkpointer(std::string path, sqlite3* writer) : path_(std::move(path)), writer_(writer) {}
+  Checkpointer(std::string path, sqlite3* writer, int cycle_pages)
+      : path_(std::move(path)), writer_(writer), cycle_pages_(cycle_pages) {}
 
   // On the writer's thread (from OnCommit): opens the checkpointer's
   // connection and starts its thread. False when the connection cannot be opened.
@@ -291,30 +309,67 @@ class Checkpointer {
   }
 
   // sqlite3_wal_hook: called on the writer's thread after each commit (under
-  // the store's connection mutex). `wal_pages` counts every frame in the WAL,
-  // checkpointed or not, until a writer restarts the WAL after a complete
-  // checkpoint; so a checkpoint is asked for each time kCheckpointPages more
-  // frames were appended since the last request (or since the restart).
+  // the store's connection mutex, so no other write of this process runs).
+  // `wal_pages` counts every frame in the WAL, copied or not, until a writer
+  // reuses the WAL after a complete checkpoint. A cycle starts each time
+  // cycle_pages_ more frames were appended since the last one started (or
+  // since the WAL was reused), and then moves on at each commit: another
+  // background pass while one is not running and more than kTailPages frames
+  // are left, else the tail here.
   static int OnCommit(void* self, sqlite3* writer, const char* schema, int wal_pages) {
     auto* checkpointer = static_cast<Checkpointer*>(self);
-    if (wal_pages < checkpointer->requested_at_) checkpointer->requested_at_ = 0;  // the WAL restarted
-    if (wal_pages - checkpointer->requested_at_ < kCheckpointPages) return SQLITE_OK;
-    checkpointer->requested_at_ = wal_pages;
-    if (!checkpointer->thread_.joinable() && !checkpointer->failed_ && !checkpointer->Start()) {
-      checkpointer->failed_ = true;
-    }
-    if (checkpointer->failed_) {
-      // What SQLite's own automatic checkpoint (a WAL hook too) does, in the
-      // commit, at this hook's threshold of kCheckpointPages.
-      sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-      return SQLITE_OK;
-    }
-    {
-      std::lock_guard lock(checkpointer->mutex_);
-      checkpointer->due_ = true;
-    }
-    checkpointer->wake_.notify_one();
+    checkpointer->AfterCommit(writer, schema, wal_pages);
     return SQLITE_OK;
+  }
+  void AfterCommit(sqlite3* writer, const char* schema, int wal_pages) {
+    if (wal_pages < requested_at_) {  // the WAL was reused from its start
+      requested_at_ = 0;
+      in_cycle_ = false;
+    }
+    if (!in_cycle_) {
+      if (wal_pages - requested_at_ < cycle_pages_) return;
+      requested_at_ = wal_pages;
+      if (!thread_.joinable() && !failed_ && !Start()) failed_ = true;
+      if (failed_) {
+        // What SQLite's own automatic checkpoint (a WAL hook too) does, in the
+        // commit, at this hook's threshold: all of it, here.
+        sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+        return;
+      }
+      in_cycle_ = true;
+      RequestPass();
+      return;
+    }
+    std::unique_lock lock(mutex_);
+    if (due_ || passing_) return;  // a background pass is asked for or under way
+    const int left = wal_pages - copied_;
+    lock.unlock();
+    if (left > kTailPages) {
+      RequestPass();
+      return;
+    }
+    int log = 0, copied = 0;
+    int rc = sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+    if (rc == SQLITE_OK && copied == log) {
+      // Every frame is in the database file: the next write transaction that
+      // no reader of an older snapshot holds back reuses the WAL. If one
+      // does, the frames after it start the next cycle at requested_at_ +
+      // cycle_pages_, as before this one.
+      in_cycle_ = false;
+      completed_cycles_.fetch_add(1);
+      return;
+    }
+    // A reader still uses frames this tail could not copy: the next commit
+    // tries again, from what was copied.
+    lock.lock();
+    if (rc == SQLITE_OK) copied_ = copied;
+  }
+  void RequestPass() {
+    {
+      std::lock_guard lock(mutex_);
+      due_ = true;
+    }
+    wake_.notify_one();
   }
   void Run() {
     std::unique_lock lock(mutex_);
@@ -322,23 +377,32 @@ class Checkpointer {
       wake_.wait(lock, [this] { return stop_ || due_; });
       if (stop_) return;
       due_ = false;
+      passing_ = true;
       lock.unlock();
-      sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      int log = 0, copied = 0;
+      int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
       runs_.fetch_add(1);
       lock.lock();
+      passing_ = false;
+      if (rc == SQLITE_OK) copied_ = copied;
     }
   }
 
   std::string path_;
   sqlite3* db_ = nullptr;  // opened by Start()
   sqlite3* writer_;
+  const int cycle_pages_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
-  bool due_ = false;
-  bool failed_ = false;      // writer side only: Start() could not open the connection
-  int requested_at_ = 0;     // WAL frames when a checkpoint was last asked for (writer side only)
+  bool due_ = false;        // a background pass is asked for (under mutex_)
+  bool passing_ = false;    // a background pass is running (under mutex_)
+  int copied_ = 0;          // frames the last pass or tail left copied (under mutex_)
+  bool failed_ = false;     // writer side only: Start() could not open the connection
+  bool in_cycle_ = false;   // writer side only: a cycle started and its tail is not copied yet
+  int requested_at_ = 0;    // writer side only: WAL frames when the current or last cycle started
   std::atomic<int64_t> runs_{0};
+  std::atomic<int64_t> completed_cycles_{0};
   std::thread thread_;  // started by Start() (writer side only)
 };
 
@@ -883,6 +947,16 @@ Status SqliteStore::ApplyInTransaction(std::string_view run_id, std::optional<in
 }
 
 int64_t SqliteStore::background_checkpoints() const { return checkpointer_ ? checkpointer_->runs() : 0; }
+
+int64_t SqliteStore::completed_checkpoint_cycles() const {
+  return checkpointer_ ? checkpointer_->completed_cycles() : 0;
+}
+
+void SqliteStore::set_checkpoint_cycle_pages_for_test(int pages) {
+  std::lock_guard lock(mutex_);
+  checkpointer_.reset();
+  checkpointer_ = Checkpointer::Install(path_, db_, pages);
+}
 
 void SqliteStore::WakeWaitingWritersForTest() {
   std::lock_guard lock(queue_mutex_);

@@ -83,6 +83,12 @@ class SqliteStore final : public Store {
   void WakeWaitingWritersForTest();
   // WAL checkpoints run so far by the background checkpointer.
   int64_t background_checkpoints() const;
+  // Checkpoint cycles that ended with every WAL frame copied, so that the
+  // WAL is reused from its start instead of growing (D-P16).
+  int64_t completed_checkpoint_cycles() const;
+  // Starts a checkpoint cycle every `pages` WAL frames instead of 4,000
+  // (tests, to see many cycles); call before the first write.
+  void set_checkpoint_cycle_pages_for_test(int pages);
 
  private:
   explicit SqliteStore(sqlite3* db);
