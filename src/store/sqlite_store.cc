@@ -255,6 +255,9 @@ class Checkpointer {
   // The largest tail the writer copies in its commit (about a dozen
   // start_runs' pages; a few milliseconds, once per cycle).
   static constexpr int kTailPages = 256;
+  // Background passes per cycle before the writer copies whatever is left,
+  // so that the WAL is bounded even when writes outrun the passes.
+  static constexpr int kMaxPassesPerCycle = 4;
 
   // Replaces `writer`'s automatic checkpoint. The checkpointer's connection
   // and thread are started by the first commit that asks for a checkpoint, so
@@ -283,6 +286,8 @@ class Checkpointer {
   int64_t runs() const { return runs_.load(); }
   // Cycles whose tail the writer copied, leaving the WAL complete.
   int64_t completed_cycles() const { return completed_cycles_.load(); }
+  // WAL frames this process's commits appended (in every generation of the WAL).
+  int64_t frames_written() const { return frames_written_.load(std::memory_order_relaxed); }
 
  private:
   Checkpointer(std::string path, sqlite3* writer, int cycle_pages)
@@ -322,7 +327,13 @@ class Checkpointer {
     return SQLITE_OK;
   }
   void AfterCommit(sqlite3* writer, const char* schema, int wal_pages) {
-    if (wal_pages < requested_at_) {  // the WAL was reused from its start
+    // Frames only grow within one generation of the WAL: fewer than at the
+    // last commit means that a writer (maybe another process's) reused it.
+    const bool reused = wal_pages < last_wal_pages_;
+    const int before_this_commit = reused ? 0 : last_wal_pages_;
+    last_wal_pages_ = wal_pages;
+    frames_written_.fetch_add(wal_pages - before_this_commit, std::memory_order_relaxed);
+    if (reused) {
       requested_at_ = 0;
       in_cycle_ = false;
     }
@@ -337,17 +348,28 @@ class Checkpointer {
         return;
       }
       in_cycle_ = true;
+      passes_in_cycle_ = 1;
+      {
+        std::lock_guard lock(mutex_);
+        copied_ = 0;  // nothing of this cycle is known copied before its first pass
+      }
       RequestPass();
       return;
     }
     std::unique_lock lock(mutex_);
     if (due_ || passing_) return;  // a background pass is asked for or under way
-    const int left = wal_pages - copied_;
+    // Frames still to copy that were there before this commit: the tail takes
+    // this commit's own frames too, however many (a large group or artifact).
+    const int left = before_this_commit - copied_;
     lock.unlock();
-    if (left > kTailPages) {
+    if (left > kTailPages && passes_in_cycle_ < kMaxPassesPerCycle) {
+      ++passes_in_cycle_;
       RequestPass();
       return;
     }
+    // The tail: at most kTailPages and this commit's frames, or, when writes
+    // outran kMaxPassesPerCycle passes, what they left (as SQLite's own
+    // automatic checkpoint would copy in a commit).
     int log = 0, copied = 0;
     int rc = sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
     if (rc == SQLITE_OK && copied == log) {
@@ -359,8 +381,9 @@ class Checkpointer {
       completed_cycles_.fetch_add(1);
       return;
     }
-    // A reader still uses frames this tail could not copy: the next commit
-    // tries again, from what was copied.
+    // A reader still uses frames this tail could not copy (or another
+    // process's checkpoint held the lock): the next commit tries again, from
+    // what was copied.
     lock.lock();
     if (rc == SQLITE_OK) copied_ = copied;
   }
@@ -400,9 +423,12 @@ class Checkpointer {
   int copied_ = 0;          // frames the last pass or tail left copied (under mutex_)
   bool failed_ = false;     // writer side only: Start() could not open the connection
   bool in_cycle_ = false;   // writer side only: a cycle started and its tail is not copied yet
+  int passes_in_cycle_ = 0; // writer side only: background passes the current cycle asked for
   int requested_at_ = 0;    // writer side only: WAL frames when the current or last cycle started
+  int last_wal_pages_ = 0;  // writer side only: WAL frames after the previous commit
   std::atomic<int64_t> runs_{0};
   std::atomic<int64_t> completed_cycles_{0};
+  std::atomic<int64_t> frames_written_{0};
   std::thread thread_;  // started by Start() (writer side only)
 };
 
@@ -952,10 +978,12 @@ int64_t SqliteStore::completed_checkpoint_cycles() const {
   return checkpointer_ ? checkpointer_->completed_cycles() : 0;
 }
 
+int64_t SqliteStore::wal_frames_written() const { return checkpointer_ ? checkpointer_->frames_written() : 0; }
+
 void SqliteStore::set_checkpoint_cycle_pages_for_test(int pages) {
   std::lock_guard lock(mutex_);
   checkpointer_.reset();
-  checkpointer_ = Checkpointer::Install(path_, db_, pages);
+  checkpointer_ = Checkpointer::Install(path_, db_, std::max(pages, 1));
 }
 
 void SqliteStore::WakeWaitingWritersForTest() {

@@ -86,8 +86,13 @@ class SqliteStore final : public Store {
   // Checkpoint cycles that ended with every WAL frame copied, so that the
   // WAL is reused from its start instead of growing (D-P16).
   int64_t completed_checkpoint_cycles() const;
-  // Starts a checkpoint cycle every `pages` WAL frames instead of 4,000
-  // (tests, to see many cycles); call before the first write.
+  // WAL frames the commits of this store appended so far, over every reuse
+  // of the WAL (a WAL that is never reused is this many frames long).
+  int64_t wal_frames_written() const;
+  // Starts a checkpoint cycle every `pages` (>= 1) WAL frames instead of
+  // 4,000 (tests, to see many cycles). Call it before the first write and
+  // while no other thread uses the store: it replaces the checkpointer that
+  // the two counters above read.
   void set_checkpoint_cycle_pages_for_test(int pages);
 
  private:
