@@ -3,12 +3,10 @@
 // each change is still checked on its own, a failing one is undone alone, and
 // no writer returns before the commit that holds its change.
 // Behaviour only: commits are counted, nothing is timed.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -21,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "store/sqlite_store.h"
+#include "testing/killed_writer.h"
 #include "testing/store_changes.h"
 #include "testing/temp_dir.h"
 
@@ -432,36 +431,22 @@ TEST(SqliteGroupCommitTest, AWriterKilledAcrossCheckpointCyclesLosesNoAcknowledg
   std::mt19937 rng(std::random_device{}());
   int next = 0;
   for (int round = 0; round < 4; ++round) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
-    pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      ::close(fds[0]);
-      auto store = SqliteStore::Open(path);
-      if (!store) ::_exit(3);
-      (*store)->set_checkpoint_cycle_pages_for_test(50);
-      for (int i = next;; ++i) {
-        if (!(*store)->CreateRun(PaddedRunChange(i, 3000))) ::_exit(5);
-        if (::write(fds[1], &i, sizeof i) != sizeof i) ::_exit(6);
-      }
-    }
-    ::close(fds[1]);
     // Kill after 12-40 acknowledged runs (several cycles of 50 frames at ~6
     // frames a run), then 0-2 ms more, wherever the writer is by then.
-    int acknowledged = -1, value = 0;
-    const int runs_before_kill = 12 + static_cast<int>(rng() % 29);
-    for (int seen = 0; seen < runs_before_kill; ++seen) {
-      ASSERT_EQ(::read(fds[0], &value, sizeof value), static_cast<ssize_t>(sizeof value));
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
-    ::kill(child, SIGKILL);
-    acknowledged = value;
-    while (::read(fds[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) acknowledged = value;
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "writer exited early with " << WEXITSTATUS(status);
+    testing::KilledWriter writer = testing::RunAndKillWriter(
+        [&](const std::function<bool(int64_t)>& report) {
+          auto store = SqliteStore::Open(path);
+          if (!store) ::_exit(3);
+          (*store)->set_checkpoint_cycle_pages_for_test(50);
+          for (int i = next;; ++i) {
+            if (!(*store)->CreateRun(PaddedRunChange(i, 3000))) ::_exit(5);
+            if (!report(i)) ::_exit(6);
+          }
+        },
+        12 + static_cast<int>(rng() % 29), std::chrono::microseconds(rng() % 2000));
+    ASSERT_TRUE(writer.started);
+    ASSERT_TRUE(writer.killed) << "writer exited early with " << writer.exit_code;
+    const int acknowledged = static_cast<int>(writer.last_acknowledged);
     auto reopened = SqliteStore::Open(path);
     ASSERT_TRUE(reopened) << reopened.error().message();
     for (int i = next; i <= acknowledged; ++i) {

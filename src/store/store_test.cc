@@ -24,6 +24,7 @@
 #include "store/task_store.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
+#include "testing/killed_writer.h"
 #include "testing/postgres_server.h"
 #include "testing/temp_dir.h"
 #include "testing/trace_hash_oracle.h"
@@ -968,34 +969,22 @@ TEST_P(StoreTest, KilledWriterProcessLosesNoAcknowledgedChange) {
   std::mt19937 rng(std::random_device{}());
   int64_t acknowledged = 1;
   for (int round = 0; round < 3; ++round) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
-    pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      ::close(fds[0]);
-      auto store = Open();
-      if (!store) ::_exit(3);
-      auto run = (*store)->GetRun("crash");
-      if (!run) ::_exit(4);
-      for (int64_t v = run->version;; ++v) {
-        if (!(*store)->ApplyChange("crash", v, AdvanceChange("crash", v, "child"))) ::_exit(5);
-        int64_t now = v + 1;
-        if (::write(fds[1], &now, sizeof now) != sizeof now) ::_exit(6);
-      }
-    }
-    ::close(fds[1]);
-    int64_t value = 0;
     // Anchor on the first acknowledgement, then kill 0-40 ms later.
-    ASSERT_EQ(::read(fds[0], &value, sizeof value), static_cast<ssize_t>(sizeof value));
-    acknowledged = value;
-    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 40));
-    ::kill(child, SIGKILL);
-    while (::read(fds[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value)) acknowledged = value;
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "writer exited early with " << WEXITSTATUS(status);
+    testing::KilledWriter writer = testing::RunAndKillWriter(
+        [&](const std::function<bool(int64_t)>& report) {
+          auto store = Open();
+          if (!store) ::_exit(3);
+          auto run = (*store)->GetRun("crash");
+          if (!run) ::_exit(4);
+          for (int64_t v = run->version;; ++v) {
+            if (!(*store)->ApplyChange("crash", v, AdvanceChange("crash", v, "child"))) ::_exit(5);
+            if (!report(v + 1)) ::_exit(6);
+          }
+        },
+        1, std::chrono::milliseconds(rng() % 40));
+    ASSERT_TRUE(writer.started);
+    ASSERT_TRUE(writer.killed) << "writer exited early with " << writer.exit_code;
+    acknowledged = writer.last_acknowledged;
     auto reopened = Open();
     ASSERT_TRUE(reopened) << reopened.error().message();
     auto run = (*reopened)->GetRun("crash");
