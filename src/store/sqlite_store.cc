@@ -284,8 +284,9 @@ class Checkpointer {
     sqlite3_close(db_);
   }
   int64_t runs() const { return runs_.load(); }
-  // Cycles whose tail the writer copied, leaving the WAL complete.
-  int64_t completed_cycles() const { return completed_cycles_.load(); }
+  // Times a commit found the WAL reused from its start since the previous
+  // one (after a cycle's tail, or a background pass, left it complete).
+  int64_t wal_reuses() const { return wal_reuses_.load(); }
   // WAL frames this process's commits appended (in every generation of the WAL).
   int64_t frames_written() const { return frames_written_.load(std::memory_order_relaxed); }
 
@@ -336,6 +337,7 @@ class Checkpointer {
     if (reused) {
       requested_at_ = 0;
       in_cycle_ = false;
+      wal_reuses_.fetch_add(1);
     }
     if (!in_cycle_) {
       if (wal_pages - requested_at_ < cycle_pages_) return;
@@ -378,7 +380,6 @@ class Checkpointer {
       // does, the frames after it start the next cycle at requested_at_ +
       // cycle_pages_, as before this one.
       in_cycle_ = false;
-      completed_cycles_.fetch_add(1);
       return;
     }
     // A reader still uses frames this tail could not copy (or another
@@ -427,7 +428,7 @@ class Checkpointer {
   int requested_at_ = 0;    // writer side only: WAL frames when the current or last cycle started
   int last_wal_pages_ = 0;  // writer side only: WAL frames after the previous commit
   std::atomic<int64_t> runs_{0};
-  std::atomic<int64_t> completed_cycles_{0};
+  std::atomic<int64_t> wal_reuses_{0};
   std::atomic<int64_t> frames_written_{0};
   std::thread thread_;  // started by Start() (writer side only)
 };
@@ -974,9 +975,7 @@ Status SqliteStore::ApplyInTransaction(std::string_view run_id, std::optional<in
 
 int64_t SqliteStore::background_checkpoints() const { return checkpointer_ ? checkpointer_->runs() : 0; }
 
-int64_t SqliteStore::completed_checkpoint_cycles() const {
-  return checkpointer_ ? checkpointer_->completed_cycles() : 0;
-}
+int64_t SqliteStore::wal_reuses() const { return checkpointer_ ? checkpointer_->wal_reuses() : 0; }
 
 int64_t SqliteStore::wal_frames_written() const { return checkpointer_ ? checkpointer_->frames_written() : 0; }
 

@@ -83,9 +83,10 @@ class SqliteStore final : public Store {
   void WakeWaitingWritersForTest();
   // WAL checkpoints run so far by the background checkpointer.
   int64_t background_checkpoints() const;
-  // Checkpoint cycles that ended with every WAL frame copied, so that the
-  // WAL is reused from its start instead of growing (D-P16).
-  int64_t completed_checkpoint_cycles() const;
+  // Times a commit of this store found the WAL reused from its start, which
+  // SQLite does once a checkpoint left every frame copied (D-P16): the WAL
+  // then stops growing.
+  int64_t wal_reuses() const;
   // WAL frames the commits of this store appended so far, over every reuse
   // of the WAL (a WAL that is never reused is this many frames long).
   int64_t wal_frames_written() const;
