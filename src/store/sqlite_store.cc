@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "base/sha256.h"
+#include "store/checkpoint_cycle.h"
 
 namespace telic::store {
 namespace {
@@ -284,15 +285,13 @@ class Checkpointer {
     sqlite3_close(db_);
   }
   int64_t runs() const { return runs_.load(); }
-  // Times a commit found the WAL reused from its start since the previous
-  // one (after a cycle's tail, or a background pass, left it complete).
-  int64_t wal_reuses() const { return wal_reuses_.load(); }
-  // WAL frames this process's commits appended (in every generation of the WAL).
-  int64_t frames_written() const { return frames_written_.load(std::memory_order_relaxed); }
+  // CheckpointCycle's counters (tests; the writer updates them under the store's mutex).
+  int64_t wal_reuses() const { return cycle_.reuses(); }
+  int64_t frames_written() const { return cycle_.frames_written(); }
 
  private:
   Checkpointer(std::string path, sqlite3* writer, int cycle_pages)
-      : path_(std::move(path)), writer_(writer), cycle_pages_(cycle_pages) {}
+      : path_(std::move(path)), writer_(writer), cycle_(cycle_pages, kTailPages, kMaxPassesPerCycle) {}
 
   // On the writer's thread (from OnCommit): opens the checkpointer's
   // connection and starts its thread. False when the connection cannot be opened.
@@ -317,76 +316,57 @@ class Checkpointer {
   // sqlite3_wal_hook: called on the writer's thread after each commit (under
   // the store's connection mutex, so no other write of this process runs).
   // `wal_pages` counts every frame in the WAL, copied or not, until a writer
-  // reuses the WAL after a complete checkpoint. A cycle starts each time
-  // cycle_pages_ more frames were appended since the last one started (or
-  // since the WAL was reused), and then moves on at each commit: another
-  // background pass while one is not running and more than kTailPages frames
-  // are left, else the tail here.
+  // reuses the WAL after a complete checkpoint. What to do after each commit
+  // is CheckpointCycle's decision; this carries it out.
   static int OnCommit(void* self, sqlite3* writer, const char* schema, int wal_pages) {
     auto* checkpointer = static_cast<Checkpointer*>(self);
     checkpointer->AfterCommit(writer, schema, wal_pages);
     return SQLITE_OK;
   }
   void AfterCommit(sqlite3* writer, const char* schema, int wal_pages) {
-    // Frames only grow within one generation of the WAL: fewer than at the
-    // last commit means that a writer (maybe another process's) reused it.
-    const bool reused = wal_pages < last_wal_pages_;
-    const int before_this_commit = reused ? 0 : last_wal_pages_;
-    last_wal_pages_ = wal_pages;
-    frames_written_.fetch_add(wal_pages - before_this_commit, std::memory_order_relaxed);
-    if (reused) {
-      requested_at_ = 0;
-      in_cycle_ = false;
-      wal_reuses_.fetch_add(1);
+    bool pass_pending = false;
+    int copied = 0;
+    {
+      std::lock_guard lock(mutex_);
+      pass_pending = due_ || passing_;
+      copied = copied_;
     }
-    if (!in_cycle_) {
-      if (wal_pages - requested_at_ < cycle_pages_) return;
-      requested_at_ = wal_pages;
-      if (!thread_.joinable() && !failed_ && !Start()) failed_ = true;
-      if (failed_) {
-        // What SQLite's own automatic checkpoint (a WAL hook too) does, in the
-        // commit, at this hook's threshold: all of it, here.
-        sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    switch (cycle_.AfterCommit(wal_pages, pass_pending, copied)) {
+      case CheckpointCycle::Step::kNone:
+        return;
+      case CheckpointCycle::Step::kStartCycle:
+        if (!thread_.joinable() && !failed_ && !Start()) failed_ = true;
+        if (failed_) {
+          // What SQLite's own automatic checkpoint (a WAL hook too) does, in
+          // the commit, at this hook's threshold: all of it, here.
+          sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+          cycle_.TailCopied(true);
+          return;
+        }
+        {
+          std::lock_guard lock(mutex_);
+          copied_ = 0;  // nothing of this cycle is known copied before its first pass
+        }
+        RequestPass();
+        return;
+      case CheckpointCycle::Step::kAskForPass:
+        RequestPass();
+        return;
+      case CheckpointCycle::Step::kCopyTail: {
+        int log = 0;
+        int rc = sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+        // Every frame in the database file: the next write transaction that
+        // no reader of an older snapshot holds back reuses the WAL. Else a
+        // reader still uses frames the tail could not copy (or another
+        // process's checkpoint held the lock): the next commit tries again.
+        cycle_.TailCopied(rc == SQLITE_OK && copied == log);
+        if (rc == SQLITE_OK && copied != log) {
+          std::lock_guard lock(mutex_);
+          copied_ = copied;
+        }
         return;
       }
-      in_cycle_ = true;
-      passes_in_cycle_ = 1;
-      {
-        std::lock_guard lock(mutex_);
-        copied_ = 0;  // nothing of this cycle is known copied before its first pass
-      }
-      RequestPass();
-      return;
     }
-    std::unique_lock lock(mutex_);
-    if (due_ || passing_) return;  // a background pass is asked for or under way
-    // Frames still to copy that were there before this commit: the tail takes
-    // this commit's own frames too, however many (a large group or artifact).
-    const int left = before_this_commit - copied_;
-    lock.unlock();
-    if (left > kTailPages && passes_in_cycle_ < kMaxPassesPerCycle) {
-      ++passes_in_cycle_;
-      RequestPass();
-      return;
-    }
-    // The tail: at most kTailPages and this commit's frames, or, when writes
-    // outran kMaxPassesPerCycle passes, what they left (as SQLite's own
-    // automatic checkpoint would copy in a commit).
-    int log = 0, copied = 0;
-    int rc = sqlite3_wal_checkpoint_v2(writer, schema, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
-    if (rc == SQLITE_OK && copied == log) {
-      // Every frame is in the database file: the next write transaction that
-      // no reader of an older snapshot holds back reuses the WAL. If one
-      // does, the frames after it start the next cycle at requested_at_ +
-      // cycle_pages_, as before this one.
-      in_cycle_ = false;
-      return;
-    }
-    // A reader still uses frames this tail could not copy (or another
-    // process's checkpoint held the lock): the next commit tries again, from
-    // what was copied.
-    lock.lock();
-    if (rc == SQLITE_OK) copied_ = copied;
   }
   void RequestPass() {
     {
@@ -415,7 +395,6 @@ class Checkpointer {
   std::string path_;
   sqlite3* db_ = nullptr;  // opened by Start()
   sqlite3* writer_;
-  const int cycle_pages_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
@@ -423,13 +402,8 @@ class Checkpointer {
   bool passing_ = false;    // a background pass is running (under mutex_)
   int copied_ = 0;          // frames the last pass or tail left copied (under mutex_)
   bool failed_ = false;     // writer side only: Start() could not open the connection
-  bool in_cycle_ = false;   // writer side only: a cycle started and its tail is not copied yet
-  int passes_in_cycle_ = 0; // writer side only: background passes the current cycle asked for
-  int requested_at_ = 0;    // writer side only: WAL frames when the current or last cycle started
-  int last_wal_pages_ = 0;  // writer side only: WAL frames after the previous commit
+  CheckpointCycle cycle_;   // writer side only
   std::atomic<int64_t> runs_{0};
-  std::atomic<int64_t> wal_reuses_{0};
-  std::atomic<int64_t> frames_written_{0};
   std::thread thread_;  // started by Start() (writer side only)
 };
 
