@@ -18,13 +18,18 @@ using Step = CheckpointCycle::Step;
 // (the next write after every frame was copied starts again from frame 0).
 class SimulatedWal {
  public:
-  SimulatedWal(int cycle_pages, int copy_rate) : cycle_(cycle_pages, 256, 4), copy_rate_(copy_rate) {}
+  // `passes_end_between_commits`: a pass that ends does so before the next
+  // commit begins, so it can leave the WAL complete and SQLite reuses it in
+  // the middle of a cycle (else it ends while that commit appends).
+  SimulatedWal(int cycle_pages, int copy_rate, bool passes_end_between_commits = false)
+      : cycle_(cycle_pages, 256, 4), copy_rate_(copy_rate), between_(passes_end_between_commits) {}
 
   // One commit of `frames` frames; returns the step it took.
   Step Commit(int frames) {
+    if (between_) FinishPass();
     if (copied_ == frames_ && frames_ > 0) frames_ = copied_ = 0;  // SQLite reuses the WAL
     frames_ += frames;
-    if (pass_left_ > 0 && --pass_left_ == 0) copied_ = pass_target_;  // the pass finishes
+    if (!between_) FinishPass();
     Step step = cycle_.AfterCommit(frames_, pass_left_ > 0, copied_);
     steps_.push_back(step);
     if (step == Step::kStartCycle) copied_ = 0;
@@ -39,6 +44,9 @@ class SimulatedWal {
     peak_ = frames_ > peak_ ? frames_ : peak_;
     return step;
   }
+  void FinishPass() {
+    if (pass_left_ > 0 && --pass_left_ == 0) copied_ = pass_target_;
+  }
   int Count(Step step) const {
     int n = 0;
     for (Step s : steps_) n += s == step;
@@ -51,6 +59,7 @@ class SimulatedWal {
  private:
   CheckpointCycle cycle_;
   int copy_rate_;
+  bool between_;
   int frames_ = 0, copied_ = 0, pass_target_ = 0, pass_left_ = 0, peak_ = 0;
   std::vector<Step> steps_;
 };
@@ -124,6 +133,23 @@ TEST(CheckpointCycleTest, WritesThatOutrunThePassesEndTheCycleAfterFourPasses) {
   ASSERT_GE(passes.size(), 3u);
   for (int asked : passes) EXPECT_EQ(asked, 3) << "the tail came before the fourth pass";
   EXPECT_EQ(wal.cycle().reuses(), static_cast<int64_t>(passes.size()));
+  // Bounded: each of the four passes takes 1 + its backlog / 40 commits of
+  // 50 frames, so the WAL at most about quadruples a pass's backlog and the
+  // peak stays near 9,000 frames (without the cap it grows without end).
+  EXPECT_LE(wal.peak(), 10000);
+}
+
+// A pass that ends between two commits and leaves every frame copied lets
+// SQLite reuse the WAL in the middle of a cycle, with no tail: the cycle
+// starts again from the reused WAL, and what the last pass copied does not
+// carry over into the next cycle's decisions.
+TEST(CheckpointCycleTest, APassThatCompletesTheWalLetsItBeReusedMidCycle) {
+  SimulatedWal wal(1000, 100000, /*passes_end_between_commits=*/true);
+  for (int i = 0; i < 500; ++i) wal.Commit(21);
+  EXPECT_GE(wal.cycle().reuses(), 8);
+  EXPECT_EQ(wal.Count(Step::kCopyTail), 0);
+  EXPECT_LE(wal.peak(), 1000 + 2 * 21);
+  EXPECT_EQ(wal.cycle().frames_written(), 500 * 21);
 }
 
 TEST(CheckpointCycleTest, AnIncompleteTailIsCopiedAgainAtTheNextCommit) {

@@ -87,6 +87,9 @@ class SqliteStore final : public Store {
   // SQLite does once a checkpoint left every frame copied (D-P16): the WAL
   // then stops growing.
   int64_t wal_reuses() const;
+  // (wal_reuses and wal_frames_written read counters the writer updates in
+  // its commits without a lock: read them only when no write is in flight,
+  // as the tests do after their writes returned.)
   // WAL frames the commits of this store appended so far, over every reuse
   // of the WAL (a WAL that is never reused is this many frames long).
   int64_t wal_frames_written() const;
