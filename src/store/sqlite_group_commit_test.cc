@@ -331,6 +331,15 @@ TEST(SqliteGroupCommitTest, NoWriterReturnsBeforeItsGroupCommitsEvenWhenWokenEar
 // The WAL is checkpointed by the store's background thread, not inside a
 // writer's COMMIT (issue 18 target 2): after more than 4,000 WAL pages of
 // writes (D-P13) a background checkpoint has run, and everything reads back.
+// A new run with one Evidence artifact of `padding` bytes (a few pages).
+Change PaddedRunChange(int i, size_t padding) {
+  Change change = testing::MinimalRunChange(fmt::format("run-{:05d}", i));
+  change.artifacts.push_back(MakeArtifact({"a", change.run.run_id, "Evidence", "1.0", "executor", "", {}, "none",
+                                           change.run.created_at},
+                                          Json{{"padding", std::string(padding, 'x')}, {"n", i}}));
+  return change;
+}
+
 TEST(SqliteGroupCommitTest, TheWalIsCheckpointedInTheBackground) {
   testing::TempDir dir;
   const std::string path = (dir.path() / "telic.sqlite3").string();
@@ -338,11 +347,7 @@ TEST(SqliteGroupCommitTest, TheWalIsCheckpointedInTheBackground) {
   EXPECT_EQ(store->background_checkpoints(), 0);
   int created = 0;
   for (; created < 2000 && store->background_checkpoints() == 0; ++created) {
-    Change change = testing::MinimalRunChange(fmt::format("run-{:04d}", created));
-    change.artifacts.push_back(MakeArtifact({"a", change.run.run_id, "Evidence", "1.0", "executor", "", {}, "none",
-                                             change.run.created_at},
-                                            Json{{"padding", std::string(3000, 'x')}, {"n", created}}));
-    ASSERT_TRUE(store->CreateRun(change).has_value());
+    ASSERT_TRUE(store->CreateRun(PaddedRunChange(created, 3000)).has_value());
   }
   for (int i = 0; i < 500 && store->background_checkpoints() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -376,13 +381,6 @@ void ExpectTheWalWasReused(const SqliteStore& store, const std::string& wal_path
   EXPECT_LT(std::filesystem::file_size(wal_path), appended / 2) << "of " << appended << " bytes appended";
 }
 
-Change PaddedRunChange(int i, size_t padding) {
-  Change change = testing::MinimalRunChange(fmt::format("run-{:05d}", i));
-  change.artifacts.push_back(MakeArtifact({"a", change.run.run_id, "Evidence", "1.0", "executor", "", {}, "none",
-                                           change.run.created_at},
-                                          Json{{"padding", std::string(padding, 'x')}, {"n", i}}));
-  return change;
-}
 
 // D-P16: background checkpoints alone never leave the WAL complete while
 // commits keep arriving, so SQLite never reused it and it grew by every
@@ -424,7 +422,6 @@ TEST(SqliteGroupCommitTest, CommitsLargerThanTheTailStillLetTheWalBeReused) {
 // tail copied and the WAL reused every few commits) is killed at random
 // moments; every run it acknowledged is there, whole, and the ledger passes
 // SQLite's integrity check (a durability guard: it passed before D-P16 too).
-// covers TEL-012
 TEST(SqliteGroupCommitTest, AWriterKilledAcrossCheckpointCyclesLosesNoAcknowledgedRun) {
   testing::TempDir dir;
   const std::string path = (dir.path() / "telic.sqlite3").string();
