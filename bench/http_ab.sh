@@ -20,21 +20,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 duration="${DURATION:-3}"
 connections="${CONNECTIONS:-16}"
 command -v wrk >/dev/null || { echo "wrk is missing (Debian package wrk; scripts/setup installs it)" >&2; exit 2; }
-work="$(mktemp -d "${TMPDIR:-/tmp}/telic-http-ab.XXXXXX")"
-pid=""
-cleanup() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-python3 - "$root" "$work/repo" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1] + "/tests/e2e")
-from mcp_client import make_git_repo
-make_git_repo(sys.argv[2])
-PY
-export TELIC_REPOSITORY_ROOT="$work/repo"
 source "$root/bench/http_common.sh"
+bench_work telic-http-ab
+export TELIC_REPOSITORY_ROOT="$work/repo"
 
 declare -A results wals
 for ((round = 1; round <= rounds; round++)); do

@@ -35,3 +35,18 @@ start_telic_http() {
   echo "$telic serve --http did not start: $(cat "$log")" >&2
   exit 1
 }
+
+# bench_work PREFIX: makes $work, a temporary folder removed at exit together
+# with the server whose pid is in $pid (when set), and a one-commit Git
+# repository in $work/repo.
+bench_work() {
+  work="$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")"
+  pid=""
+  trap 'if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+  python3 - "$root" "$work/repo" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1] + "/tests/e2e")
+from mcp_client import make_git_repo
+make_git_repo(sys.argv[2])
+PY
+}

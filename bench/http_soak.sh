@@ -19,21 +19,9 @@ connections="${CONNECTIONS:-16}"
 command -v wrk >/dev/null || { echo "wrk is missing (Debian package wrk; scripts/setup installs it)" >&2; exit 2; }
 command -v sqlite3 >/dev/null || { echo "sqlite3 is missing (Debian package sqlite3)" >&2; exit 2; }
 [[ -x "$telic" ]] || { echo "telic binary not found: $telic" >&2; exit 2; }
-work="$(mktemp -d "${TMPDIR:-/tmp}/telic-http-soak.XXXXXX")"
-pid=""
-cleanup() {
-  if [[ -n "$pid" ]]; then kill "$pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-python3 - "$root" "$work/repo" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1] + "/tests/e2e")
-from mcp_client import make_git_repo
-make_git_repo(sys.argv[2])
-PY
-export TELIC_REPOSITORY_ROOT="$work/repo" TELIC_STATE_DIR="$work/state"
 source "$root/bench/http_common.sh"
+bench_work telic-http-soak
+export TELIC_REPOSITORY_ROOT="$work/repo" TELIC_STATE_DIR="$work/state"
 
 mib() { awk -v b="${1:-0}" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 status_mb() { awk -v k="$1:" '$1 == k { printf "%.1f", $2 / 1024 }' "/proc/$pid/status"; }
