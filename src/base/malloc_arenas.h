@@ -1,12 +1,12 @@
 // How many glibc malloc arenas a telic process uses (docs/DECISIONS.md D-P17).
 //
-// glibc gives each thread that allocates while others hold the arenas a new
-// arena, up to 8 per core, and an arena keeps the memory its threads freed.
-// `telic serve --http` serves each connection on a worker thread, so 16
-// connections grew 16 arenas that together held ~9 MB of freed memory: the
-// server's RSS under sustained HTTP writes rose to 33-39 MB (issue 18 target
-// 6: <= 30 MB). Two arenas per core, at least four, kept it at ~26 MB for a
-// cost in requests/s within the bench's noise.
+// glibc gives each new thread that allocates an arena of its own until there
+// are 8 per core, and an arena keeps the memory its threads freed. `telic
+// serve --http` serves each connection on a worker thread, so 16 connections
+// grew 16 arenas that together held ~9 MB of freed memory: the server's RSS
+// under sustained HTTP writes rose to 33-39 MB (issue 18 target 6: <= 30 MB).
+// Two arenas per core, at least four, kept it at 24-27 MB for 1-5% fewer
+// write requests/s (bench/http_ab.sh; reads unchanged).
 #pragma once
 
 #include <optional>
