@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "controller/verify.h"
 #include "store/sqlite_store.h"
@@ -341,8 +342,9 @@ Result<RunBundle> ParseBundle(std::string_view bytes) {
   if (bytes.size() > kMaxBundleBytes) return Fail(ErrorCode::kInvalidArgument, "bundle: larger than the 1 GiB limit");
   if (bytes.empty() || bytes.back() != '\n') return Fail(ErrorCode::kDataLoss, "bundle: does not end with a newline");
   std::string_view text = bytes.substr(0, bytes.size() - 1);
-  Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) return Fail(ErrorCode::kDataLoss, "bundle: not valid JSON");
+  auto parsed = ParseJsonStrict(text, ParseLimits{kMaxBundleBytes, kMaxJsonDepth});
+  if (!parsed) return Fail(ErrorCode::kDataLoss, "bundle: not valid JSON: " + parsed.error().message());
+  Json doc = std::move(*parsed);
   Reader r("");
   TELIC_RETURN_IF_ERROR(r.Object(doc, {"format", "formatVersion", "runId", "run", "artifacts", "trace", "verification",
                                        "sections", "bundleDigest"}));
@@ -392,9 +394,11 @@ Json CheckBundle(const RunBundle& b) {
     if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
       problems.push_back(fmt::format("artifact {} (/artifacts/{}) does not match its sha256", a.meta.id, i));
     }
-    Json body = Json::parse(a.canonical_body, nullptr, false);
-    if (body.is_discarded() || CanonicalJson(body) != a.canonical_body) {
-      problems.push_back(fmt::format("artifact {} (/artifacts/{}) body is not canonical JSON", a.meta.id, i));
+    auto body = ParseJsonStrict(a.canonical_body, ParseLimits{store::kMaxArtifactBodyBytes, kMaxJsonDepth});
+    if (!body) {
+      problems.push_back(fmt::format("artifact {} (/artifacts/{}/body) is not JSON: {}", a.meta.id, i, body.error().message()));
+    } else if (CanonicalJson(*body) != a.canonical_body) {
+      problems.push_back(fmt::format("artifact {} (/artifacts/{}/body) is not canonical JSON", a.meta.id, i));
     }
     if (std::find(ids.begin(), ids.end(), a.meta.id) != ids.end()) problems.push_back("duplicate artifact id " + a.meta.id);
     ids.push_back(a.meta.id);
