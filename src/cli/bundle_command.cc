@@ -73,16 +73,17 @@ CheckedBundle Check(const std::string& bytes) {
 
 void PrintReport(const Json& report, bool json, std::ostream& out) {
   if (json) {
-    out << report.dump() << "\n";
+    out << TerminalJson(report) << "\n";
     return;
   }
   if (report.contains("runId")) {
     out << fmt::format("{}: bundle {} — {} artifacts, {} trace events, final trace hash {}{}\n",
-                       report["runId"].get<std::string>(), report["bundleDigest"].get<std::string>(),
-                       report["artifacts"].get<size_t>(), report["traceEvents"].get<size_t>(),
-                       report["finalTraceHash"].get<std::string>(), report["ok"].get<bool>() ? ", no problems" : "");
+                       TerminalText(report["runId"].get<std::string>()),
+                       TerminalText(report["bundleDigest"].get<std::string>()), report["artifacts"].get<size_t>(),
+                       report["traceEvents"].get<size_t>(), TerminalText(report["finalTraceHash"].get<std::string>()),
+                       report["ok"].get<bool>() ? ", no problems" : "");
   }
-  for (const Json& p : report["problems"]) out << "  problem: " << p.get<std::string>() << "\n";
+  for (const Json& p : report["problems"]) out << "  problem: " << TerminalText(CleanMessage(p.get<std::string>())) << "\n";
 }
 
 }  // namespace
@@ -137,7 +138,7 @@ int RunImport(const BundleCommands& c, store::Store& store, const std::function<
   }
   if (imported) imported(checked.bundle->run.run_id);
   if (json) {
-    out << Json{{"imported", checked.report}}.dump() << "\n";
+    out << TerminalJson(Json{{"imported", checked.report}}) << "\n";
   } else {
     out << "imported ";
     PrintReport(checked.report, false, out);

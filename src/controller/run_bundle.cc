@@ -110,6 +110,20 @@ class Reader {
     if (!v.is_string()) return Bad("/" + key, "must be a string");
     return v.get<std::string>();
   }
+  // A string in the wire's identifier grammar (base/ids.h): ids are printed
+  // and used as keys, so escapes, NUL, '/' and huge values stop here.
+  Result<std::string> Id(const Json& j, const std::string& key) const {
+    TELIC_ASSIGN_OR_RETURN(std::string text, Text(j, key));
+    if (std::string problem = IdentifierProblem(text); !problem.empty()) {
+      return Bad("/" + key, "is not an identifier: " + problem);
+    }
+    return text;
+  }
+  Result<std::optional<std::string>> OptId(const Json& j, const std::string& key) const {
+    if (j.at(key).is_null()) return std::optional<std::string>();
+    TELIC_ASSIGN_OR_RETURN(std::string id, Id(j, key));
+    return std::optional<std::string>(std::move(id));
+  }
   Result<std::optional<std::string>> OptText(const Json& j, const std::string& key) const {
     if (j.at(key).is_null()) return std::optional<std::string>();
     TELIC_ASSIGN_OR_RETURN(std::string text, Text(j, key));
@@ -145,13 +159,13 @@ Result<store::RunRecord> ReadRun(const Json& j) {
                                      "promptRevisionsRemaining", "remediationsRemaining", "outcomeHint", "createdAt",
                                      "updatedAt", "extra"}));
   store::RunRecord run;
-  TELIC_ASSIGN_OR_RETURN(run.run_id, r.Text(j, "runId"));
+  TELIC_ASSIGN_OR_RETURN(run.run_id, r.Id(j, "runId"));
   TELIC_ASSIGN_OR_RETURN(run.schema_version, r.Text(j, "schemaVersion"));
   TELIC_ASSIGN_OR_RETURN(run.repository_root, r.Text(j, "repositoryRoot"));
   TELIC_ASSIGN_OR_RETURN(run.requested_mode, r.Text(j, "requestedMode"));
   TELIC_ASSIGN_OR_RETURN(run.topology, r.Text(j, "topology"));
   TELIC_ASSIGN_OR_RETURN(int64_t escalations, r.Int(j, "escalationCount"));
-  TELIC_ASSIGN_OR_RETURN(run.prior_run_id, r.OptText(j, "priorRunId"));
+  TELIC_ASSIGN_OR_RETURN(run.prior_run_id, r.OptId(j, "priorRunId"));
   TELIC_ASSIGN_OR_RETURN(run.status, r.Text(j, "status"));
   TELIC_ASSIGN_OR_RETURN(run.phase, r.Text(j, "phase"));
   TELIC_ASSIGN_OR_RETURN(run.resume_phase, r.OptText(j, "resumePhase"));
@@ -183,7 +197,7 @@ Result<store::StoredArtifact> ReadArtifact(const Json& j, const std::string& run
                                      "createdAt", "body"}));
   store::StoredArtifact a;
   a.meta.run_id = run_id;
-  TELIC_ASSIGN_OR_RETURN(a.meta.id, r.Text(j, "id"));
+  TELIC_ASSIGN_OR_RETURN(a.meta.id, r.Id(j, "id"));
   TELIC_ASSIGN_OR_RETURN(a.meta.type, r.Text(j, "type"));
   TELIC_ASSIGN_OR_RETURN(a.meta.schema_version, r.Text(j, "schemaVersion"));
   TELIC_ASSIGN_OR_RETURN(a.meta.producer, r.Text(j, "producer"));
@@ -203,7 +217,7 @@ Result<store::TraceEventRecord> ReadEvent(const Json& j, const std::string& run_
                                  {"permissionDecision"}));
   store::TraceEventRecord e;
   e.run_id = run_id;
-  TELIC_ASSIGN_OR_RETURN(e.event_id, r.Text(j, "eventId"));
+  TELIC_ASSIGN_OR_RETURN(e.event_id, r.Id(j, "eventId"));
   TELIC_ASSIGN_OR_RETURN(e.sequence, r.Int(j, "sequence"));
   TELIC_ASSIGN_OR_RETURN(e.timestamp, r.Text(j, "timestamp"));
   TELIC_ASSIGN_OR_RETURN(e.actor, r.Text(j, "actor"));
