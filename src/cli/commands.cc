@@ -140,6 +140,9 @@ Result<std::unique_ptr<Context>> LocateContext(const Options& options, bool crea
     return Fail(ErrorCode::kNotFound, fmt::format("No Telic ledger exists at {}", context->location.state_dir));
   }
   if (options.db.empty()) TELIC_RETURN_IF_ERROR(store::PrepareStateDir(context->location));
+  // Scratch left by a killed import or verify is removed at the next start;
+  // failing to clean it does not stop the command.
+  (void)store::CleanStaleScratch(context->location.state_dir);
   return context;
 }
 
@@ -757,7 +760,11 @@ int RunCli(int argc, char** argv) {
   }
   if (Chosen(trace)) return Trace(options, run_id);
   if (Chosen(artifact)) return Artifact(options, run_id, second);
-  if (Chosen(verify) && !bundle_file.empty()) return RunVerifyBundle(bundle_file, options.json, std::cout, std::cerr);
+  if (Chosen(verify) && !bundle_file.empty()) {
+    auto context = LocateContext(options, /*create=*/true);  // the state directory holds the scratch ledger
+    if (!context) return Failure(context.error());
+    return RunVerifyBundle(bundle_file, (*context)->location.state_dir, options.json, std::cout, std::cerr);
+  }
   if (Chosen(verify) && run_id.empty()) {
     std::cerr << "telic: verify needs RUN_ID or --bundle FILE\n";
     return 2;
@@ -768,8 +775,8 @@ int RunCli(int argc, char** argv) {
     if (!context) return Failure(context.error());
     if (*bundles->export_cmd) return RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
     auto* tasks = (*context)->graph->service.get();
-    return RunImport(*bundles, *(*context)->store, [tasks](const std::string& id) { (void)tasks->SyncRun(id); },
-                     options.json, std::cout, std::cerr);
+    return RunImport(*bundles, *(*context)->store, (*context)->location.state_dir,
+                     [tasks](const std::string& id) { (void)tasks->SyncRun(id); }, options.json, std::cout, std::cerr);
   }
   if (Chosen(doctor)) return Doctor(options, SelfExecutable(argv[0]));
   if (Chosen(ground)) {

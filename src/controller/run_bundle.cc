@@ -1,8 +1,6 @@
 #include "controller/run_bundle.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -12,6 +10,7 @@
 #include "base/sha256.h"
 #include "controller/verify.h"
 #include "store/sqlite_store.h"
+#include "store/state_dir.h"
 
 namespace telic::controller {
 namespace {
@@ -236,23 +235,6 @@ Result<store::TraceEventRecord> ReadEvent(const Json& j, const std::string& run_
   return e;
 }
 
-// A private temporary directory, removed with everything in it on scope exit.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "telic-bundle-XXXXXX").string();
-    if (::mkdtemp(pattern.data())) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 store::Change CreationOf(const RunBundle& b) {
   store::Change change;
   change.run = b.run;
@@ -282,13 +264,13 @@ Status SameTrace(store::Store& store, const RunBundle& b) {
 
 // Loads the bundle into a scratch ledger and compares what telic computes
 // there with what the bundle recorded; appends problems.
-void CheckByReplay(const RunBundle& b, std::vector<std::string>& problems) {
-  ScratchDir scratch;
-  if (scratch.path().empty()) {
-    problems.push_back("cannot create a scratch directory to replay the bundle");
+void CheckByReplay(const RunBundle& b, const std::string& state_dir, std::vector<std::string>& problems) {
+  auto scratch = store::ScratchDir::Create(state_dir);
+  if (!scratch) {
+    problems.push_back("cannot create a scratch directory to replay the bundle: " + scratch.error().message());
     return;
   }
-  auto store = store::SqliteStore::Open(scratch.path() + "/scratch.sqlite3");
+  auto store = store::SqliteStore::Open((*scratch)->path() + "/scratch.sqlite3");
   if (!store) {
     problems.push_back("scratch ledger: " + store.error().message());
     return;
@@ -400,7 +382,7 @@ Result<RunBundle> ParseBundle(std::string_view bytes) {
   return b;
 }
 
-Json CheckBundle(const RunBundle& b) {
+Json CheckBundle(const RunBundle& b, const std::string& state_dir) {
   std::vector<std::string> problems;
   std::vector<std::string> ids;
   for (size_t i = 0; i < b.artifacts.size(); ++i) {
@@ -425,7 +407,7 @@ Json CheckBundle(const RunBundle& b) {
     if (store::ComputeTraceEventHash(e) != e.hash) problems.push_back(fmt::format("event {} hash mismatch", e.sequence));
     prev = e.hash;
   }
-  if (problems.empty()) CheckByReplay(b, problems);
+  if (problems.empty()) CheckByReplay(b, state_dir, problems);
   return Json{{"ok", problems.empty()},
               {"runId", b.run.run_id},
               {"bundleDigest", b.bundle_digest},
