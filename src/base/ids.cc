@@ -71,13 +71,28 @@ std::string RandomHex(size_t count) {
 }
 
 bool IsIdentifier(std::string_view s) {
-  if (s.empty() || s.size() > 128) return false;
+  if (s.empty() || s.size() > kMaxIdentifierLength) return false;
   if (!std::isalnum(static_cast<unsigned char>(s[0]))) return false;
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);
     if (u >= 0x80 || !(std::isalnum(u) || c == '.' || c == '_' || c == ':' || c == '-')) return false;
   }
   return true;
+}
+
+std::string IdentifierProblem(std::string_view s) {
+  if (s.empty()) return "is empty";
+  if (s.size() > kMaxIdentifierLength) {
+    return fmt::format("is {} bytes long; an identifier has at most {} characters", s.size(), kMaxIdentifierLength);
+  }
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto u = static_cast<unsigned char>(s[i]);
+    bool alnum = u < 0x80 && std::isalnum(u);
+    if (alnum || (i > 0 && (u == '.' || u == '_' || u == ':' || u == '-'))) continue;
+    std::string shown = u > 0x20 && u < 0x7F ? fmt::format("'{}'", static_cast<char>(u)) : fmt::format("0x{:02x}", u);
+    return fmt::format("character {} ({}) is not allowed: an identifier matches ^[A-Za-z0-9][A-Za-z0-9._:-]*$", i + 1, shown);
+  }
+  return "";
 }
 
 bool IsUuid(std::string_view s) {

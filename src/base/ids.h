@@ -36,8 +36,16 @@ bool FillRandomBytes(unsigned char* bytes, size_t count);
 // `count` random bytes as lowercase hex (e.g. session ids); from the OS CSPRNG.
 std::string RandomHex(size_t count);
 
-// Identifier grammar: 1-128 chars, ^[A-Za-z0-9][A-Za-z0-9._:-]*$.
+// Identifier grammar of the wire (run, artifact, task, event and action ids):
+// 1-128 chars, ^[A-Za-z0-9][A-Za-z0-9._:-]*$ (ASCII only).
+inline constexpr size_t kMaxIdentifierLength = 128;
 bool IsIdentifier(std::string_view s);
+
+// Why `s` is not an identifier ("" when it is): empty, longer than 128
+// characters, or the first character that breaks the grammar with its
+// position ("character 3 (0x1b) is not allowed: ..."). Bounded and free of
+// control characters, so it can be shown as it is.
+std::string IdentifierProblem(std::string_view s);
 
 // UUID grammar accepted for prior_run_id: 8-4-4-4-12 hex, version 1-8 with the
 // RFC variant, or the nil / max UUID (lowercase, as Zod's uuid check).

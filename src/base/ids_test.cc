@@ -152,6 +152,21 @@ TEST(IsIdentifierTest, RejectsOtherCharacters) {
   EXPECT_FALSE(IsIdentifier(std::string("a\0b", 3)));
 }
 
+// covers issue 40 item 3: the reason names what breaks the grammar, bounded and printable
+TEST(IdentifierProblemTest, NamesTheFirstOffendingCharacter) {
+  EXPECT_EQ(IdentifierProblem("00000000-0000-4000-8000-000000000001"), "");
+  EXPECT_EQ(IdentifierProblem(""), "is empty");
+  EXPECT_EQ(IdentifierProblem(std::string(100 * 1024, 'a')),
+            "is 102400 bytes long; an identifier has at most 128 characters");
+  const std::string grammar = " is not allowed: an identifier matches ^[A-Za-z0-9][A-Za-z0-9._:-]*$";
+  EXPECT_EQ(IdentifierProblem("run\x1b]0;x\a"), "character 4 (0x1b)" + grammar);
+  EXPECT_EQ(IdentifierProblem(std::string("a\0b", 3)), "character 2 (0x00)" + grammar);
+  EXPECT_EQ(IdentifierProblem("a/b"), "character 2 ('/')" + grammar);
+  EXPECT_EQ(IdentifierProblem("../x"), "character 1 ('.')" + grammar);
+  EXPECT_EQ(IdentifierProblem("a\xC3\xA9"), "character 2 (0xc3)" + grammar);
+  for (const char* bad : {"a b", "a/b", ".a", "a\n"}) EXPECT_NE(IdentifierProblem(bad), "") << bad;
+}
+
 TEST(IsIdentifierTest, RejectsNonAscii) {
   EXPECT_FALSE(IsIdentifier("\xC3\xA9"));          // é
   EXPECT_FALSE(IsIdentifier("a\xC3\xA9"));         // aé

@@ -1,6 +1,7 @@
 #include "base/json_parse.h"
 
 #include <iterator>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -123,7 +124,11 @@ class StrictBuilder : public nlohmann::json_sax<Json> {
     return true;
   }
   bool Open(Json container) {
-    if (stack_.size() >= max_depth_) return Fail(fmt::format("nesting exceeds depth {} at {}", max_depth_, Pointer()));
+    if (stack_.size() >= max_depth_) {  // named at its opening bracket, the last byte read
+      error_ = fmt::format("invalid JSON at byte {}: nesting exceeds depth {} at {}", Offset() > 0 ? Offset() - 1 : 0,
+                           max_depth_, Pointer());
+      return false;
+    }
     std::string token = ChildToken();
     if (!stack_.empty()) path_.push_back(std::move(token));
     stack_.push_back(Insert(std::move(container)));
@@ -156,13 +161,31 @@ Status CheckRawBytes(std::string_view text) {
   return Ok();
 }
 
+Status CheckSize(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return Ok();
+  return Fail(ErrorCode::kInvalidArgument,
+              fmt::format("JSON input of {} bytes exceeds the {} byte limit", text.size(), max_bytes));
+}
+
+// The index just past the comment that starts at `i` ("//" or "/*"), or `i`
+// when none starts there.
+size_t SkipComment(std::string_view text, size_t i) {
+  if (i + 1 >= text.size() || text[i] != '/') return i;
+  if (text[i + 1] == '/') {
+    size_t end = text.find('\n', i + 2);
+    return end == std::string_view::npos ? text.size() : end;
+  }
+  if (text[i + 1] == '*') {
+    size_t end = text.find("*/", i + 2);
+    return end == std::string_view::npos ? text.size() : end + 2;
+  }
+  return i;
+}
+
 }  // namespace
 
 Result<Json> ParseJsonStrict(std::string_view text, const ParseLimits& limits) {
-  if (text.size() > limits.max_bytes) {
-    return Fail(ErrorCode::kInvalidArgument,
-                fmt::format("JSON input of {} bytes exceeds the {} byte limit", text.size(), limits.max_bytes));
-  }
+  TELIC_RETURN_IF_ERROR(CheckSize(text, limits.max_bytes));
   TELIC_RETURN_IF_ERROR(CheckRawBytes(text));
   const char* cursor = text.data();
   StrictBuilder builder(limits.max_depth, text.data(), &cursor);
@@ -172,6 +195,51 @@ Result<Json> ParseJsonStrict(std::string_view text, const ParseLimits& limits) {
     return Fail(ErrorCode::kInvalidArgument, builder.error().empty() ? std::string("invalid JSON") : builder.error());
   }
   return std::move(builder.root());
+}
+
+Result<Json> ParseStoredJson(std::string_view text) {
+  auto parsed = ParseJsonStrict(text, ParseLimits{kMaxStoredJsonBytes, kMaxJsonDepth});
+  if (!parsed) return Fail(ErrorCode::kDataLoss, "stored " + parsed.error().message());
+  return parsed;
+}
+
+Json StoredJsonOrThrow(std::string_view text) {
+  auto parsed = ParseStoredJson(text);
+  if (!parsed) throw std::runtime_error(parsed.error().message());
+  return std::move(*parsed);
+}
+
+Status CheckJsonDepth(std::string_view text, size_t max_depth, bool comments) {
+  size_t depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return Fail(ErrorCode::kInvalidArgument, fmt::format("invalid JSON at byte {}: nesting exceeds depth {}", i, max_depth));
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (comments && c == '/') {
+      size_t end = SkipComment(text, i);
+      if (end != i) i = end - 1;
+    }
+  }
+  return Ok();
+}
+
+Result<OrderedJson> ParseOrderedJson(std::string_view text, const ParseLimits& limits, bool comments) {
+  TELIC_RETURN_IF_ERROR(CheckSize(text, limits.max_bytes));
+  TELIC_RETURN_IF_ERROR(CheckJsonDepth(text, limits.max_depth, comments));
+  try {
+    return OrderedJson::parse(text.begin(), text.end(), nullptr, true, comments);
+  } catch (const nlohmann::json::parse_error& ex) {
+    return Fail(ErrorCode::kInvalidArgument, fmt::format("invalid JSON at byte {}: {}", ex.byte > 0 ? ex.byte - 1 : 0,
+                                                         ParseErrorReason(ex.what())));
+  }
 }
 
 }  // namespace telic

@@ -134,14 +134,12 @@ TEST(ParseJsonStrictTest, DuplicateDetectionComparesDecodedKeys) {
   EXPECT_EQ(Parsed(R"({"a":1,"A":2})").size(), 2u);
 }
 
-// The contract promises a message naming the byte offset for every rejection;
-// duplicate-key and depth failures currently say only what went wrong
-// (`duplicate object key "a"`, `JSON nesting exceeds depth 64`). See report.
+// Every rejection names the byte offset, duplicate keys and depth included.
 TEST(ParseJsonStrictTest, DuplicateKeyAndDepthMessagesNameTheByteOffset) {
   auto duplicate = ParseJsonStrict(R"({"a":1,"a":2})");
   ASSERT_FALSE(duplicate);
   EXPECT_TRUE(NamedOffset(duplicate.error().message()).has_value()) << duplicate.error().message();
-  auto deep = ParseJsonStrict(Nested(65));
+  auto deep = ParseJsonStrict(Nested(129));
   ASSERT_FALSE(deep);
   EXPECT_TRUE(NamedOffset(deep.error().message()).has_value()) << deep.error().message();
 }
@@ -149,16 +147,27 @@ TEST(ParseJsonStrictTest, DuplicateKeyAndDepthMessagesNameTheByteOffset) {
 // ---------------------------------------------------------------------------
 // Depth
 
-TEST(ParseJsonStrictTest, DefaultDepthLimitIs64) {
-  EXPECT_TRUE(ParseJsonStrict(Nested(63)));
-  EXPECT_TRUE(ParseJsonStrict(Nested(64)));
-  ExpectRejected(Nested(65));
-  EXPECT_TRUE(ParseJsonStrict(NestedObjects(64)));
-  ExpectRejected(NestedObjects(65));
-  auto result = ParseJsonStrict(Nested(65));
+// covers issue 40 item 2: one nesting bound, kMaxJsonDepth, for every document
+TEST(ParseJsonStrictTest, DefaultDepthLimitIsTheOneBound) {
+  EXPECT_EQ(kMaxJsonDepth, 128u);
+  EXPECT_TRUE(ParseJsonStrict(Nested(127)));
+  EXPECT_TRUE(ParseJsonStrict(Nested(128)));
+  ExpectRejected(Nested(129));
+  EXPECT_TRUE(ParseJsonStrict(NestedObjects(128)));
+  ExpectRejected(NestedObjects(129));
+  auto result = ParseJsonStrict(Nested(129));
   ASSERT_FALSE(result);
   EXPECT_NE(result.error().message().find("depth"), std::string::npos) << result.error().message();
-  EXPECT_NE(result.error().message().find("64"), std::string::npos) << result.error().message();
+  EXPECT_NE(result.error().message().find("128"), std::string::npos) << result.error().message();
+}
+
+// covers issue 40 item 2: the error names the offset and the pointer of the container that is too deep
+TEST(ParseJsonStrictTest, DepthErrorNamesTheOffsetAndThePointer) {
+  ParseLimits limits;
+  limits.max_depth = 3;
+  auto result = ParseJsonStrict(R"({"a":[1,{"b~/":[]}]})", limits);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message(), "invalid JSON at byte 15: nesting exceeds depth 3 at /a/1");
 }
 
 TEST(ParseJsonStrictTest, CustomDepthLimitExactlyAtLimitIsAccepted) {
@@ -364,6 +373,53 @@ TEST(ParseJsonStrictTest, FloatOverflowIsRejected) {
   ExpectRejected("1e400");
   ExpectRejected("-1e400");
   ExpectRejected("[1.8e308]");
+}
+
+// ---------------------------------------------------------------------------
+// Stored values, the depth pre-scan and key-ordered documents
+
+// covers issue 40 item 2: stored rows are bounded like input, and say they are stored
+TEST(ParseStoredJsonTest, BoundsStoredBytesAndReportsDataLoss) {
+  EXPECT_EQ(*ParseStoredJson(R"({"a":[1]})"), Json({{"a", {1}}}));
+  for (const std::string& bad : {Nested(50000), std::string("{\"a\":"), std::string(R"({"a":1,"a":2})")}) {
+    auto parsed = ParseStoredJson(bad);
+    ASSERT_FALSE(parsed) << bad.substr(0, 20);
+    EXPECT_EQ(parsed.error().code(), ErrorCode::kDataLoss);
+    EXPECT_TRUE(parsed.error().message().starts_with("stored invalid JSON at byte ")) << parsed.error().message();
+  }
+  EXPECT_THROW(StoredJsonOrThrow(Nested(50000)), std::runtime_error);
+  EXPECT_EQ(StoredJsonOrThrow("[]"), Json::array());
+}
+
+TEST(CheckJsonDepthTest, CountsContainersOutsideStringsAndComments) {
+  EXPECT_TRUE(CheckJsonDepth(Nested(128)));
+  auto deep = CheckJsonDepth(Nested(129));
+  ASSERT_FALSE(deep);
+  EXPECT_EQ(deep.error().message(), "invalid JSON at byte 128: nesting exceeds depth 128");
+  EXPECT_TRUE(CheckJsonDepth(R"(["[[[[", "\"[[[[", {"k":"{{{{"}])", 2));
+  EXPECT_FALSE(CheckJsonDepth("[[[]]]", 2));
+  std::string commented = "[ // [[[[\n /* {{{{ */ []]";
+  EXPECT_FALSE(CheckJsonDepth(commented, 2, /*comments=*/false));
+  EXPECT_TRUE(CheckJsonDepth(commented, 2, /*comments=*/true));
+  EXPECT_TRUE(CheckJsonDepth(std::string(200, ']')));  // malformed text is the parser's to report
+}
+
+// covers issue 40 item 2: a config file of 100,000 nested arrays is refused, not a crash
+TEST(ParseOrderedJsonTest, KeepsKeyOrderAndRefusesDeepOrMalformedText) {
+  auto parsed = ParseOrderedJson(R"({"z":1,"a":{"m":2,"b":3}})");
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->dump(), R"({"z":1,"a":{"m":2,"b":3}})");
+  auto deep = ParseOrderedJson(std::string(100000, '[') + std::string(100000, ']'));
+  ASSERT_FALSE(deep);
+  EXPECT_EQ(deep.error().message(), "invalid JSON at byte 128: nesting exceeds depth 128");
+  auto broken = ParseOrderedJson(R"({"a":})");
+  ASSERT_FALSE(broken);
+  EXPECT_TRUE(NamedOffset(broken.error().message()).has_value()) << broken.error().message();
+  EXPECT_FALSE(ParseOrderedJson("{/* c */}"));
+  EXPECT_TRUE(ParseOrderedJson("{/* c */}", {}, /*comments=*/true));
+  ParseLimits small;
+  small.max_bytes = 4;
+  EXPECT_FALSE(ParseOrderedJson("[1,2]", small));
 }
 
 }  // namespace

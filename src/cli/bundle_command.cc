@@ -18,27 +18,41 @@
 namespace telic::cli {
 namespace {
 
-// Writes `bytes` to `path` owner-only, through a temporary file renamed into
-// place, so a reader never sees half a bundle.
-Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
-  std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot write {}: {}", temp, std::strerror(errno)));
+// Writes all of `bytes` to `fd` and syncs it; false on any failure (errno set).
+bool WriteAllAndSync(int fd, const std::string& bytes) {
   size_t written = 0;
   while (written < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n <= 0) return false;
     written += static_cast<size_t>(n);
   }
-  bool ok = written == bytes.size() && ::fsync(fd) == 0;
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(temp.c_str());
-    return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot write {}: {}", path, why));
+  return ::fsync(fd) == 0;
+}
+
+// Writes `bytes` to `path` owner-only so that a reader never sees half a
+// bundle and a killed export leaves nothing behind: the bytes go to an
+// unnamed file (O_TMPFILE) in the destination's folder, which gets a name
+// only once complete (a temporary name renamed into place at once). Where
+// the file system has no O_TMPFILE, a named temporary file is used instead.
+Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  int fd = ::open(folder.empty() ? "." : folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  bool unnamed = fd >= 0;
+  if (!unnamed) fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  bool ok = WriteAllAndSync(fd, bytes);
+  if (ok && unnamed) {
+    std::string self = "/proc/self/fd/" + std::to_string(fd);
+    ok = ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temp.c_str(), AT_SYMLINK_FOLLOW) == 0;
   }
-  return Ok();
+  std::string why = ok ? "" : std::strerror(errno);
+  ok = ::close(fd) == 0 && ok;
+  if (ok && ::rename(temp.c_str(), path.c_str()) == 0) return Ok();
+  if (why.empty()) why = std::strerror(errno);
+  ::unlink(temp.c_str());
+  return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot write {}: {}", path, why));
 }
 
 Result<std::string> ReadBundleFile(const std::string& path) {
@@ -62,27 +76,28 @@ struct CheckedBundle {
   Json report;
 };
 
-CheckedBundle Check(const std::string& bytes) {
+CheckedBundle Check(const std::string& bytes, const std::string& state_dir) {
   auto parsed = controller::ParseBundle(bytes);
   if (!parsed) {
     return {std::nullopt, Json{{"ok", false}, {"problems", Json::array({parsed.error().message()})}}};
   }
-  Json report = controller::CheckBundle(*parsed);
+  Json report = controller::CheckBundle(*parsed, state_dir);
   return {std::move(*parsed), std::move(report)};
 }
 
 void PrintReport(const Json& report, bool json, std::ostream& out) {
   if (json) {
-    out << report.dump() << "\n";
+    out << TerminalJson(report) << "\n";
     return;
   }
   if (report.contains("runId")) {
     out << fmt::format("{}: bundle {} — {} artifacts, {} trace events, final trace hash {}{}\n",
-                       report["runId"].get<std::string>(), report["bundleDigest"].get<std::string>(),
-                       report["artifacts"].get<size_t>(), report["traceEvents"].get<size_t>(),
-                       report["finalTraceHash"].get<std::string>(), report["ok"].get<bool>() ? ", no problems" : "");
+                       TerminalText(report["runId"].get<std::string>()),
+                       TerminalText(report["bundleDigest"].get<std::string>()), report["artifacts"].get<size_t>(),
+                       report["traceEvents"].get<size_t>(), TerminalText(report["finalTraceHash"].get<std::string>()),
+                       report["ok"].get<bool>() ? ", no problems" : "");
   }
-  for (const Json& p : report["problems"]) out << "  problem: " << p.get<std::string>() << "\n";
+  for (const Json& p : report["problems"]) out << "  problem: " << TerminalText(CleanMessage(p.get<std::string>())) << "\n";
 }
 
 }  // namespace
@@ -117,11 +132,11 @@ int RunExport(const BundleCommands& c, controller::RunService& service, std::ost
   return 0;
 }
 
-int RunImport(const BundleCommands& c, store::Store& store, const std::function<void(const std::string&)>& imported,
-              bool json, std::ostream& out, std::ostream& err) {
+int RunImport(const BundleCommands& c, store::Store& store, const std::string& state_dir,
+              const std::function<void(const std::string&)>& imported, bool json, std::ostream& out, std::ostream& err) {
   auto bytes = ReadBundleFile(c.file);
   if (!bytes) return ReportFailure(err, bytes.error());
-  CheckedBundle checked = Check(*bytes);
+  CheckedBundle checked = Check(*bytes, state_dir);
   if (!checked.report["ok"].get<bool>()) {
     err << "telic: the bundle was not imported (nothing was written):\n";
     PrintReport(checked.report, false, err);
@@ -137,7 +152,7 @@ int RunImport(const BundleCommands& c, store::Store& store, const std::function<
   }
   if (imported) imported(checked.bundle->run.run_id);
   if (json) {
-    out << Json{{"imported", checked.report}}.dump() << "\n";
+    out << TerminalJson(Json{{"imported", checked.report}}) << "\n";
   } else {
     out << "imported ";
     PrintReport(checked.report, false, out);
@@ -145,10 +160,11 @@ int RunImport(const BundleCommands& c, store::Store& store, const std::function<
   return 0;
 }
 
-int RunVerifyBundle(const std::string& file, bool json, std::ostream& out, std::ostream& err) {
+int RunVerifyBundle(const std::string& file, const std::string& state_dir, bool json, std::ostream& out,
+                    std::ostream& err) {
   auto bytes = ReadBundleFile(file);
   if (!bytes) return ReportFailure(err, bytes.error());
-  CheckedBundle checked = Check(*bytes);
+  CheckedBundle checked = Check(*bytes, state_dir);
   PrintReport(checked.report, json, out);
   return checked.report["ok"].get<bool>() ? 0 : 1;
 }

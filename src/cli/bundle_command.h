@@ -35,12 +35,16 @@ std::unique_ptr<BundleCommands> AddBundleCommands(CLI::App& app);
 // `telic export`: the bundle (or, with --otlp, the OTLP spans) of one run.
 int RunExport(const BundleCommands& commands, controller::RunService& service, std::ostream& out, std::ostream& err);
 
-// `telic import FILE`: checks the whole bundle, then creates its run in
-// `store`; `imported` runs after a successful import (task graph sync).
-int RunImport(const BundleCommands& commands, store::Store& store,
+// `telic import FILE`: checks the whole bundle (its scratch ledger under
+// `state_dir`), then creates its run in `store`; `imported` runs after a
+// successful import (task graph sync). Everything printed that came from the
+// bundle goes through TerminalText.
+int RunImport(const BundleCommands& commands, store::Store& store, const std::string& state_dir,
               const std::function<void(const std::string&)>& imported, bool json, std::ostream& out, std::ostream& err);
 
-// `telic verify --bundle FILE`: exit 0 when the bundle checks out, else 1.
-int RunVerifyBundle(const std::string& file, bool json, std::ostream& out, std::ostream& err);
+// `telic verify --bundle FILE`: exit 0 when the bundle checks out, else 1
+// (its scratch ledger under `state_dir`, removed after).
+int RunVerifyBundle(const std::string& file, const std::string& state_dir, bool json, std::ostream& out,
+                    std::ostream& err);
 
 }  // namespace telic::cli

@@ -140,6 +140,9 @@ Result<std::unique_ptr<Context>> LocateContext(const Options& options, bool crea
     return Fail(ErrorCode::kNotFound, fmt::format("No Telic ledger exists at {}", context->location.state_dir));
   }
   if (options.db.empty()) TELIC_RETURN_IF_ERROR(store::PrepareStateDir(context->location));
+  // Scratch left by a killed import or verify is removed at the next start;
+  // failing to clean it does not stop the command.
+  (void)store::CleanStaleScratch(context->location.state_dir);
   return context;
 }
 
@@ -185,14 +188,9 @@ Result<std::unique_ptr<Context>> OpenServingContextInBackground(const Options& o
   return context;
 }
 
-int Failure(const Error& error) {
-  std::cerr << "telic: " << CleanMessage(error.message()) << "\n";
-  return 1;
-}
+int Failure(const Error& error) { return ReportFailure(std::cerr, error); }
 
-void PrintJson(const Json& value, const Options& options) {
-  std::cout << (options.json ? value.dump() : value.dump(2)) << "\n";
-}
+void PrintJson(const Json& value, const Options& options) { std::cout << TerminalJson(value, options.json ? -1 : 2) << "\n"; }
 
 // The bearer token from --auth-token-file: the file's content without
 // surrounding whitespace; the file must not be readable by group or others.
@@ -343,9 +341,9 @@ int Runs(const Options& options, const RunsArgs& args) {
     }
     std::optional<std::string> next = args.all ? std::nullopt : page->next;
     if (options.json) {
-      if (first_page) std::cout << R"({"nextCursor":)" << (next ? Json(*next) : Json(nullptr)).dump() << R"(,"runs":[)";
+      if (first_page) std::cout << R"({"nextCursor":)" << TerminalJson(next ? Json(*next) : Json(nullptr)) << R"(,"runs":[)";
       for (const auto& run : page->runs) {
-        std::cout << (any_run ? "," : "") << controller::RunSummaryToJson(run).dump();
+        std::cout << (any_run ? "," : "") << TerminalJson(controller::RunSummaryToJson(run));
         any_run = true;
       }
     } else {
@@ -380,9 +378,11 @@ int Show(const Options& options, const std::string& run_id) {
   const auto& run = detail->run;
   std::cout << fmt::format("run        {}\nmode       {}\ntopology   {}\nstatus     {}\nphase      {}\nversion    {}\n"
                            "repository {}\ncreated    {}\nupdated    {}\nnext       {} ({})\n\n",
-                           run.run_id, run.requested_mode, run.topology, run.status, run.phase, run.version,
-                           run.repository_root, run.created_at, run.updated_at,
-                           detail->next_action.value("phase", ""), detail->next_action.value("kind", ""));
+                           TerminalText(run.run_id), TerminalText(run.requested_mode), TerminalText(run.topology),
+                           TerminalText(run.status), TerminalText(run.phase), run.version,
+                           TerminalText(run.repository_root), TerminalText(run.created_at), TerminalText(run.updated_at),
+                           TerminalText(detail->next_action.value("phase", "")),
+                           TerminalText(detail->next_action.value("kind", "")));
   std::vector<std::vector<std::string>> rows;
   for (const auto& meta : detail->artifacts) rows.push_back({meta.id, meta.type, meta.producer, meta.sha256.substr(0, 19), meta.created_at});
   std::cout << FormatTable({"ARTIFACT", "TYPE", "PRODUCER", "SHA256", "CREATED"}, rows);
@@ -435,7 +435,7 @@ int Artifact(const Options& options, const std::string& first, const std::string
   if (options.json) {
     PrintJson(Json{{"artifact", hydrated}}, options);
   } else {
-    std::cout << hydrated.dump(2) << "\n";
+    std::cout << TerminalJson(hydrated, 2) << "\n";
   }
   return 0;
 }
@@ -491,7 +491,7 @@ int Doctor(const Options& options, const std::string& self) {
   if (options.json) {
     PrintJson(report, options);
   } else {
-    std::cout << report.dump(2) << "\n";
+    std::cout << TerminalJson(report, 2) << "\n";
   }
   return ok ? 0 : 1;
 }
@@ -505,10 +505,10 @@ int Verify(const Options& options, const std::string& run_id) {
   if (options.json) {
     PrintJson(*report, options);
   } else {
-    std::cout << fmt::format("{}: {} of {} artifacts verified, {} trace events chained{}\n", run_id,
+    std::cout << fmt::format("{}: {} of {} artifacts verified, {} trace events chained{}\n", TerminalText(run_id),
                              (*report)["artifactsVerified"].get<size_t>(), (*report)["artifacts"].get<size_t>(),
                              (*report)["traceEvents"].get<int64_t>(), ok ? ", no problems" : "");
-    for (const Json& p : (*report)["problems"]) std::cout << "  problem: " << p.get<std::string>() << "\n";
+    for (const Json& p : (*report)["problems"]) std::cout << "  problem: " << TerminalText(p.get<std::string>()) << "\n";
   }
   return ok ? 0 : 1;
 }
@@ -535,18 +535,23 @@ int Replay(const Options& options, const std::string& run_id) {
   if (!report) return Failure(report.error());
   bool consistent = (*report)["stateCheck"]["consistent"].get<bool>();
   if (options.json) {
-    std::cout << report->dump(2) << "\n";
+    std::cout << TerminalJson(*report, 2) << "\n";
   } else {
-    std::cout << fmt::format("{} ({} topology): {} steps\n", run_id, (*report)["topology"].get<std::string>(),
+    std::cout << fmt::format("{} ({} topology): {} steps\n", TerminalText(run_id),
+                             TerminalText((*report)["topology"].get<std::string>()),
                              (*report)["steps"].size());
     for (const Json& step : (*report)["steps"]) {
-      std::cout << fmt::format("  #{:<4} {:<26} {:<20} {}{}\n", step["sequence"].get<int64_t>(), step["phase"].get<std::string>(),
-                               step["artifactType"].get<std::string>(), step["digestStatus"].get<std::string>(),
-                               step.contains("escalationReason") ? " (" + step["escalationReason"].get<std::string>() + ")" : "");
+      std::cout << TerminalText(fmt::format(
+          "  #{:<4} {:<26} {:<20} {}{}", step["sequence"].get<int64_t>(), step["phase"].get<std::string>(),
+          step["artifactType"].get<std::string>(), step["digestStatus"].get<std::string>(),
+          step.contains("escalationReason") ? " (" + step["escalationReason"].get<std::string>() + ")" : ""))
+                << "\n";
     }
-    for (const Json& h : (*report)["traceHighlights"]) std::cout << "  highlight: " << h.get<std::string>() << "\n";
+    for (const Json& h : (*report)["traceHighlights"]) std::cout << "  highlight: " << TerminalText(h.get<std::string>()) << "\n";
     std::cout << (consistent ? "state check: the stored run equals its replay\n" : "state check: DIFFERENCES\n");
-    for (const Json& d : (*report)["stateCheck"]["differences"]) std::cout << "  difference: " << d.get<std::string>() << "\n";
+    for (const Json& d : (*report)["stateCheck"]["differences"]) {
+      std::cout << "  difference: " << TerminalText(d.get<std::string>()) << "\n";
+    }
   }
   return consistent ? 0 : 1;
 }
@@ -755,7 +760,11 @@ int RunCli(int argc, char** argv) {
   }
   if (Chosen(trace)) return Trace(options, run_id);
   if (Chosen(artifact)) return Artifact(options, run_id, second);
-  if (Chosen(verify) && !bundle_file.empty()) return RunVerifyBundle(bundle_file, options.json, std::cout, std::cerr);
+  if (Chosen(verify) && !bundle_file.empty()) {
+    auto context = LocateContext(options, /*create=*/true);  // the state directory holds the scratch ledger
+    if (!context) return Failure(context.error());
+    return RunVerifyBundle(bundle_file, (*context)->location.state_dir, options.json, std::cout, std::cerr);
+  }
   if (Chosen(verify) && run_id.empty()) {
     std::cerr << "telic: verify needs RUN_ID or --bundle FILE\n";
     return 2;
@@ -766,8 +775,8 @@ int RunCli(int argc, char** argv) {
     if (!context) return Failure(context.error());
     if (*bundles->export_cmd) return RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
     auto* tasks = (*context)->graph->service.get();
-    return RunImport(*bundles, *(*context)->store, [tasks](const std::string& id) { (void)tasks->SyncRun(id); },
-                     options.json, std::cout, std::cerr);
+    return RunImport(*bundles, *(*context)->store, (*context)->location.state_dir,
+                     [tasks](const std::string& id) { (void)tasks->SyncRun(id); }, options.json, std::cout, std::cerr);
   }
   if (Chosen(doctor)) return Doctor(options, SelfExecutable(argv[0]));
   if (Chosen(ground)) {

@@ -2,18 +2,79 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "base/text.h"
 
 namespace telic::cli {
 namespace {
 
+// The length of the UTF-8 sequence at `text[i]`, 0 when it is not one
+// (overlong forms, surrogates and code points above U+10FFFF included).
+size_t Utf8SequenceAt(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u; };
+  auto cont = [&](size_t k) { return (byte(k) & 0xC0) == 0x80; };
+  unsigned char b = byte(0);
+  if (b < 0x80) return 1;
+  if (b >= 0xC2 && b <= 0xDF) return cont(1) ? 2 : 0;
+  if (b >= 0xE0 && b <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if ((b == 0xE0 && byte(1) < 0xA0) || (b == 0xED && byte(1) >= 0xA0)) return 0;
+    return 3;
+  }
+  if (b >= 0xF0 && b <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if ((b == 0xF0 && byte(1) < 0x90) || (b == 0xF4 && byte(1) >= 0x90)) return 0;
+    return 4;
+  }
+  return 0;
+}
+
 std::string Cell(const std::string& text, size_t max_width) {
-  std::string flat = CollapseLineBreaks(text);
+  std::string flat = TerminalText(CollapseLineBreaks(text));
   if (max_width == 0 || Utf16Length(flat) <= max_width) return flat;
   return TruncateUtf16(flat, max_width - 1) + "…";
 }
 
 }  // namespace
+
+std::string TerminalText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    size_t length = Utf8SequenceAt(text, i);
+    if (length == 0 || c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+      i += 1;
+    } else if (length == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
+      i += 2;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
+std::string TerminalJson(const Json& value, int indent) {
+  std::string dumped = value.dump(indent, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(dumped.size());
+  for (size_t i = 0; i < dumped.size(); ++i) {
+    auto c = static_cast<unsigned char>(dumped[i]);
+    if (c == 0x7F) {
+      out += "\\u007f";
+    } else if (c == 0xC2 && i + 1 < dumped.size() && static_cast<unsigned char>(dumped[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(dumped[i + 1]) < 0xA0) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(dumped[++i]));
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
 
 std::string TableStream::Line(const std::vector<std::string>& cells) const {
   std::string line;
@@ -55,7 +116,7 @@ std::string FormatTable(const std::vector<std::string>& header, const std::vecto
 }
 
 int ReportFailure(std::ostream& err, const Error& error) {
-  err << "telic: " << CleanMessage(error.message()) << "\n";
+  err << "telic: " << TerminalText(CleanMessage(error.message())) << "\n";
   return 1;
 }
 

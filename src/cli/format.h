@@ -3,15 +3,31 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/canonical_json.h"
 #include "base/status.h"
 
 namespace telic::cli {
 
+// `text` (from a ledger, a bundle or an argument) safe to write to a
+// terminal: C0 control characters and DEL as \xNN, C1 controls (U+0080 to
+// U+009F) as \u00NN, and bytes that are not UTF-8 as \xNN; everything else,
+// other languages included, unchanged. Every printer of the CLI that shows
+// stored or imported text goes through this (tables, show, trace, verify,
+// replay, import, artifact, errors).
+std::string TerminalText(std::string_view text);
+
+// `value` as JSON for a terminal (`indent` as Json::dump; -1 compact): the
+// same JSON value, with DEL and C1 controls written as \u escapes (JSON
+// already escapes C0) and invalid UTF-8 replaced by U+FFFD.
+std::string TerminalJson(const Json& value, int indent = -1);
+
 // Renders rows as left-aligned columns separated by two spaces, with the
-// header underlined. Cells longer than `max_width` are cut with "…"
-// (max_width 0: no limit).
+// header underlined. Cells are shown through TerminalText, line breaks as
+// one space; cells longer than `max_width` are cut with "…" (max_width 0: no
+// limit).
 std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                         size_t max_width = 60);
 
@@ -35,7 +51,7 @@ class TableStream {
   std::vector<size_t> widths_;  // empty until the first batch
 };
 
-// Prints "telic: <message>" (the message cleaned for a terminal) on `err`;
+// Prints "telic: <message>" (one line, through TerminalText) on `err`;
 // returns 1, the exit code of a failed operation.
 int ReportFailure(std::ostream& err, const Error& error);
 

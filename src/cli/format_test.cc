@@ -136,5 +136,41 @@ TEST(FormatTableTest, CollapsingHappensBeforeMeasuringWidth) {
   EXPECT_EQ(FormatTable({"C"}, {{"a\n\n\n\nb"}}, 3), "C\n---\na b\n");
 }
 
+// covers issue 40 item 3: text from a ledger or a bundle cannot drive the terminal
+TEST(TerminalTextTest, EscapesControlCharactersAndInvalidUtf8) {
+  EXPECT_EQ(TerminalText("\x1b]0;pwned\a\x1b[2J"), "\\x1b]0;pwned\\x07\\x1b[2J");
+  EXPECT_EQ(TerminalText(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(TerminalText("tab\there\nnl\x7f"), "tab\\x09here\\x0anl\\x7f");
+  EXPECT_EQ(TerminalText("csi \xC2\x9B" "2J next \xC2\x85"), "csi \\u009b2J next \\u0085");
+  EXPECT_EQ(TerminalText("bad \xFF\xC3 end \xED\xA0\x80"), "bad \\xff\\xc3 end \\xed\\xa0\\x80");
+  // Printable text, other scripts and emoji included, is unchanged.
+  for (const std::string& fine : {std::string("run 00000000-0000-4000-8000-000000000001"), kEAcute + " " + kGrinning,
+                                  std::string("\xC2\xA0nbsp \xE2\x80\xA6 \\x1b literal")}) {
+    EXPECT_EQ(TerminalText(fine), fine);
+  }
+}
+
+TEST(TerminalJsonTest, IsTheSameJsonWithDelAndC1Escaped) {
+  Json value = {{"a", "\x1b[2J"}, {"b", "x\x7fy\xC2\x9Bz"}, {"c", kEAcute}};
+  std::string shown = TerminalJson(value);
+  EXPECT_EQ(shown, "{\"a\":\"\\u001b[2J\",\"b\":\"x\\u007fy\\u009bz\",\"c\":\"" + kEAcute + "\"}");
+  EXPECT_EQ(Json::parse(shown), value);
+  EXPECT_EQ(TerminalJson(Json("\xFF")), "\"\xEF\xBF\xBD\"");  // invalid UTF-8 is replaced, never thrown
+  EXPECT_EQ(TerminalJson(value, 2).find('\x1b'), std::string::npos);
+}
+
+TEST(FormatTableTest, CellsAreShownThroughTerminalText) {
+  std::string table = FormatTable({"RUN", "PHASE"}, {{"r\x1b[2Jx", "a\nb"}});
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_NE(table.find("r\\x1b[2Jx"), std::string::npos) << table;
+  EXPECT_NE(table.find("a b"), std::string::npos) << table;
+}
+
+TEST(ReportFailureTest, TheErrorLineIsEscaped) {
+  std::ostringstream err;
+  EXPECT_EQ(ReportFailure(err, Error(ErrorCode::kNotFound, "Run \x1b]0;x\a not found")), 1);
+  EXPECT_EQ(err.str(), "telic: Run \\x1b]0;x\\x07 not found\n");
+}
+
 }  // namespace
 }  // namespace telic::cli

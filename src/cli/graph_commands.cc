@@ -9,6 +9,7 @@
 
 #include "base/json_parse.h"
 #include "base/text.h"
+#include "cli/format.h"
 #include "store/open_store.h"
 #include "reports/dispatcher.h"
 #include "reports/report.h"
@@ -180,17 +181,20 @@ int RunTasks(graph::TaskService& service, const std::optional<std::string>& run_
   }
   auto list = service.ListTasks(run_id);
   if (!list) {
-    std::cerr << "telic: " << CleanMessage(list.error().message()) << "\n";
-    return 1;
+    return ReportFailure(std::cerr, list.error());
   }
   if (json) {
     Json tasks = Json::array(), stories = Json::array();
     for (const auto& t : list->tasks) tasks.push_back(store::TaskToJson(t));
     for (const auto& s : list->stories) stories.push_back(store::StoryToJson(s));
-    std::cout << Json{{"runId", run_id ? Json(*run_id) : Json(nullptr)}, {"tasks", tasks}, {"stories", stories}}.dump() << "\n";
+    std::cout << TerminalJson(Json{{"runId", run_id ? Json(*run_id) : Json(nullptr)}, {"tasks", tasks}, {"stories", stories}})
+              << "\n";
     return 0;
   }
-  std::cout << (run_id ? "run " + *run_id : std::string("standalone graph")) << ": " << FormatTaskTree(*list);
+  // Task names and notes are free text from tool arguments: escaped line by line.
+  std::istringstream tree(FormatTaskTree(*list));
+  std::cout << TerminalText(run_id ? "run " + *run_id : std::string("standalone graph")) << ": ";
+  for (std::string line; std::getline(tree, line);) std::cout << TerminalText(line) << "\n";
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "cli/install_hosts.h"
 #include "cli/jsonc_edit.h"
@@ -81,7 +82,7 @@ bool IsJsonc(const std::string& bytes) { return !IsBlank(bytes) && !OrderedJson:
 // comments and trailing commas dropped and serves decisions only.
 Result<OrderedJson> ParseConfig(const std::string& bytes, const std::string& path) {
   if (IsBlank(bytes)) return OrderedJson::object();
-  OrderedJson parsed = OrderedJson::parse(bytes, nullptr, false);
+  OrderedJson parsed = ParseOrderedJson(bytes).value_or(OrderedJson(OrderedJson::value_t::discarded));
   if (parsed.is_discarded()) {
     auto lenient = jsonc::Parse(bytes);
     if (!lenient) {
@@ -306,7 +307,7 @@ struct Scope {
 Result<OrderedJson> LoadManifest(const Scope& scope) {
   auto bytes = ReadBytes(scope.manifest());
   if (!bytes) return OrderedJson{{"version", 1}, {"hosts", OrderedJson::object()}};
-  OrderedJson manifest = OrderedJson::parse(*bytes, nullptr, false);
+  OrderedJson manifest = ParseOrderedJson(*bytes).value_or(OrderedJson(OrderedJson::value_t::discarded));
   if (manifest.is_discarded() || !manifest.is_object() || !manifest.contains("hosts") ||
       !manifest["hosts"].is_object()) {
     return Fail(ErrorCode::kFailedPrecondition,

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
+
 namespace telic::cli::jsonc {
 namespace {
 
-constexpr size_t kMaxDepth = 256;
+constexpr size_t kMaxDepth = kMaxJsonDepth;
 constexpr size_t kNone = std::string::npos;
 
 struct Entry;
@@ -349,9 +351,9 @@ Result<std::string> Mask(const std::string& text) {
 
 Result<OrderedJson> Parse(const std::string& text) {
   TELIC_ASSIGN_OR_RETURN(std::string masked, Mask(text));
-  OrderedJson parsed = OrderedJson::parse(masked, nullptr, false, /*ignore_comments=*/true);
-  if (parsed.is_discarded()) return Malformed(0, "not JSON once comments and trailing commas are ignored");
-  return parsed;
+  auto parsed = ParseOrderedJson(masked, {}, /*comments=*/true);
+  if (!parsed) return Malformed(0, "not JSON once comments and trailing commas are ignored: " + parsed.error().message());
+  return std::move(*parsed);
 }
 
 bool IsJsoncOnly(const std::string& text) { return !OrderedJson::accept(text) && Load(text).has_value(); }

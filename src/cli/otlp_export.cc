@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "base/text.h"
 #include "cli/http_features.h"
@@ -274,7 +275,7 @@ int RunOtlpExport(controller::RunService& service, const std::string& run_id, co
                                                            CleanMessage(response->body, 300))));
   }
   // A 2xx may still reject spans (ExportTracePartialSuccess).
-  Json answer = Json::parse(response->body, nullptr, false);
+  Json answer = ParseJsonStrict(response->body).value_or(Json(Json::value_t::discarded));
   if (answer.is_object() && answer.contains("partialSuccess") && answer["partialSuccess"].is_object()) {
     const Json& partial = answer["partialSuccess"];
     std::string rejected = partial.contains("rejectedSpans") ? partial["rejectedSpans"].dump() : "0";

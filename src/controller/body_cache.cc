@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
+
 namespace telic::controller {
 
 std::shared_ptr<const Json> BodyCache::Find(const std::string& digest) {
@@ -44,11 +46,12 @@ namespace {
 Result<std::shared_ptr<const Json>> ReadAndParse(store::Store& store, const store::ArtifactMeta& meta,
                                                  store::StoredArtifact& stored) {
   TELIC_ASSIGN_OR_RETURN(stored, store.GetArtifact(meta.run_id, meta.id));
-  auto body = std::make_shared<const Json>(Json::parse(stored.canonical_body, nullptr, false));
-  if (body->is_discarded()) {
-    return Fail(ErrorCode::kDataLoss, fmt::format("Stored {} artifact has an invalid body", meta.type));
+  auto parsed = ParseStoredJson(stored.canonical_body);
+  if (!parsed) {
+    return Fail(ErrorCode::kDataLoss,
+                fmt::format("Stored {} artifact has an invalid body: {}", meta.type, parsed.error().message()));
   }
-  return body;
+  return std::make_shared<const Json>(std::move(*parsed));
 }
 
 }  // namespace

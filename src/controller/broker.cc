@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/ids.h"
+#include "base/json_parse.h"
 #include "base/redact.h"
 #include "controller/next_action.h"
 #include "policy/permission_set.h"
@@ -107,7 +108,7 @@ Result<BrokerDecision> DecideAndRecord(store::Store& store, Clock& clock, IdSour
   for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
     if (it->type != "RunEnvelope") continue;
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, store.GetArtifact(run.run_id, it->id));
-    envelope = Json::parse(stored.canonical_body);
+    TELIC_ASSIGN_OR_RETURN(envelope, ParseStoredJson(stored.canonical_body));
     envelope_ref = store::ArtifactUri(run.run_id, it->id);
     break;
   }

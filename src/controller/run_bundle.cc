@@ -1,16 +1,16 @@
 #include "controller/run_bundle.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
+#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "controller/verify.h"
 #include "store/sqlite_store.h"
+#include "store/state_dir.h"
 
 namespace telic::controller {
 namespace {
@@ -109,6 +109,20 @@ class Reader {
     if (!v.is_string()) return Bad("/" + key, "must be a string");
     return v.get<std::string>();
   }
+  // A string in the wire's identifier grammar (base/ids.h): ids are printed
+  // and used as keys, so escapes, NUL, '/' and huge values stop here.
+  Result<std::string> Id(const Json& j, const std::string& key) const {
+    TELIC_ASSIGN_OR_RETURN(std::string text, Text(j, key));
+    if (std::string problem = IdentifierProblem(text); !problem.empty()) {
+      return Bad("/" + key, "is not an identifier: " + problem);
+    }
+    return text;
+  }
+  Result<std::optional<std::string>> OptId(const Json& j, const std::string& key) const {
+    if (j.at(key).is_null()) return std::optional<std::string>();
+    TELIC_ASSIGN_OR_RETURN(std::string id, Id(j, key));
+    return std::optional<std::string>(std::move(id));
+  }
   Result<std::optional<std::string>> OptText(const Json& j, const std::string& key) const {
     if (j.at(key).is_null()) return std::optional<std::string>();
     TELIC_ASSIGN_OR_RETURN(std::string text, Text(j, key));
@@ -144,13 +158,13 @@ Result<store::RunRecord> ReadRun(const Json& j) {
                                      "promptRevisionsRemaining", "remediationsRemaining", "outcomeHint", "createdAt",
                                      "updatedAt", "extra"}));
   store::RunRecord run;
-  TELIC_ASSIGN_OR_RETURN(run.run_id, r.Text(j, "runId"));
+  TELIC_ASSIGN_OR_RETURN(run.run_id, r.Id(j, "runId"));
   TELIC_ASSIGN_OR_RETURN(run.schema_version, r.Text(j, "schemaVersion"));
   TELIC_ASSIGN_OR_RETURN(run.repository_root, r.Text(j, "repositoryRoot"));
   TELIC_ASSIGN_OR_RETURN(run.requested_mode, r.Text(j, "requestedMode"));
   TELIC_ASSIGN_OR_RETURN(run.topology, r.Text(j, "topology"));
   TELIC_ASSIGN_OR_RETURN(int64_t escalations, r.Int(j, "escalationCount"));
-  TELIC_ASSIGN_OR_RETURN(run.prior_run_id, r.OptText(j, "priorRunId"));
+  TELIC_ASSIGN_OR_RETURN(run.prior_run_id, r.OptId(j, "priorRunId"));
   TELIC_ASSIGN_OR_RETURN(run.status, r.Text(j, "status"));
   TELIC_ASSIGN_OR_RETURN(run.phase, r.Text(j, "phase"));
   TELIC_ASSIGN_OR_RETURN(run.resume_phase, r.OptText(j, "resumePhase"));
@@ -182,7 +196,7 @@ Result<store::StoredArtifact> ReadArtifact(const Json& j, const std::string& run
                                      "createdAt", "body"}));
   store::StoredArtifact a;
   a.meta.run_id = run_id;
-  TELIC_ASSIGN_OR_RETURN(a.meta.id, r.Text(j, "id"));
+  TELIC_ASSIGN_OR_RETURN(a.meta.id, r.Id(j, "id"));
   TELIC_ASSIGN_OR_RETURN(a.meta.type, r.Text(j, "type"));
   TELIC_ASSIGN_OR_RETURN(a.meta.schema_version, r.Text(j, "schemaVersion"));
   TELIC_ASSIGN_OR_RETURN(a.meta.producer, r.Text(j, "producer"));
@@ -202,7 +216,7 @@ Result<store::TraceEventRecord> ReadEvent(const Json& j, const std::string& run_
                                  {"permissionDecision"}));
   store::TraceEventRecord e;
   e.run_id = run_id;
-  TELIC_ASSIGN_OR_RETURN(e.event_id, r.Text(j, "eventId"));
+  TELIC_ASSIGN_OR_RETURN(e.event_id, r.Id(j, "eventId"));
   TELIC_ASSIGN_OR_RETURN(e.sequence, r.Int(j, "sequence"));
   TELIC_ASSIGN_OR_RETURN(e.timestamp, r.Text(j, "timestamp"));
   TELIC_ASSIGN_OR_RETURN(e.actor, r.Text(j, "actor"));
@@ -220,23 +234,6 @@ Result<store::TraceEventRecord> ReadEvent(const Json& j, const std::string& run_
   if (j.contains("permissionDecision")) e.permission_decision = j["permissionDecision"];
   return e;
 }
-
-// A private temporary directory, removed with everything in it on scope exit.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "telic-bundle-XXXXXX").string();
-    if (::mkdtemp(pattern.data())) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 store::Change CreationOf(const RunBundle& b) {
   store::Change change;
@@ -267,13 +264,13 @@ Status SameTrace(store::Store& store, const RunBundle& b) {
 
 // Loads the bundle into a scratch ledger and compares what telic computes
 // there with what the bundle recorded; appends problems.
-void CheckByReplay(const RunBundle& b, std::vector<std::string>& problems) {
-  ScratchDir scratch;
-  if (scratch.path().empty()) {
-    problems.push_back("cannot create a scratch directory to replay the bundle");
+void CheckByReplay(const RunBundle& b, const std::string& state_dir, std::vector<std::string>& problems) {
+  auto scratch = store::ScratchDir::Create(state_dir);
+  if (!scratch) {
+    problems.push_back("cannot create a scratch directory to replay the bundle: " + scratch.error().message());
     return;
   }
-  auto store = store::SqliteStore::Open(scratch.path() + "/scratch.sqlite3");
+  auto store = store::SqliteStore::Open((*scratch)->path() + "/scratch.sqlite3");
   if (!store) {
     problems.push_back("scratch ledger: " + store.error().message());
     return;
@@ -341,8 +338,9 @@ Result<RunBundle> ParseBundle(std::string_view bytes) {
   if (bytes.size() > kMaxBundleBytes) return Fail(ErrorCode::kInvalidArgument, "bundle: larger than the 1 GiB limit");
   if (bytes.empty() || bytes.back() != '\n') return Fail(ErrorCode::kDataLoss, "bundle: does not end with a newline");
   std::string_view text = bytes.substr(0, bytes.size() - 1);
-  Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) return Fail(ErrorCode::kDataLoss, "bundle: not valid JSON");
+  auto parsed = ParseJsonStrict(text, ParseLimits{kMaxBundleBytes, kMaxJsonDepth});
+  if (!parsed) return Fail(ErrorCode::kDataLoss, "bundle: not valid JSON: " + parsed.error().message());
+  Json doc = std::move(*parsed);
   Reader r("");
   TELIC_RETURN_IF_ERROR(r.Object(doc, {"format", "formatVersion", "runId", "run", "artifacts", "trace", "verification",
                                        "sections", "bundleDigest"}));
@@ -384,7 +382,7 @@ Result<RunBundle> ParseBundle(std::string_view bytes) {
   return b;
 }
 
-Json CheckBundle(const RunBundle& b) {
+Json CheckBundle(const RunBundle& b, const std::string& state_dir) {
   std::vector<std::string> problems;
   std::vector<std::string> ids;
   for (size_t i = 0; i < b.artifacts.size(); ++i) {
@@ -392,9 +390,11 @@ Json CheckBundle(const RunBundle& b) {
     if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
       problems.push_back(fmt::format("artifact {} (/artifacts/{}) does not match its sha256", a.meta.id, i));
     }
-    Json body = Json::parse(a.canonical_body, nullptr, false);
-    if (body.is_discarded() || CanonicalJson(body) != a.canonical_body) {
-      problems.push_back(fmt::format("artifact {} (/artifacts/{}) body is not canonical JSON", a.meta.id, i));
+    auto body = ParseJsonStrict(a.canonical_body, ParseLimits{store::kMaxArtifactBodyBytes, kMaxJsonDepth});
+    if (!body) {
+      problems.push_back(fmt::format("artifact {} (/artifacts/{}/body) is not JSON: {}", a.meta.id, i, body.error().message()));
+    } else if (CanonicalJson(*body) != a.canonical_body) {
+      problems.push_back(fmt::format("artifact {} (/artifacts/{}/body) is not canonical JSON", a.meta.id, i));
     }
     if (std::find(ids.begin(), ids.end(), a.meta.id) != ids.end()) problems.push_back("duplicate artifact id " + a.meta.id);
     ids.push_back(a.meta.id);
@@ -407,7 +407,7 @@ Json CheckBundle(const RunBundle& b) {
     if (store::ComputeTraceEventHash(e) != e.hash) problems.push_back(fmt::format("event {} hash mismatch", e.sequence));
     prev = e.hash;
   }
-  if (problems.empty()) CheckByReplay(b, problems);
+  if (problems.empty()) CheckByReplay(b, state_dir, problems);
   return Json{{"ok", problems.empty()},
               {"runId", b.run.run_id},
               {"bundleDigest", b.bundle_digest},

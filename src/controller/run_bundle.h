@@ -42,11 +42,11 @@ Result<RunBundle> ParseBundle(std::string_view bytes);
 
 // Checks a parsed bundle's content with no store of the caller's: artifact
 // digests, the trace chain, and that loading it into a scratch SQLite ledger
-// (a private temporary directory, removed after) gives the same trace hashes
-// and the same verify and replay reports as recorded. Returns
-// {"ok", "runId", "bundleDigest", "artifacts", "traceEvents",
+// (a store::ScratchDir under `state_dir`, removed after; never /tmp) gives
+// the same trace hashes and the same verify and replay reports as recorded.
+// Returns {"ok", "runId", "bundleDigest", "artifacts", "traceEvents",
 // "finalTraceHash", "problems": [text...]}.
-Json CheckBundle(const RunBundle& bundle);
+Json CheckBundle(const RunBundle& bundle, const std::string& state_dir);
 
 // Loads a bundle that CheckBundle passed into `store` as a new run (one
 // CreateRun transaction: run, artifacts, events) and checks the stored

@@ -3,6 +3,8 @@
 // behind the digests are reached.
 #include "controller/run_bundle.h"
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "base/sha256.h"
@@ -31,15 +33,29 @@ class RunBundleTest : public ::testing::Test {
   }
 
   // The bundle with `edit` applied and every digest recomputed.
-  std::string Resealed(const std::function<void(Json&)>& edit) {
+  std::string Resealed(const std::function<void(Json&)>& edit) { return Resealed(edit, "", ""); }
+
+  // The same, with the string value `placeholder` (as a JSON string) replaced
+  // by the raw text `raw` everywhere, digests included: a sealed bundle with
+  // content no Json value here could hold (nesting far beyond the bound).
+  std::string Resealed(const std::function<void(Json&)>& edit, const std::string& placeholder, const std::string& raw) {
+    auto canonical = [&](const Json& value) {
+      std::string text = CanonicalJson(value);
+      if (placeholder.empty()) return text;
+      std::string quoted = "\"" + placeholder + "\"";
+      for (size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + raw.size())) {
+        text.replace(at, quoted.size(), raw);
+      }
+      return text;
+    };
     Json doc = Json::parse(bytes_.substr(0, bytes_.size() - 1));
     edit(doc);
     doc.erase("bundleDigest");
     for (const char* name : {"run", "artifacts", "trace", "verification"}) {
-      doc["sections"][name] = Sha256Ref(CanonicalJson(doc[name]));
+      doc["sections"][name] = Sha256Ref(canonical(doc[name]));
     }
-    doc["bundleDigest"] = Sha256Ref(CanonicalJson(doc));
-    return CanonicalJson(doc) + "\n";
+    doc["bundleDigest"] = Sha256Ref(canonical(doc));
+    return canonical(doc) + "\n";
   }
 
   testing::TempDir dir_;
@@ -55,7 +71,7 @@ class RunBundleTest : public ::testing::Test {
 TEST_F(RunBundleTest, ExportParseCheckImportRoundTrips) {
   auto bundle = ParseBundle(bytes_);
   ASSERT_TRUE(bundle) << bundle.error().message();
-  Json report = CheckBundle(*bundle);
+  Json report = CheckBundle(*bundle, dir_.File("state"));
   EXPECT_TRUE(report["ok"]) << report.dump();
   EXPECT_EQ(report["traceEvents"], 3);
   auto target = store::SqliteStore::Open(dir_.File("target.sqlite3"));
@@ -103,7 +119,7 @@ TEST_F(RunBundleTest, AResealedEditIsCaughtByTheChainTheBodyDigestsOrTheReplay) 
        }) {
     auto parsed = ParseBundle(Resealed(edit));
     ASSERT_TRUE(parsed) << parsed.error().message();
-    Json report = CheckBundle(*parsed);
+    Json report = CheckBundle(*parsed, dir_.File("state"));
     EXPECT_FALSE(report["ok"]) << report.dump();
     EXPECT_FALSE(report["problems"].empty());
   }
@@ -115,6 +131,67 @@ TEST_F(RunBundleTest, AnyChangedByteFailsToParse) {
     changed[pos] = changed[pos] == 'a' ? 'b' : (changed[pos] == ' ' ? '\t' : ' ');
     EXPECT_FALSE(ParseBundle(changed)) << "byte " << pos;
   }
+}
+
+std::string DeepArrays(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// covers issue 40 item 2: 50,000 nested arrays in run.extra are refused by the parser, before any recursive walk
+TEST_F(RunBundleTest, DeepNestingInRunExtraIsRefusedWithAnOffset) {
+  std::string bundle = Resealed([](Json& d) { d["run"]["extra"]["deep"] = "DEEP"; }, "DEEP", DeepArrays(50000));
+  auto parsed = ParseBundle(bundle);
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.error().message().find("nesting exceeds depth 128 at /run/extra/deep/"), std::string::npos)
+      << parsed.error().message();
+  EXPECT_TRUE(parsed.error().message().starts_with("bundle: not valid JSON: invalid JSON at byte ")) << parsed.error().message();
+}
+
+// covers issue 40 item 2: an artifact body of 50,000 nested arrays (every digest right) is a problem, not a crash
+TEST_F(RunBundleTest, DeepNestingInAnArtifactBodyIsAProblem) {
+  std::string deep = DeepArrays(50000);
+  std::string bundle = Resealed([&](Json& d) {
+    d["artifacts"][0]["body"] = deep;
+    d["artifacts"][0]["sha256"] = Sha256Ref(deep);
+  });
+  auto parsed = ParseBundle(bundle);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  Json report = CheckBundle(*parsed, dir_.File("state"));
+  EXPECT_FALSE(report["ok"]);
+  ASSERT_EQ(report["problems"].size(), 1u) << report.dump();
+  EXPECT_NE(report["problems"][0].get<std::string>().find("(/artifacts/0/body) is not JSON: invalid JSON at byte 128: "
+                                                          "nesting exceeds depth 128"),
+            std::string::npos)
+      << report.dump();
+}
+
+// covers issue 40 item 3: ids with escapes, NUL, '/', '../' or 100 KB are refused with their pointer
+TEST_F(RunBundleTest, HostileIdsAreRefusedWithTheirPointer) {
+  for (const std::string& id : {std::string("\x1b]0;pwned\a\x1b[2J"), std::string("run\0id", 6), std::string("a/b"),
+                                std::string("../x"), std::string(100 * 1024, 'a')}) {
+    auto run = ParseBundle(Resealed([&](Json& d) { d["runId"] = d["run"]["runId"] = id; }));
+    ASSERT_FALSE(run);
+    EXPECT_TRUE(run.error().message().starts_with("bundle /run/runId: is not an identifier: ")) << run.error().message();
+    EXPECT_EQ(run.error().message().find('\x1b'), std::string::npos);
+    EXPECT_LT(run.error().message().size(), 200u);
+    auto artifact = ParseBundle(Resealed([&](Json& d) { d["artifacts"][0]["id"] = id; }));
+    ASSERT_FALSE(artifact);
+    EXPECT_TRUE(artifact.error().message().starts_with("bundle /artifacts/0/id: is not an identifier")) << artifact.error().message();
+    auto event = ParseBundle(Resealed([&](Json& d) { d["trace"][1]["eventId"] = id; }));
+    ASSERT_FALSE(event);
+    EXPECT_TRUE(event.error().message().starts_with("bundle /trace/1/eventId: is not an identifier")) << event.error().message();
+    auto prior = ParseBundle(Resealed([&](Json& d) { d["run"]["priorRunId"] = id; }));
+    ASSERT_FALSE(prior);
+    EXPECT_TRUE(prior.error().message().starts_with("bundle /run/priorRunId: is not an identifier")) << prior.error().message();
+  }
+}
+
+// covers issue 40 item 7: the scratch ledger of a check lives under the state directory and is gone after
+TEST_F(RunBundleTest, TheScratchLedgerLivesUnderTheStateDirectoryAndIsRemoved) {
+  auto bundle = ParseBundle(bytes_);
+  ASSERT_TRUE(bundle);
+  Json report = CheckBundle(*bundle, dir_.File("state"));
+  EXPECT_TRUE(report["ok"]) << report.dump();
+  EXPECT_TRUE(std::filesystem::is_directory(dir_.File("state/scratch")));
+  EXPECT_TRUE(std::filesystem::is_empty(dir_.File("state/scratch")));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "base/redact.h"
 #include "base/text.h"
@@ -311,7 +312,8 @@ Result<GroundResult> RunService::GroundContext(const GroundContextRequest& reque
     auto request_meta = std::find_if(artifacts.begin(), artifacts.end(), [](const auto& a) { return a.type == "UserMessage"; });
     if (request_meta == artifacts.end()) return Fail(ErrorCode::kDataLoss, "Run is missing its immutable original request");
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact original, store_.GetArtifact(run.run_id, request_meta->id));
-    GroundingInput input{run.run_id, run.repository_root, Json::parse(original.canonical_body).value("content", ""),
+    TELIC_ASSIGN_OR_RETURN(Json original_body, ParseStoredJson(original.canonical_body));
+    GroundingInput input{run.run_id, run.repository_root, original_body.value("content", ""),
                          request.active_paths, request.budget, action["effectivePermissions"], control};
     TELIC_ASSIGN_OR_RETURN(output, grounder_(input));
   }

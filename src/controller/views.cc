@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "controller/phases.h"
 
 namespace telic::controller {
@@ -46,7 +47,7 @@ Json ArtifactMetaToJson(const store::ArtifactMeta& m) {
 
 Json HydratedArtifactToJson(const store::StoredArtifact& artifact) {
   Json j = ArtifactMetaToJson(artifact.meta);
-  j["body"] = Json::parse(artifact.canonical_body);
+  j["body"] = StoredJsonOrThrow(artifact.canonical_body);
   return j;
 }
 

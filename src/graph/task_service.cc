@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "graph/graph.h"
 
 namespace telic::graph {
@@ -384,7 +385,7 @@ Result<SyncSummary> TaskService::SyncRunOnce(const std::string& run_id) {
   for (size_t i = 0; i < scope.tasks().size(); ++i) by_name[scope.tasks()[i].name] = static_cast<int>(i);
   auto body = [&](const store::ArtifactMeta& meta) -> Result<Json> {
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, runs_->GetArtifact(run_id, meta.id));
-    Json parsed = Json::parse(stored.canonical_body, nullptr, false);
+    TELIC_ASSIGN_OR_RETURN(Json parsed, ParseStoredJson(stored.canonical_body));
     if (!parsed.is_object()) return Fail(ErrorCode::kDataLoss, fmt::format("stored {} {} is not an object", meta.type, meta.id));
     return parsed;
   };

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "mcp/jsonrpc.h"
 
 extern char** environ;
@@ -61,7 +62,7 @@ Result<Json> ChildClient::Request(const std::string& method, const Json& params)
   char* buffer = nullptr;
   size_t capacity = 0;
   while (getline(&buffer, &capacity, from_) > 0) {
-    Json reply = Json::parse(buffer, nullptr, false);
+    Json reply = ParseJsonStrict(buffer).value_or(Json(Json::value_t::discarded));
     if (reply.is_object() && reply.value("id", Json()) == id) {
       std::free(buffer);
       if (reply.contains("error")) {

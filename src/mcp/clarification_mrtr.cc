@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "base/json_parse.h"
 #include "controller/run_service.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/request_state.h"
@@ -141,11 +142,12 @@ std::optional<std::string> Server::ClarificationRoundTrip(const Json& id, const 
     }
   }
   if (!state->request || !context.SupportsFormElicitation()) return std::nullopt;  // nothing to ask: today's result
-  Json request = Json::parse(state->request->canonical_body);
+  auto request = ParseStoredJson(state->request->canonical_body);
+  if (!request) return ErrorResponse(id, kInternalError, fmt::format("Internal error: {}", request.error().message()));
   std::string token = (*signer)->Issue({kClarificationTool, run_id, state->action_id, state->run.version,
                                         state->request->meta.id, 0});
   return ResultResponse(id, ModernResult({{"resultType", "input_required"},
-                                          {"inputRequests", {{kInputKey, ClarificationElicitation(request)}}},
+                                          {"inputRequests", {{kInputKey, ClarificationElicitation(*request)}}},
                                           {"requestState", token}}));
 }
 

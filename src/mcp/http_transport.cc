@@ -23,6 +23,7 @@
 #include <httplib.h>
 
 #include "base/ids.h"
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "base/text.h"
 #include "mcp/jsonrpc.h"
@@ -675,7 +676,7 @@ class HttpTransport::Impl {
     if (!CheckProtocolVersion(req, res, nullptr)) return;
     std::optional<std::string> reply = server_->HandleLine(req.body);
     if (!reply) return Reject(res, 500, "Internal error: initialize produced no reply");
-    Json parsed = Json::parse(*reply, nullptr, false);
+    Json parsed = ParseJsonStrict(*reply, ParseLimits{reply->size(), kMaxJsonDepth}).value_or(Json(Json::value_t::discarded));
     if (!parsed.is_object() || !parsed.contains("result")) {  // invalid params: no session
       res.status = 200;
       res.set_content(*reply, kJson);

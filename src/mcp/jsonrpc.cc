@@ -28,7 +28,7 @@ std::string ErrorResponse(const Json& id, int code, std::string_view message, co
 }
 
 Classified ClassifyLine(std::string_view line, size_t max_bytes) {
-  auto parsed = ParseJsonStrict(line, ParseLimits{max_bytes, 128});
+  auto parsed = ParseJsonStrict(line, ParseLimits{max_bytes, kMaxJsonDepth});
   if (!parsed) return Classified{std::nullopt, ErrorResponse(nullptr, kParseError, "Parse error: " + parsed.error().message())};
   Json& value = *parsed;
   if (value.is_array()) return Invalid(nullptr, "batch requests are not supported; send one message per line");

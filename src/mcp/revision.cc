@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "base/redact.h"
 #include "base/text.h"
 #include "mcp/jsonrpc.h"
@@ -176,7 +177,7 @@ bool MethodExistsIn(bool modern, std::string_view method) {
 }
 
 int ModernHttpStatus(const std::string& reply) {
-  Json parsed = Json::parse(reply, nullptr, false);
+  Json parsed = ParseJsonStrict(reply, ParseLimits{reply.size(), kMaxJsonDepth}).value_or(Json(Json::value_t::discarded));
   if (!parsed.is_object() || !parsed.contains("error") || !parsed["error"].is_object()) return 200;
   Json code = parsed["error"].value("code", Json());
   if (!code.is_number_integer()) return 200;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/ids.h"
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "store/libpq.h"
 
@@ -607,7 +608,7 @@ int64_t Int(const PGresult* r, int row, int col) { return std::stoll(Text(r, row
 
 std::string ToJson(const std::vector<std::string>& items) { return CanonicalJson(Json(items)); }
 std::vector<std::string> FromJsonList(const std::string& text) {
-  return Json::parse(text).get<std::vector<std::string>>();
+  return StoredJsonOrThrow(text).get<std::vector<std::string>>();
 }
 
 const char kRunColumns[] =
@@ -634,7 +635,7 @@ RunRecord ReadRun(const PGresult* r, int row) {
   run.outcome_hint = OptText(r, row, 13);
   run.created_at = Text(r, row, 14);
   run.updated_at = Text(r, row, 15);
-  run.extra = Json::parse(Text(r, row, 16));
+  run.extra = StoredJsonOrThrow(Text(r, row, 16));
   return run;
 }
 
@@ -703,10 +704,10 @@ TraceEventRecord ReadEvent(const PGresult* r, int row) {
   e.event_type = Text(r, row, 6);
   e.input_refs = FromJsonList(Text(r, row, 7));
   e.output_refs = FromJsonList(Text(r, row, 8));
-  if (auto d = OptText(r, row, 9)) e.permission_decision = Json::parse(*d);
+  if (auto d = OptText(r, row, 9)) e.permission_decision = StoredJsonOrThrow(*d);
   e.summary = Text(r, row, 10);
-  e.budget_snapshot = Json::parse(Text(r, row, 11));
-  e.redactions = Json::parse(Text(r, row, 12));
+  e.budget_snapshot = StoredJsonOrThrow(Text(r, row, 11));
+  e.redactions = StoredJsonOrThrow(Text(r, row, 12));
   e.prev_hash = Text(r, row, 13);
   e.hash = Text(r, row, 14);
   e.traceparent = OptText(r, row, 15);
@@ -1536,8 +1537,7 @@ Result<std::vector<TaskEventRecord>> PgTaskStore::ListEvents(std::string_view su
     e.run_id = OptText(r, i, 3);
     e.kind = Text(r, i, 4);
     e.actor = Text(r, i, 5);
-    e.payload = Json::parse(Text(r, i, 6), nullptr, false);
-    if (e.payload.is_discarded()) e.payload = nullptr;  // unreadable payloads read as null
+    e.payload = ParseStoredJson(Text(r, i, 6)).value_or(Json(nullptr));  // unreadable payloads read as null
     e.created_at = Text(r, i, 7);
     return e;
   });

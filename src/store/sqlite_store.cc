@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "base/sha256.h"
 #include "store/checkpoint_cycle.h"
 
@@ -517,7 +518,7 @@ Status EnableWal(sqlite3* db) {
 std::string ToJson(const std::vector<std::string>& items) { return CanonicalJson(Json(items)); }
 
 std::vector<std::string> FromJsonList(const std::string& text) {
-  return Json::parse(text).get<std::vector<std::string>>();
+  return StoredJsonOrThrow(text).get<std::vector<std::string>>();
 }
 
 const char kRunColumns[] =
@@ -543,7 +544,7 @@ RunRecord ReadRun(const Stmt& s) {
   r.outcome_hint = s.OptText(13);
   r.created_at = s.Text(14);
   r.updated_at = s.Text(15);
-  r.extra = Json::parse(s.Text(16));
+  r.extra = StoredJsonOrThrow(s.Text(16));
   return r;
 }
 
@@ -679,10 +680,10 @@ TraceEventRecord ReadEvent(const Stmt& s) {
   e.event_type = s.Text(6);
   e.input_refs = FromJsonList(s.Text(7));
   e.output_refs = FromJsonList(s.Text(8));
-  if (auto d = s.OptText(9)) e.permission_decision = Json::parse(*d);
+  if (auto d = s.OptText(9)) e.permission_decision = StoredJsonOrThrow(*d);
   e.summary = s.Text(10);
-  e.budget_snapshot = Json::parse(s.Text(11));
-  e.redactions = Json::parse(s.Text(12));
+  e.budget_snapshot = StoredJsonOrThrow(s.Text(11));
+  e.redactions = StoredJsonOrThrow(s.Text(12));
   e.prev_hash = s.Text(13);
   e.hash = s.Text(14);
   e.traceparent = s.OptText(15);

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
+
 namespace telic::store {
 namespace {
 
@@ -403,8 +405,7 @@ Result<std::vector<TaskEventRecord>> SqliteTaskStore::ListEvents(std::string_vie
     e.run_id = s.OptText(3);
     e.kind = s.Text(4);
     e.actor = s.Text(5);
-    e.payload = Json::parse(s.Text(6), nullptr, false);
-    if (e.payload.is_discarded()) e.payload = nullptr;  // unreadable payloads read as null
+    e.payload = ParseStoredJson(s.Text(6)).value_or(Json(nullptr));  // unreadable payloads read as null
     e.created_at = s.Text(7);
     events.push_back(std::move(e));
   }

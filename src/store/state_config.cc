@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/canonical_json.h"
+#include "base/json_parse.h"
 
 namespace telic::store {
 namespace {
@@ -58,8 +59,9 @@ Status CheckPruneStatuses(const std::vector<std::string>& statuses) {
 }
 
 Result<std::optional<RetentionPolicy>> ParseRetentionPolicy(std::string_view text, const std::string& origin) {
-  Json root = Json::parse(text.begin(), text.end(), nullptr, false);
-  if (root.is_discarded()) return std::unexpected(Invalid(origin, "", "not valid JSON"));
+  auto parsed = ParseJsonStrict(text);
+  if (!parsed) return std::unexpected(Invalid(origin, "", fmt::format("not valid JSON ({})", parsed.error().message())));
+  Json root = std::move(*parsed);
   if (!root.is_object()) return std::unexpected(Invalid(origin, "", "must be a JSON object"));
   for (const auto& [key, value] : root.items()) {
     if (key != "retention") return std::unexpected(Invalid(origin, "/" + key, "unknown key"));

@@ -1,8 +1,10 @@
 #include "store/state_dir.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,6 +148,81 @@ Status PrepareStateDir(const StateLocation& location) {
     }
   }
   return Ok();
+}
+
+namespace {
+
+// <state_dir>/scratch, created (0700, with the state directory when that is
+// missing too) when `create`; never a symlink.
+Result<fs::path> ScratchFolder(const std::string& state_dir, bool create) {
+  fs::path folder = fs::path(state_dir) / kScratchFolder;
+  struct stat st;
+  if (::lstat(folder.c_str(), &st) != 0) {
+    if (!create) return folder;
+    if (std::error_code ec = CreatePrivateDirectories(folder)) {
+      return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot create {}: {}", folder.string(), ec.message()));
+    }
+    if (::lstat(folder.c_str(), &st) != 0) {
+      return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot create {}: {}", folder.string(), std::strerror(errno)));
+    }
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return Fail(ErrorCode::kFailedPrecondition, fmt::format("{} is not a directory (or is a symlink)", folder.string()));
+  }
+  return folder;
+}
+
+// The same directory: `fd` (open) and `path` name one inode.
+bool SameDirectory(int fd, const fs::path& path) {
+  struct stat by_fd, by_path;
+  return ::fstat(fd, &by_fd) == 0 && ::lstat(path.c_str(), &by_path) == 0 && by_fd.st_dev == by_path.st_dev &&
+         by_fd.st_ino == by_path.st_ino;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ScratchDir>> ScratchDir::Create(const std::string& state_dir) {
+  TELIC_ASSIGN_OR_RETURN(fs::path folder, ScratchFolder(state_dir, /*create=*/true));
+  // A cleaner may take the lock of a directory created an instant before its
+  // creator did, and remove it: the creator then tries again.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    std::string pattern = (folder / "bundle-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot create a scratch directory in {}: {}", folder.string(),
+                                                              std::strerror(errno)));
+    }
+    int fd = ::open(pattern.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && ::flock(fd, LOCK_EX) == 0 && SameDirectory(fd, pattern)) {
+      return std::unique_ptr<ScratchDir>(new ScratchDir(pattern, fd));
+    }
+    if (fd >= 0) ::close(fd);
+  }
+  return Fail(ErrorCode::kUnavailable, fmt::format("cannot hold a scratch directory in {}", folder.string()));
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+  ::close(lock_fd_);
+}
+
+Result<int> CleanStaleScratch(const std::string& state_dir) {
+  TELIC_ASSIGN_OR_RETURN(fs::path folder, ScratchFolder(state_dir, /*create=*/false));
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(folder, ec))) return 0;
+  int removed = 0;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    int fd = ::open(entry.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);  // held by a live process
+      continue;
+    }
+    std::error_code remove_ec;
+    if (fs::remove_all(entry.path(), remove_ec) > 0 && !remove_ec) ++removed;
+    if (fd >= 0) ::close(fd);
+  }
+  if (ec) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot list {}: {}", folder.string(), ec.message()));
+  return removed;
 }
 
 }  // namespace telic::store

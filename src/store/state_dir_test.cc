@@ -3,9 +3,11 @@
 
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <string>
 
@@ -355,6 +357,77 @@ TEST_F(StateDirTest, RefusesASymlinkLedger) {
   auto status = PrepareStateDir(Location(state));
   ASSERT_FALSE(status);
   EXPECT_EQ(status.error().code(), ErrorCode::kFailedPrecondition);
+}
+
+// ---- scratch directories (issue 40 item 7) ----
+
+size_t ScratchEntries(const std::filesystem::path& state_dir) {
+  std::error_code ec;
+  auto it = std::filesystem::directory_iterator(state_dir / kScratchFolder, ec);
+  return ec ? 0 : static_cast<size_t>(std::distance(it, std::filesystem::directory_iterator()));
+}
+
+// covers issue 40 item 7: scratch lives under the state directory and goes with its owner
+TEST(ScratchDirTest, LivesUnderTheStateDirectoryAndIsRemovedWithItsOwner) {
+  testing::TempDir dir;
+  std::string state = dir.File("state");  // missing: created with the scratch folder
+  std::string path;
+  {
+    auto scratch = ScratchDir::Create(state);
+    ASSERT_TRUE(scratch) << scratch.error().message();
+    path = (*scratch)->path();
+    EXPECT_EQ(std::filesystem::path(path).parent_path(), std::filesystem::path(state) / kScratchFolder);
+    struct stat st;
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    std::ofstream(path + "/scratch.sqlite3") << "ledger";
+    auto cleaned = CleanStaleScratch(state);  // a live scratch directory is never removed
+    ASSERT_TRUE(cleaned);
+    EXPECT_EQ(*cleaned, 0);
+    EXPECT_TRUE(std::filesystem::exists(path + "/scratch.sqlite3"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(ScratchEntries(state), 0u);
+}
+
+// covers issue 40 item 7: a process killed while it held scratch leaves it unlocked; the next start removes it
+TEST(ScratchDirTest, ScratchOfAKilledProcessIsCleanedAtTheNextStart) {
+  testing::TempDir dir;
+  std::string state = dir.File("state");
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto scratch = ScratchDir::Create(state);
+    if (!scratch) ::_exit(2);
+    std::ofstream((*scratch)->path() + "/scratch.sqlite3") << std::string(4096, 'x');
+    (void)scratch->release();  // never destroyed: as if killed
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(ScratchEntries(state), 1u);
+  // A symlink planted in the scratch folder is removed without being followed.
+  std::filesystem::create_directory(dir.File("outside"));
+  std::ofstream(dir.File("outside/keep.txt")) << "keep";
+  std::filesystem::create_directory_symlink(dir.File("outside"), std::filesystem::path(state) / kScratchFolder / "link");
+  auto cleaned = CleanStaleScratch(state);
+  ASSERT_TRUE(cleaned) << cleaned.error().message();
+  EXPECT_EQ(*cleaned, 2);
+  EXPECT_EQ(ScratchEntries(state), 0u);
+  EXPECT_TRUE(std::filesystem::exists(dir.File("outside/keep.txt")));
+  EXPECT_EQ(*CleanStaleScratch(dir.File("never-created")), 0);
+}
+
+TEST(ScratchDirTest, RefusesAScratchFolderThatIsASymlink) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.File("state"));
+  std::filesystem::create_directory(dir.File("elsewhere"));
+  std::filesystem::create_directory_symlink(dir.File("elsewhere"), dir.File("state/scratch"));
+  auto scratch = ScratchDir::Create(dir.File("state"));
+  ASSERT_FALSE(scratch);
+  EXPECT_EQ(scratch.error().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.File("elsewhere")));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "base/redact.h"
 #include "store/records.h"
 
@@ -117,12 +118,9 @@ Json ApprovalToJson(const ApprovalRecord& a) {
 std::string StoredTaskBody(const TaskRecord& task) { return CanonicalJson(TaskToJson(task)); }
 
 Result<TaskRecord> TaskFromStored(const std::string& text, int64_t seq) {
-  Json body;
-  try {
-    body = Json::parse(text);
-  } catch (const std::exception&) {
-    return Fail(ErrorCode::kDataLoss, "stored task record is not JSON");
-  }
+  auto parsed = ParseStoredJson(text);
+  if (!parsed) return Fail(ErrorCode::kDataLoss, "stored task record is not JSON: " + parsed.error().message());
+  Json body = std::move(*parsed);
   TELIC_ASSIGN_OR_RETURN(TaskRecord task, TaskFromJson(body));
   task.seq = seq;
   return task;
@@ -130,7 +128,7 @@ Result<TaskRecord> TaskFromStored(const std::string& text, int64_t seq) {
 
 Result<StoryRecord> StoryFromStored(const std::string& text) {
   try {
-    Json j = Json::parse(text);
+    Json j = StoredJsonOrThrow(text);
     StoryRecord s;
     s.story_id = j.at("storyId").get<std::string>();
     if (!j.at("runId").is_null()) s.run_id = j["runId"].get<std::string>();
@@ -149,7 +147,7 @@ Result<StoryRecord> StoryFromStored(const std::string& text) {
 
 Result<ApprovalRecord> ApprovalFromStored(const std::string& text, std::optional<std::string> used_at) {
   try {
-    Json j = Json::parse(text);
+    Json j = StoredJsonOrThrow(text);
     ApprovalRecord a;
     a.approval_id = j.at("approvalId").get<std::string>();
     a.task_id = j.at("taskId").get<std::string>();

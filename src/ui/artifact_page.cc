@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "ui/html.h"
 #include "ui/pages.h"
 
@@ -49,7 +50,7 @@ Result<std::string> ArtifactPage(Sources& sources, const std::string& run_id, co
   out.Close("section");
   if (artifact) {
     out.Element("h2", {}, "Canonical body");
-    Json body = Json::parse(artifact->canonical_body, nullptr, false);
+    Json body = ParseStoredJson(artifact->canonical_body).value_or(Json(Json::value_t::discarded));
     if (body.is_discarded()) {
       out.Element("pre", {{"class", "json"}, {"id", "body"}}, artifact->canonical_body);
     } else {

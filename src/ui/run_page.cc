@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "controller/phases.h"
 #include "controller/verify.h"
 #include "ui/dag_layout.h"
@@ -38,7 +39,7 @@ DagGraph ArtifactGraph(store::Store& store, const store::RunRecord& run, const s
       if (ref.starts_with(prefix)) refs.push_back(ref.substr(prefix.size()));
     }
     if (auto artifact = store.GetArtifact(run.run_id, meta.id)) {
-      Json body = Json::parse(artifact->canonical_body, nullptr, false);
+      Json body = ParseStoredJson(artifact->canonical_body).value_or(Json(Json::value_t::discarded));
       if (!body.is_discarded()) CollectRefs(body, prefix, refs);
     }
     std::set<std::string> seen;

@@ -4,6 +4,7 @@
 
 #include "base/text.h"
 
+#include "base/json_parse.h"
 #include "controller/phases.h"
 #include "ui/html.h"
 #include "ui/pages.h"
@@ -19,9 +20,9 @@ std::optional<Json> BodyOf(store::Store& store, const std::string& run_id, const
   if (!ref || ref->run_id != run_id) return std::nullopt;
   auto artifact = store.GetArtifact(run_id, ref->artifact_id);
   if (!artifact) return std::nullopt;
-  Json body = Json::parse(artifact->canonical_body, nullptr, false);
-  if (body.is_discarded()) return std::nullopt;
-  return body;
+  auto body = ParseStoredJson(artifact->canonical_body);
+  if (!body) return std::nullopt;
+  return std::move(*body);
 }
 
 std::string StringField(const Json& object, const char* key) {

@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 
+#include "base/ids.h"
 #include "schema/embedded.h"
 #include "ui/html.h"
 
@@ -27,6 +28,18 @@ void SendPage(httplib::Response& res, const Result<std::string>& page) {
   }
   res.status = HttpStatusOf(page.error());
   res.set_content(ErrorPage(res.status, page.error().message()), kHtml);
+}
+
+// The ids a URL names must be identifiers (base/ids.h) before anything is
+// looked up: otherwise kInvalidArgument (a 400 page) saying which and why.
+Status CheckUrlIds(const httplib::Request& req, std::initializer_list<const char*> names) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string problem = IdentifierProblem(req.matches[i + 1].str());
+    if (!problem.empty()) {
+      return Fail(ErrorCode::kInvalidArgument, std::string("the ") + names.begin()[i] + " in the URL is not an identifier: " + problem);
+    }
+  }
+  return Ok();
 }
 
 std::optional<std::string> Param(const httplib::Request& req, const char* name) {
@@ -75,13 +88,16 @@ void Install(httplib::Server& http, Sources& sources) {
     SendPage(res, filter ? RunsPage(sources, *filter) : Result<std::string>(std::unexpected(filter.error())));
   }));
   http.Get(R"(/ui/runs/([^/]+))", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
-    SendPage(res, RunPage(sources, req.matches[1]));
+    auto ids = CheckUrlIds(req, {"run id"});
+    SendPage(res, ids ? RunPage(sources, req.matches[1]) : std::unexpected(ids.error()));
   }));
   http.Get(R"(/ui/runs/([^/]+)/artifacts/([^/]+))", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
-    SendPage(res, ArtifactPage(sources, req.matches[1], req.matches[2]));
+    auto ids = CheckUrlIds(req, {"run id", "artifact id"});
+    SendPage(res, ids ? ArtifactPage(sources, req.matches[1], req.matches[2]) : std::unexpected(ids.error()));
   }));
   http.Get(R"(/ui/runs/([^/]+)/tasks)", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
-    SendPage(res, TasksPage(sources, std::string(req.matches[1])));
+    auto ids = CheckUrlIds(req, {"run id"});
+    SendPage(res, ids ? TasksPage(sources, std::string(req.matches[1])) : std::unexpected(ids.error()));
   }));
   http.Get("/ui/tasks", Guarded([&sources](const httplib::Request&, httplib::Response& res) {
     SendPage(res, TasksPage(sources, std::nullopt));
@@ -95,7 +111,8 @@ void Install(httplib::Server& http, Sources& sources) {
       res.set_content(R"({"error":"after must be a trace sequence number"})", "application/json");
       return;
     }
-    auto update = LiveUpdate(sources, req.matches[1], after);
+    auto ids = CheckUrlIds(req, {"run id"});
+    auto update = ids ? LiveUpdate(sources, req.matches[1], after) : std::unexpected(ids.error());
     if (!update) {
       res.status = HttpStatusOf(update.error());
       res.set_content(Json{{"error", update.error().message()}}.dump(), "application/json");

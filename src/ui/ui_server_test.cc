@@ -130,6 +130,29 @@ TEST_F(UiServerTest, UnknownThingsAre404AndBadQueriesAre400) {
   EXPECT_NE(cursor->body.find("&lt;script&gt;"), std::string::npos);
 }
 
+// covers issue 40 item 3: ids in viewer URLs are checked against the identifier grammar before any lookup
+TEST_F(UiServerTest, IdsInUrlsThatAreNotIdentifiersAre400) {
+  Start();
+  auto client = Client();
+  std::string long_id(300, 'a');
+  for (const auto& [path, which] : std::vector<std::pair<std::string, std::string>>{
+           {"/ui/runs/%1B%5D0%3Bpwned%07", "run id"},
+           {"/ui/runs/..", "run id"},
+           {"/ui/runs/" + long_id + "/tasks", "run id"},
+           {"/ui/runs/" + run_id_ + "/artifacts/" + long_id, "artifact id"},
+           {"/ui/runs/" + run_id_ + "/artifacts/a%20b", "artifact id"},
+           {"/ui/api/runs/.x/live?after=0", "run id"}}) {
+    auto res = client.Get(path.c_str());
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 400) << path;
+    EXPECT_NE(res->body.find("the " + which + " in the URL is not an identifier"), std::string::npos) << path << res->body;
+    EXPECT_EQ(res->body.find('\x1b'), std::string::npos);
+  }
+  auto fine = client.Get(("/ui/runs/" + run_id_).c_str());
+  ASSERT_TRUE(fine);
+  EXPECT_EQ(fine->status, 200);
+}
+
 TEST_F(UiServerTest, ChangesNothing) {
   Start();
   auto client = Client();
