@@ -48,6 +48,7 @@
 #include "store/open_store.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
+#include "store/state_config.h"
 #include "store/state_dir.h"
 
 namespace telic::cli {
@@ -63,6 +64,7 @@ struct Options {
   std::vector<std::string> allow_origins;
   std::vector<std::string> allow_hosts;
   bool ui = false;  // serve --http --ui: the web UI under /ui
+  std::string idle_after = "15m";  // the UI marks a running run idle after this long without a change
 };
 
 // Everything a command needs: where state lives, the open store, the service.
@@ -231,7 +233,11 @@ int ServeOverHttp(const HttpFeatures& features, const Options& options, mcp::Ser
   auto http = HttpSettings(options, context);
   if (!http) return Failure(http.error());
   UiBinding ui;
-  if (options.ui) ui = MountUi(features, *http, *context.store, context.graph->store.get(), *context.service);
+  if (options.ui) {
+    auto idle = store::ParseDuration(options.idle_after);
+    if (!idle) return Failure(Error(ErrorCode::kInvalidArgument, "--idle-after: " + idle.error().message()));
+    ui = MountUi(features, *http, *context.store, context.graph->store.get(), *context.service, *idle);
+  }
   return features.serve_http(server, std::move(*http), context.location.repository_root);
 }
 
@@ -244,8 +250,10 @@ int Ui(Options options) {
   if (!context) return Failure(context.error());
   auto http = HttpSettings(options, **context);
   if (!http) return Failure(http.error());
+  auto idle = store::ParseDuration(options.idle_after);
+  if (!idle) return Failure(Error(ErrorCode::kInvalidArgument, "--idle-after: " + idle.error().message()));
   return ServeUi(**features, std::move(*http), *(*context)->store, (*context)->graph->store.get(),
-                 *(*context)->service);
+                 *(*context)->service, *idle);
 }
 
 int Serve(const Options& options) {
@@ -725,6 +733,12 @@ int RunCli(int argc, char** argv) {
   }
   for (auto* sub : {serve, mcp_alias}) {
     if (sub != nullptr) sub->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
+  }
+  for (auto* sub : {serve, mcp_alias, ui}) {
+    if (sub != nullptr) {
+      sub->add_option("--idle-after", options.idle_after,
+                      "the viewer marks a running run idle after this long without a change: <N>s|m|h|d|w (default 15m)");
+    }
   }
   for (auto* sub : {serve, mcp_alias, ui}) {
     if (sub == nullptr) continue;

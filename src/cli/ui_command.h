@@ -20,10 +20,13 @@ struct UiBinding {
 
 // Adds the /ui mount over `runs` (and `tasks`, may be null) to `http`;
 // the returned binding must outlive the transport.
-UiBinding MountUi(const HttpFeatures& features, mcp::HttpOptions& http, store::Store& runs, store::TaskStore* tasks, controller::RunService& service);
+// `idle_after_ms`: a running run without a change for this long shows as idle.
+UiBinding MountUi(const HttpFeatures& features, mcp::HttpOptions& http, store::Store& runs, store::TaskStore* tasks,
+                  controller::RunService& service, int64_t idle_after_ms);
 
 // `telic ui`: serves only the UI (no /mcp) until SIGINT/SIGTERM, printing
 // "Telic UI at http://HOST:PORT/ui/" on stderr. Returns the exit code.
-int ServeUi(const HttpFeatures& features, mcp::HttpOptions http, store::Store& runs, store::TaskStore* tasks, controller::RunService& service);
+int ServeUi(const HttpFeatures& features, mcp::HttpOptions http, store::Store& runs, store::TaskStore* tasks,
+            controller::RunService& service, int64_t idle_after_ms);
 
 }  // namespace telic::cli

@@ -234,6 +234,27 @@ Result<RunDetail> RunService::GetRun(const std::string& run_id) {
   return RunDetail{std::move(read.run), read.index->list(), *action};
 }
 
+Status RunService::RecordRefusedCall(const std::string& run_id, std::string_view tool, const Json& refusal) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, store_.GetRun(run_id));
+  store::RefusedCall call;
+  call.run_id = run_id;
+  call.at = FormatIsoMillis(clock_.NowMillis());
+  call.tool = std::string(tool);
+  call.code = refusal.value("code", "");
+  call.error = refusal.value("error", "");
+  call.run_version = run.version;
+  if (refusal.contains("issues") && refusal["issues"].is_array()) {
+    for (const Json& issue : refusal["issues"]) {
+      if (call.issues.size() >= store::kMaxIssuesPerRefusedCall || !issue.is_object()) break;
+      call.issues.push_back({{"pointer", issue.value("pointer", "")}, {"code", issue.value("code", "")},
+                             {"message", issue.value("message", "")}});
+    }
+  }
+  TELIC_ASSIGN_OR_RETURN(int64_t seq, store_.RecordRefusedCall(call));
+  (void)seq;
+  return Ok();
+}
+
 Result<RunStamp> RunService::ReadStamp(const std::string& run_id) {
   TELIC_ASSIGN_OR_RETURN(ArtifactIndexCache::RunAndIndex read, artifact_index_.GetWithRun(run_id));
   return RunStamp{std::move(read.run), read.index->list().size()};

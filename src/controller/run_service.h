@@ -144,6 +144,12 @@ class RunService {
   // The run's current RunStamp: one read of the record (the artifact count
   // comes from the index cache, which fetches only what was appended).
   Result<RunStamp> ReadStamp(const std::string& run_id);
+  // Keeps a refused tool call about `run_id` in the run's refused-call log
+  // (store::RefusedCall): `refusal` is the ToolError payload the caller got
+  // ({code, error, issues?}, already redacted). The run itself is unchanged.
+  // kNotFound when there is no such run; the caller's answer never depends
+  // on whether this succeeds.
+  [[nodiscard]] Status RecordRefusedCall(const std::string& run_id, std::string_view tool, const Json& refusal);
   Result<std::vector<store::RunRecord>> ListRuns(int limit);
   // One page of runs, newest created first (store::RunQuery); `telic runs`.
   Result<store::RunPage> QueryRuns(const store::RunQuery& query);

@@ -211,6 +211,13 @@ std::string Server::ToolListReply(const Json& id, bool modern) const {
   return line;
 }
 
+void Server::KeepRefusal(const ToolSpec& tool, const Json& arguments, const Json& refusal) {
+  // Writes and the broker check: a refused read says nothing about the run.
+  if (tool.read_only && tool.name != "telic_check_tool_action") return;
+  if (!arguments.is_object() || !arguments.contains("run_id") || !arguments["run_id"].is_string()) return;
+  (void)service_.RecordRefusedCall(arguments["run_id"].get<std::string>(), tool.name, refusal);
+}
+
 std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& name, const Json* arguments,
                                                            const TaskControl* control) {
   auto it = std::find_if(tools_.begin(), tools_.end(), [&](const ToolSpec& t) { return t.name == name; });
@@ -224,7 +231,11 @@ std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& na
                                               {Issue{"", "invalid_type", "expected object, received undefined"}})),
                        true};
   }
-  if (auto valid = ValidateArguments(*it, args); !valid) return ToolPayload{ToolErrorPayload(valid.error()), true};
+  if (auto valid = ValidateArguments(*it, args); !valid) {
+    Json refusal = ToolErrorPayload(valid.error());
+    KeepRefusal(*it, args, refusal);
+    return ToolPayload{std::move(refusal), true};
+  }
   Result<Json> result = [&]() -> Result<Json> {
     try {
       return control && it->task_handler ? it->task_handler(args, *control) : it->handler(args);
@@ -232,7 +243,11 @@ std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& na
       return Fail(ErrorCode::kInternal, fmt::format("internal error: {}", ex.what()));
     }
   }();
-  if (!result) return ToolPayload{ToolErrorPayload(result.error()), true};
+  if (!result) {
+    Json refusal = ToolErrorPayload(result.error());
+    KeepRefusal(*it, args, refusal);
+    return ToolPayload{std::move(refusal), true};
+  }
   if (observer_) {
     schema::ExpandServedSchemaRefs(*result);  // an observer sees plain JSON
     observer_(*it, *result);

@@ -158,6 +158,9 @@ class Server {
   std::shared_ptr<const ToolList> BuiltToolList() const;
   mutable std::mutex tool_list_mutex_;
   mutable std::shared_ptr<const ToolList> tool_list_;  // once built
+  // Keeps a refused call of `tool` in its run's refused-call log (when the
+  // arguments name an existing run; best effort).
+  void KeepRefusal(const ToolSpec& tool, const Json& arguments, const Json& refusal);
   std::function<void(const ToolSpec&, const Json&)> observer_;
   ReadResultCache read_results_;
   NotificationHub hub_;

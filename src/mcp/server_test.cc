@@ -41,6 +41,41 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<Server> server_;
 };
 
+// Issue 42: a refused write about a run is kept in its refused-call log
+// with its code, reason and pointers; the run does not move; a refused read
+// and a call about no run are not kept.
+TEST_F(ServerTest, RefusedWritesAreKeptBesideTheirRun) {
+  Json started = Call("telic_start_run", {{"original_request", "Summarize the README"}, {"mode", "report_only"}});
+  ASSERT_FALSE(started.contains("isError")) << started.dump();
+  const std::string run_id = started["structuredContent"]["run"]["runId"];
+  const int64_t version = started["structuredContent"]["run"]["version"];
+  Json stale = Call("telic_cancel_run", {{"run_id", run_id}, {"action_id", "action:" + run_id + ":1"},
+                                         {"expected_run_version", 7}});
+  ASSERT_TRUE(stale.value("isError", false)) << stale.dump();
+  Json bad = Call("telic_submit_artifact", {{"run_id", run_id}, {"action_id", "action:" + run_id + ":1"},
+                                            {"expected_run_version", 1}, {"artifact_type", "ProblemFrame"},
+                                            {"body", {{"id", 7}}}});
+  ASSERT_TRUE(bad.value("isError", false)) << bad.dump();
+  Json read = Call("telic_get_artifact", {{"run_id", run_id}, {"artifact_id", "no-such-artifact"}});
+  ASSERT_TRUE(read.value("isError", false));
+  Json nobody = Call("telic_cancel_run", {{"run_id", "no-such-run"}, {"action_id", "a"}, {"expected_run_version", 1}});
+  ASSERT_TRUE(nobody.value("isError", false));
+
+  auto refused = store_->ListRefusedCalls(run_id, 0, 100);
+  ASSERT_TRUE(refused) << refused.error().message();
+  ASSERT_EQ(refused->size(), 2u);
+  EXPECT_EQ((*refused)[0].tool, "telic_cancel_run");
+  EXPECT_EQ((*refused)[0].code, "stale_version");
+  EXPECT_NE((*refused)[0].error.find("Stale run version 7"), std::string::npos) << (*refused)[0].error;
+  EXPECT_EQ((*refused)[0].run_version, version);
+  EXPECT_EQ((*refused)[1].tool, "telic_submit_artifact");
+  EXPECT_EQ((*refused)[1].error, bad["structuredContent"]["error"]);
+  EXPECT_EQ(store_->GetRun(run_id)->version, version);
+  auto none = store_->ListRefusedCalls("no-such-run", 0, 100);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+}
+
 TEST_F(ServerTest, NotificationsAndBlankLinesGetNoReply) {
   EXPECT_FALSE(server_->HandleLine(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
   EXPECT_FALSE(server_->HandleLine(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})"));

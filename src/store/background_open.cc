@@ -98,4 +98,15 @@ Result<std::vector<RunTombstone>> BackgroundOpenedStore::ListTombstones(int limi
   return store->ListTombstones(limit);
 }
 
+Result<int64_t> BackgroundOpenedStore::RecordRefusedCall(const RefusedCall& call) {
+  TELIC_ASSIGN_OR_RETURN(Store * store, Opened());
+  return store->RecordRefusedCall(call);
+}
+
+Result<std::vector<RefusedCall>> BackgroundOpenedStore::ListRefusedCalls(std::string_view run_id, int64_t after_seq,
+                                                                         int limit) {
+  TELIC_ASSIGN_OR_RETURN(Store * store, Opened());
+  return store->ListRefusedCalls(run_id, after_seq, limit);
+}
+
 }  // namespace telic::store

@@ -1,6 +1,7 @@
 #include "store/pg_store.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -285,6 +286,30 @@ CREATE TRIGGER graph_stories_kept BEFORE DELETE ON graph_stories
     R"sql(
 ALTER TABLE trace_events ADD COLUMN traceparent TEXT;
 ALTER TABLE trace_events ADD COLUMN tracestate TEXT;
+)sql",
+    // 8: the refused-call log beside each run (RefusedCall): outside the
+    // run's version and hash chain, append-only, deleted with its run.
+    R"sql(
+CREATE TABLE IF NOT EXISTS refused_calls (
+  run_id TEXT COLLATE "C" NOT NULL,
+  seq BIGINT NOT NULL,
+  at TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  code TEXT NOT NULL,
+  error TEXT NOT NULL,
+  issues_json TEXT NOT NULL,
+  run_version BIGINT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);
+DROP TRIGGER IF EXISTS refused_calls_immutable ON refused_calls;
+CREATE TRIGGER refused_calls_immutable BEFORE UPDATE ON refused_calls
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_change();
+DROP TRIGGER IF EXISTS refused_calls_append_only ON refused_calls;
+CREATE TRIGGER refused_calls_append_only BEFORE DELETE ON refused_calls
+  FOR EACH ROW EXECUTE FUNCTION telic_refuse_delete_unless_run_deletion();
+DROP TRIGGER IF EXISTS refused_calls_no_truncate ON refused_calls;
+CREATE TRIGGER refused_calls_no_truncate BEFORE TRUNCATE ON refused_calls
+  FOR EACH STATEMENT EXECUTE FUNCTION telic_refuse_change();
 )sql",
 };
 
@@ -1168,6 +1193,45 @@ Result<std::vector<RunRecord>> PgStore::ListRuns(int limit) {
   return runs;
 }
 
+namespace {
+
+// The WHERE conditions of QueryRuns' filters (status, mode, topology, text,
+// search), each " AND ...", with their values appended to `params`.
+std::string RunFilterSql(const RunQuery& query, Params& params) {
+  auto next_param = [&] { return fmt::format("${}", params.size() + 1); };
+  // lower() of ASCII letters only on both sides, as SQLite's.
+  auto lower = [](const std::string& sql) {
+    return fmt::format("translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')", sql);
+  };
+  auto request_has = [&](const std::string& term) {
+    return fmt::format(
+        "EXISTS (SELECT 1 FROM artifacts a JOIN blobs b ON b.sha256 = a.sha256 WHERE a.run_id = runs.run_id"
+        " AND a.type = 'UserMessage' AND a.source_refs_json = '[]' AND strpos({}, {}) > 0)",
+        lower("(b.body::jsonb)->>'content'"), lower(term));
+  };
+  std::string where;
+  auto equals = [&](const char* column, const std::optional<std::string>& value) {
+    if (!value) return;
+    where += fmt::format(" AND {} = {}", column, next_param());
+    params.Add(*value);
+  };
+  equals("status", query.status);
+  equals("requested_mode", query.mode);
+  equals("topology", query.topology);
+  if (query.request_contains) {
+    where += " AND " + request_has(next_param());
+    params.Add(*query.request_contains);
+  }
+  if (query.search) {
+    std::string term = next_param();
+    where += fmt::format(" AND ({} = {} OR {})", lower("left(run_id, length(" + term + "))"), lower(term), request_has(term));
+    params.Add(*query.search);
+  }
+  return where;
+}
+
+}  // namespace
+
 Result<RunPage> PgStore::QueryRuns(const RunQuery& query) {
   TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
   std::string where;
@@ -1186,27 +1250,7 @@ Result<RunPage> PgStore::QueryRuns(const RunQuery& query) {
     where += fmt::format(" AND created_at COLLATE \"C\" <= {0} AND (created_at COLLATE \"C\" < {0} OR run_id > {1})",
                          at, id);
   }
-  if (query.status) {
-    where += " AND status = " + next_param();
-    params.Add(*query.status);
-  }
-  if (query.mode) {
-    where += " AND requested_mode = " + next_param();
-    params.Add(*query.mode);
-  }
-  if (query.topology) {
-    where += " AND topology = " + next_param();
-    params.Add(*query.topology);
-  }
-  if (query.request_contains) {
-    // lower() of ASCII letters only on both sides, as SQLite's.
-    where += fmt::format(
-        " AND EXISTS (SELECT 1 FROM artifacts a JOIN blobs b ON b.sha256 = a.sha256 WHERE a.run_id = runs.run_id"
-        " AND a.type = 'UserMessage' AND a.source_refs_json = '[]'"
-        " AND strpos(translate((b.body::jsonb)->>'content', '{0}', '{1}'), translate({2}, '{0}', '{1}')) > 0)",
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz", next_param());
-    params.Add(*query.request_contains);
-  }
+  where += RunFilterSql(query, params);
   std::string limit = next_param();
   params.Add(int64_t{query.limit} + 1);
   TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "run query",
@@ -1220,7 +1264,24 @@ Result<RunPage> PgStore::QueryRuns(const RunQuery& query) {
     page.runs.pop_back();
     page.next = page.runs.back().run_id;
   }
+  if (query.with_total) {
+    TELIC_ASSIGN_OR_RETURN(page.total, CountRuns(query));
+  }
   return page;
+}
+
+Result<int64_t> PgStore::CountRuns(const RunQuery& query) {
+  Params params;
+  std::string where = RunFilterSql(query, params);
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "run count",
+                                                      "SELECT count(*) FROM runs WHERE true" + where, params));
+  std::string text = Text(rows.get(), 0, 0);
+  int64_t count = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return Fail(ErrorCode::kDataLoss, "run count: not a number: " + text);
+  }
+  return count;
 }
 
 Result<std::vector<ArtifactMeta>> PgStore::ListArtifactsAfter(std::string_view run_id, int64_t after_seq) {
@@ -1365,6 +1426,7 @@ Attempt DeleteInTransaction(PGconn* conn, const std::string& id, int64_t expecte
               Params().Add(sha)));
   }
   PG_DO(Run(conn, "DELETE FROM trace_events WHERE run_id = $1", Params().Add(id)));
+  PG_DO(Run(conn, "DELETE FROM refused_calls WHERE run_id = $1", Params().Add(id)));
   PG_DO(Run(conn, "DELETE FROM runs WHERE run_id = $1", Params().Add(id)));
   PG_DO(Run(conn, "DELETE FROM run_deletion_marker WHERE run_id = $1", Params().Add(id)));
   return {};
@@ -1394,6 +1456,43 @@ Result<std::vector<RunTombstone>> PgStore::ListTombstones(int limit) {
   std::vector<RunTombstone> list;
   for (int i = 0; i < pq::ntuples(rows.get()); ++i) list.push_back(ReadTombstone(rows.get(), i));
   return list;
+}
+
+Result<int64_t> PgStore::RecordRefusedCall(const RefusedCall& call) {
+  int64_t seq = 0;
+  TELIC_RETURN_IF_ERROR(InTransaction([this] { return Acquire(); }, [&](PGconn* conn) -> Attempt {
+    // One writer per run's log at a time, across instances: seq stays dense.
+    PG_DO(Run(conn, "SELECT pg_advisory_xact_lock(hashtextextended($1, 8))", Params().Add(call.run_id)));
+    Params p;
+    p.Add(call.run_id).Add(call.at).Add(call.tool).Add(call.code).Add(call.error).Add(CanonicalJson(call.issues));
+    p.Add(call.run_version).Add(kMaxRefusedCallsPerRun);
+    PG_TRY(inserted, Run(conn,
+                         "INSERT INTO refused_calls (run_id, seq, at, tool, code, error, issues_json, run_version) "
+                         "SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5, $6, $7 FROM refused_calls WHERE run_id = $1 "
+                         "HAVING count(*) < $8 RETURNING seq",
+                         p));
+    seq = pq::ntuples(inserted.get()) == 1 ? Int(inserted.get(), 0, 0) : 0;
+    return {};
+  }));
+  return seq;
+}
+
+Result<std::vector<RefusedCall>> PgStore::ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) {
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "refused call list",
+                                                      "SELECT seq, at, tool, code, error, issues_json, run_version "
+                                                      "FROM refused_calls WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                                                      Params().Add(run_id).Add(after_seq).Add(int64_t{limit})));
+  std::vector<RefusedCall> calls;
+  for (int i = 0; i < pq::ntuples(rows.get()); ++i) {
+    RefusedCall call{Int(rows.get(), i, 0), std::string(run_id), Text(rows.get(), i, 1), Text(rows.get(), i, 2),
+                     Text(rows.get(), i, 3), Text(rows.get(), i, 4), Json::array(), Int(rows.get(), i, 6)};
+    call.issues = Json::parse(Text(rows.get(), i, 5), nullptr, false);
+    if (call.issues.is_discarded() || !call.issues.is_array()) {
+      return Fail(ErrorCode::kDataLoss, fmt::format("refused_calls row ({}, {}): issues_json is not a JSON array", run_id, call.seq));
+    }
+    calls.push_back(std::move(call));
+  }
+  return calls;
 }
 
 Status PgStore::Ping() {

@@ -41,6 +41,8 @@ class PgStore final : public Store {
   Result<RunRecord> GetRun(std::string_view run_id) override;
   Result<std::vector<RunRecord>> ListRuns(int limit) override;
   Result<RunPage> QueryRuns(const RunQuery& query) override;
+  // The number of runs QueryRuns' filters match (cursor and limit ignored).
+  Result<int64_t> CountRuns(const RunQuery& query);
   Result<std::vector<ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) override;
   // The two reads pipelined on one connection: one round trip.
   Result<RunAndArtifacts> GetRunAndArtifactsAfter(std::string_view run_id, int64_t after_seq) override;
@@ -50,6 +52,8 @@ class PgStore final : public Store {
   Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
                                  const DeletionRequest& request) override;
   Result<std::vector<RunTombstone>> ListTombstones(int limit) override;
+  Result<int64_t> RecordRefusedCall(const RefusedCall& call) override;
+  Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) override;
 
   // A round trip to the server (readiness).
   Status Ping();

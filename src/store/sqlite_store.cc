@@ -168,6 +168,27 @@ CREATE TRIGGER runs_kept BEFORE DELETE ON runs
 ALTER TABLE trace_events ADD COLUMN traceparent TEXT;
 ALTER TABLE trace_events ADD COLUMN tracestate TEXT;
 )sql",
+    // 7: the refused-call log beside each run (RefusedCall): outside the
+    // run's version and hash chain, append-only, deleted with its run.
+    R"sql(
+CREATE TABLE IF NOT EXISTS refused_calls (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  at TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  code TEXT NOT NULL,
+  error TEXT NOT NULL,
+  issues_json TEXT NOT NULL,
+  run_version INTEGER NOT NULL,
+  PRIMARY KEY (run_id, seq)
+) STRICT;
+DROP TRIGGER IF EXISTS refused_calls_immutable;
+CREATE TRIGGER refused_calls_immutable BEFORE UPDATE ON refused_calls BEGIN SELECT RAISE(ABORT, 'refused calls are immutable'); END;
+DROP TRIGGER IF EXISTS refused_calls_append_only;
+CREATE TRIGGER refused_calls_append_only BEFORE DELETE ON refused_calls
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'refused calls are append-only'); END;
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
@@ -1005,34 +1026,42 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   TELIC_RETURN_IF_ERROR(CheckRunQuery(query));
   TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
   // Numbered parameters: the ones a query leaves out are simply not bound.
-  std::string where;
+  std::string cursor;
   std::string cursor_created_at;
   if (query.before) {
-    Stmt cursor(*read_stmts_, "SELECT created_at FROM runs WHERE run_id = ?");
-    cursor.Bind(1, *query.before);
-    int rc = cursor.Step();
+    Stmt at(*read_stmts_, "SELECT created_at FROM runs WHERE run_id = ?");
+    at.Bind(1, *query.before);
+    int rc = at.Step();
     if (rc == SQLITE_DONE) return std::unexpected(UnknownRunCursor(*query.before));
     if (rc != SQLITE_ROW) return std::unexpected(SqlError(read_db_, "run cursor read"));
-    cursor_created_at = cursor.Text(0);
+    cursor_created_at = at.Text(0);
     // A range on created_at (walks the index from the cursor), then the run_id tie-break.
-    where += " AND created_at <= ?1 AND (created_at < ?1 OR run_id > ?2)";
+    cursor = " AND created_at <= ?1 AND (created_at < ?1 OR run_id > ?2)";
   }
-  if (query.status) where += " AND status = ?3";
-  if (query.mode) where += " AND requested_mode = ?4";
-  if (query.topology) where += " AND topology = ?6";
-  if (query.request_contains) {
-    where += " AND EXISTS (SELECT 1 FROM artifacts a JOIN blobs b ON b.sha256 = a.sha256 WHERE a.run_id = runs.run_id"
-             " AND a.type = 'UserMessage' AND a.source_refs_json = '[]'"
-             " AND instr(lower(json_extract(b.body, '$.content')), lower(?7)) > 0)";
+  std::string filters;
+  if (query.status) filters += " AND status = ?3";
+  if (query.mode) filters += " AND requested_mode = ?4";
+  if (query.topology) filters += " AND topology = ?6";
+  constexpr std::string_view kRequestHas =
+      "EXISTS (SELECT 1 FROM artifacts a JOIN blobs b ON b.sha256 = a.sha256 WHERE a.run_id = runs.run_id"
+      " AND a.type = 'UserMessage' AND a.source_refs_json = '[]'"
+      " AND instr(lower(json_extract(b.body, '$.content')), lower({0})) > 0)";
+  if (query.request_contains) filters += " AND " + fmt::format(fmt::runtime(kRequestHas), "?7");
+  if (query.search) {
+    filters += " AND (lower(substr(run_id, 1, length(?8))) = lower(?8) OR " + fmt::format(fmt::runtime(kRequestHas), "?8") + ")";
   }
-  Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs WHERE 1{} ORDER BY created_at DESC, run_id ASC LIMIT ?5", kRunColumns,
-                          where));
+  auto bind_filters = [&](Stmt& s) {
+    if (query.status) s.Bind(3, *query.status);
+    if (query.mode) s.Bind(4, *query.mode);
+    if (query.topology) s.Bind(6, *query.topology);
+    if (query.request_contains) s.Bind(7, *query.request_contains);
+    if (query.search) s.Bind(8, *query.search);
+  };
+  Stmt s(*read_stmts_, fmt::format("SELECT {} FROM runs WHERE 1{}{} ORDER BY created_at DESC, run_id ASC LIMIT ?5",
+                                   kRunColumns, cursor, filters));
   if (!s.ok()) return std::unexpected(SqlError(read_db_, "run query"));
   if (query.before) s.Bind(1, cursor_created_at).Bind(2, *query.before);
-  if (query.status) s.Bind(3, *query.status);
-  if (query.mode) s.Bind(4, *query.mode);
-  if (query.topology) s.Bind(6, *query.topology);
-  if (query.request_contains) s.Bind(7, *query.request_contains);
+  bind_filters(s);
   s.Bind(5, int64_t{query.limit} + 1);
   RunPage page;
   int rc;
@@ -1041,6 +1070,13 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   if (page.runs.size() > static_cast<size_t>(query.limit)) {
     page.runs.pop_back();
     page.next = page.runs.back().run_id;
+  }
+  if (query.with_total) {
+    Stmt count(*read_stmts_, "SELECT count(*) FROM runs WHERE 1" + filters);
+    if (!count.ok()) return std::unexpected(SqlError(read_db_, "run count"));
+    bind_filters(count);
+    if (count.Step() != SQLITE_ROW) return std::unexpected(SqlError(read_db_, "run count"));
+    page.total = count.Int(0);
   }
   return page;
 }
@@ -1142,6 +1178,7 @@ Status DeleteRunRows(sqlite3* db, std::string_view run_id) {
     if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "blob delete"));
   }
   TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM trace_events WHERE run_id = ?1", run_id, "trace delete"));
+  TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM refused_calls WHERE run_id = ?1", run_id, "refused call delete"));
   TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM runs WHERE run_id = ?1", run_id, "run delete"));
   return ExecForRun(db, "DELETE FROM run_deletion_marker WHERE run_id = ?1", run_id, "deletion marker delete");
 }
@@ -1206,6 +1243,44 @@ Result<std::vector<RunTombstone>> SqliteStore::ListTombstones(int limit) {
   while ((rc = s.Step()) == SQLITE_ROW) list.push_back(ReadTombstone(s));
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "tombstone list"));
   return list;
+}
+
+Result<int64_t> SqliteStore::RecordRefusedCall(const RefusedCall& call) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
+  Stmt insert(db_,
+              "INSERT INTO refused_calls (run_id, seq, at, tool, code, error, issues_json, run_version) "
+              "SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7 FROM refused_calls WHERE run_id = ?1 "
+              "HAVING count(*) < ?8 RETURNING seq");
+  insert.Bind(1, call.run_id).Bind(2, call.at).Bind(3, call.tool).Bind(4, call.code).Bind(5, call.error);
+  insert.Bind(6, CanonicalJson(call.issues)).Bind(7, call.run_version).Bind(8, kMaxRefusedCallsPerRun);
+  int rc = insert.Step();
+  int64_t seq = rc == SQLITE_ROW ? insert.Int(0) : 0;
+  if (rc == SQLITE_ROW) rc = insert.Step();
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "refused call insert"));
+  TELIC_RETURN_IF_ERROR(tx.Commit());
+  return seq;
+}
+
+Result<std::vector<RefusedCall>> SqliteStore::ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) {
+  TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
+  Stmt s(*read_stmts_,
+         "SELECT seq, at, tool, code, error, issues_json, run_version FROM refused_calls WHERE run_id = ? AND seq > ? "
+         "ORDER BY seq LIMIT ?");
+  s.Bind(1, run_id).Bind(2, after_seq).Bind(3, int64_t{limit});
+  std::vector<RefusedCall> calls;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    RefusedCall call{s.Int(0), std::string(run_id), s.Text(1), s.Text(2), s.Text(3), s.Text(4), Json::array(), s.Int(6)};
+    call.issues = Json::parse(s.Text(5), nullptr, false);
+    if (call.issues.is_discarded() || !call.issues.is_array()) {
+      return Fail(ErrorCode::kDataLoss, fmt::format("refused_calls row ({}, {}): issues_json is not a JSON array", run_id, call.seq));
+    }
+    calls.push_back(std::move(call));
+  }
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "refused call list"));
+  return calls;
 }
 
 Result<std::string> SqliteStore::AutoVacuumMode() {

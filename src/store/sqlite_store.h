@@ -44,6 +44,8 @@ class SqliteStore final : public Store {
   Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
                                  const DeletionRequest& request) override;
   Result<std::vector<RunTombstone>> ListTombstones(int limit) override;
+  Result<int64_t> RecordRefusedCall(const RefusedCall& call) override;
+  Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) override;
 
   // PRAGMA integrity_check; Ok when SQLite answers "ok".
   Status CheckIntegrity();

@@ -73,10 +73,18 @@ struct RunQuery {
   // case. It is matched inside the stored requests, so such a page reads
   // the runs it skips as well.
   std::optional<std::string> request_contains;
+  // Only runs whose id starts with this text or whose original request
+  // contains it (both ASCII letters without case): the viewer's search box.
+  std::optional<std::string> search;
+  // Also count every run the filters match (RunPage::total), ignoring the
+  // cursor and the limit. Costs a second query; a text filter scans.
+  bool with_total = false;
 };
 
 struct RunPage {
   std::vector<RunRecord> runs;
+  // Every run the query's filters match, when RunQuery::with_total was set.
+  std::optional<int64_t> total;
   // The cursor of the next page (the run id of the last run here); unset
   // when no run follows. A cursor is a run id, so it never goes stale.
   std::optional<std::string> next;
@@ -111,6 +119,24 @@ struct RunTombstone {
   std::string deleted_by;  // who asked (user@host, or "telic serve" for retention on start)
   std::string reason;      // "delete" | "prune" | "retention"
 };
+
+// A tool call about a run that telic refused (a rejected submission, a stale
+// token, arguments that failed their schema): kept beside the run so the
+// viewer can say where a run failed. Not part of the run: recording one
+// changes neither its version, its artifacts nor its hash-chained trace.
+struct RefusedCall {
+  int64_t seq = 0;  // assigned by the store: 1, 2, ... per run
+  std::string run_id;
+  std::string at;     // ISO-8601 UTC, when telic refused it
+  std::string tool;   // e.g. "telic_submit_artifact"
+  std::string code;   // the error's stable code, e.g. "invalid_argument"
+  std::string error;  // the refusal, as the caller was told (already redacted)
+  Json issues = Json::array();  // [{pointer, code, message}], at most kMaxIssuesPerRefusedCall
+  int64_t run_version = 0;      // the run's version when it was refused
+};
+// At most this many refused calls are kept per run; later ones are not recorded.
+inline constexpr int64_t kMaxRefusedCallsPerRun = 1000;
+inline constexpr size_t kMaxIssuesPerRefusedCall = 32;
 
 // Who deletes a run, when, and why (RunTombstone's last three fields).
 struct DeletionRequest {
@@ -187,6 +213,20 @@ class Store {
 
   // Tombstones, newest first, at most `limit` (1..kMaxRunPageSize).
   virtual Result<std::vector<RunTombstone>> ListTombstones(int limit) = 0;
+
+  // Appends `call` to its run's refused-call log (seq assigned here) and
+  // returns its seq; 0 when the run already holds kMaxRefusedCallsPerRun.
+  // Deleting the run deletes its log. A store without a log: kFailedPrecondition.
+  virtual Result<int64_t> RecordRefusedCall(const RefusedCall& call) {
+    (void)call;
+    return Fail(ErrorCode::kFailedPrecondition, "this store keeps no refused-call log");
+  }
+
+  // The run's refused calls with seq > after_seq, oldest first, at most `limit`.
+  virtual Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) {
+    (void)run_id, (void)after_seq, (void)limit;
+    return std::vector<RefusedCall>{};
+  }
 };
 
 }  // namespace telic::store

@@ -360,7 +360,9 @@ TEST_P(StoreTest, ALedgerFromBeforeTraceContextMigratesAndKeepsVerifying) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("old")));
   auto before = CheckedTrace(*store_, "old");
   store_.reset();
-  int previous = (GetParam() == Backend::kPostgres ? PgSchemaVersion() : SqliteSchemaVersion()) - 1;
+  // The schema version just before the trace-context migration (SQLite's
+  // 6th, PostgreSQL's 7th); the migrations after it are re-runnable.
+  int previous = GetParam() == Backend::kPostgres ? 6 : 5;
   ASSERT_EQ(RawExec("ALTER TABLE trace_events DROP COLUMN traceparent; ALTER TABLE trace_events DROP COLUMN tracestate; "
                     "UPDATE telic_meta SET value = '" + std::to_string(previous) + "' WHERE key = 'schema_version'"),
             "");
@@ -712,6 +714,105 @@ TEST_P(StoreTest, QueryRunsFiltersByTopologyAndRequestText) {
   RunQuery both = greeting;
   both.topology = "micro";
   EXPECT_EQ(ids_of(both), (std::vector<std::string>{"q-16", "q-10"}));
+}
+
+// Issue 42 (the viewer's search box and pager): `search` matches a run id
+// prefix or the request's text, ASCII letters without case; `with_total`
+// counts every match whatever the cursor.
+TEST_P(StoreTest, QueryRunsSearchesIdPrefixOrRequestAndCountsMatches) {
+  const char* requests[] = {"Fix the greeting", "abc in the request", "nothing here"};
+  for (int i = 0; i < 9; ++i) {
+    std::string id = (i < 3 ? "abc" : i < 6 ? "abd" : "xyz") + std::string("-run-") + std::to_string(i);
+    Change change = NewRunChange(id);
+    change.artifacts[0] = MakeArtifact({"req", id, "UserMessage", "1.0", "user", "", {}, "none", "t"},
+                                       Json{{"content", requests[i % 3]}, {"id", "req"}});
+    change.run.created_at = change.run.updated_at = "2026-12-02T00:00:1" + std::to_string(i) + ".000Z";
+    ASSERT_TRUE(store_->CreateRun(change)) << id;
+  }
+  RunQuery by_prefix;
+  by_prefix.search = "ABC";  // ids abc-run-0..2, and requests naming "abc" (runs 1, 4, 7)
+  by_prefix.limit = 2;
+  by_prefix.with_total = true;
+  auto first = store_->QueryRuns(by_prefix);
+  ASSERT_TRUE(first) << first.error().message();
+  ASSERT_TRUE(first->total.has_value());
+  EXPECT_EQ(*first->total, 5);
+  EXPECT_EQ(AllPages(*store_, by_prefix), (std::vector<std::string>{"xyz-run-7", "abd-run-4", "abc-run-2", "abc-run-1",
+                                                                     "abc-run-0"}));
+  by_prefix.before = first->next;
+  auto second = store_->QueryRuns(by_prefix);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(*second->total, 5);  // the cursor does not change the count
+  RunQuery exact;
+  exact.search = "abd-run-5";
+  exact.with_total = true;
+  auto one = store_->QueryRuns(exact);
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->runs.size(), 1u);
+  EXPECT_EQ(one->runs[0].run_id, "abd-run-5");
+  EXPECT_EQ(*one->total, 1);
+  RunQuery filtered;
+  filtered.search = "greeting";
+  filtered.status = "cancelled";
+  filtered.with_total = true;
+  auto none = store_->QueryRuns(filtered);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->runs.empty());
+  EXPECT_EQ(*none->total, 0);
+  RunQuery plain;
+  auto no_total = store_->QueryRuns(plain);
+  ASSERT_TRUE(no_total);
+  EXPECT_FALSE(no_total->total.has_value());
+}
+
+// Issue 42: refused calls are kept beside the run, numbered per run, capped,
+// outside its version and trace, and deleted with it.
+TEST_P(StoreTest, RefusedCallsAreKeptBesideTheRunAndGoWithIt) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("refused-a")));
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("refused-b")));
+  auto before = store_->GetRun("refused-a");
+  auto trace_before = store_->GetTrace("refused-a", 0, 100);
+  ASSERT_TRUE(before && trace_before);
+  RefusedCall call;
+  call.run_id = "refused-a";
+  call.at = "2026-12-07T10:00:00.000Z";
+  call.tool = "telic_submit_artifact";
+  call.code = "invalid_argument";
+  call.error = "Artifact body must include canonical id and runId fields";
+  call.issues = Json::array({Json{{"pointer", "/body/id"}, {"code", "invalid_type"}, {"message", "expected string"}}});
+  call.run_version = 1;
+  for (int i = 1; i <= 3; ++i) {
+    auto seq = store_->RecordRefusedCall(call);
+    ASSERT_TRUE(seq) << seq.error().message();
+    EXPECT_EQ(*seq, i);
+  }
+  call.run_id = "refused-b";
+  EXPECT_EQ(store_->RecordRefusedCall(call).value_or(-1), 1);  // numbered per run
+  auto listed = store_->ListRefusedCalls("refused-a", 0, 100);
+  ASSERT_TRUE(listed) << listed.error().message();
+  ASSERT_EQ(listed->size(), 3u);
+  EXPECT_EQ((*listed)[0].tool, "telic_submit_artifact");
+  EXPECT_EQ((*listed)[0].issues, call.issues);
+  EXPECT_EQ((*listed)[2].seq, 3);
+  auto after = store_->ListRefusedCalls("refused-a", 2, 100);
+  ASSERT_TRUE(after);
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ((*after)[0].seq, 3);
+  // The run itself did not move.
+  auto run = store_->GetRun("refused-a");
+  auto trace = store_->GetTrace("refused-a", 0, 100);
+  ASSERT_TRUE(run && trace);
+  EXPECT_EQ(run->version, before->version);
+  EXPECT_EQ(trace->events.size(), trace_before->events.size());
+  // Deleting the run deletes its log; the other run's stays.
+  DeletionRequest request{"2026-12-07T11:00:00.000Z", "test", "delete"};
+  ASSERT_TRUE(store_->DeleteRun("refused-a", before->version, request));
+  auto gone = store_->ListRefusedCalls("refused-a", 0, 100);
+  ASSERT_TRUE(gone);
+  EXPECT_TRUE(gone->empty());
+  auto kept = store_->ListRefusedCalls("refused-b", 0, 100);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->size(), 1u);
 }
 
 TEST_P(StoreTest, QueryRunsCursorsSurviveUpdatesBetweenPages) {

@@ -373,7 +373,7 @@ std::string RenderDagSvg(const DagGraph& graph, const DagOptions& options) {
     out.Open("g", {{"class", cls}, {"data-from", edge.from}, {"data-to", edge.to}});
     if (!edge.label.empty()) out.Element("title", {}, edge.from + " \xE2\x86\x92 " + edge.to + ": " + edge.label);
     out.Open("path", {{"d", d}, {"marker-end", MarkerOf(options, edge.css_class)}}).Close("path");
-    if (!edge.label.empty()) {
+    if (!edge.label.empty() && options.edge_labels) {
       auto [lx, ly] = points[points.size() / 2];
       if (points.size() == 2) {
         lx = (points[0].first + points[1].first) / 2;

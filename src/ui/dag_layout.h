@@ -42,6 +42,9 @@ struct DagOptions {
   int node_height = 42;
   int layer_gap = 54;
   int node_gap = 22;
+  // Draw each edge's label beside it; false keeps it only as the edge's
+  // tooltip (labels of a dense graph would overlap).
+  bool edge_labels = true;
 };
 
 // Where the layout put things (for tests): per node its layer (0 = top) and

@@ -203,7 +203,7 @@ Html& Html::Link(const std::string& path, std::string_view text, const Attrs& at
   return Element("a", all, text);
 }
 
-Html& Html::TextWithLinks(std::string_view text) {
+Html& Html::TextWithLinks(std::string_view text, std::string_view short_run) {
   size_t done = 0;
   while (true) {
     size_t at = text.find(kArtifactScheme, done);
@@ -217,7 +217,9 @@ Html& Html::TextWithLinks(std::string_view text) {
     std::string_view uri = text.substr(at, end - at);
     auto ref = ParseArtifactUri(uri);
     Text(text.substr(done, at - done));
-    if (ref) {
+    if (ref && !short_run.empty() && ref->run_id == short_run) {
+      Link(ArtifactPath(ref->run_id, ref->artifact_id), ShortId(ref->artifact_id), {{"class", "ref"}, {"title", std::string(uri)}});
+    } else if (ref) {
       Link(ArtifactPath(ref->run_id, ref->artifact_id), uri, {{"class", "ref"}});
     } else {
       Text(uri);
@@ -274,6 +276,24 @@ std::string FormatDuration(int64_t millis) {
   if (s < 3600) return fmt::format("{} min {} s", s / 60, s % 60);
   if (s < 86400) return fmt::format("{} h {} min", s / 3600, (s % 3600) / 60);
   return fmt::format("{} d {} h", s / 86400, (s % 86400) / 3600);
+}
+
+std::string ShortId(std::string_view id) {
+  if (id.size() <= 20) return std::string(id);
+  size_t cut = 12;
+  while (cut > 0 && (static_cast<unsigned char>(id[cut]) & 0xC0) == 0x80) --cut;  // never split a UTF-8 sequence
+  return std::string(id.substr(0, cut)) + "\xE2\x80\xA6";
+}
+
+std::string FormatOffset(int64_t millis) { return "+" + FormatDuration(millis); }
+
+std::string FormatAgo(int64_t millis) {
+  if (millis < 0) millis = 0;
+  int64_t s = millis / 1000;
+  if (s < 60) return fmt::format("{} s ago", s);
+  if (s < 3600) return fmt::format("{} min ago", s / 60);
+  if (s < 86400) return fmt::format("{} h ago", s / 3600);
+  return fmt::format("{} d ago", s / 86400);
 }
 
 std::string FirstLine(std::string_view text, size_t max_chars) {

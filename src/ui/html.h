@@ -60,8 +60,10 @@ class Html {
   Html& Element(std::string_view tag, const Attrs& attrs, std::string_view text);
   // <a href=path>text</a>; `path` must be one of this UI's paths.
   Html& Link(const std::string& path, std::string_view text, const Attrs& attrs = {});
-  // `text` with every artifact:// reference in it a link to its page.
-  Html& TextWithLinks(std::string_view text);
+  // `text` with every artifact:// reference in it a link to its page. A
+  // reference into run `short_run` shows only its artifact id, shortened by
+  // ShortId (the full reference is the link's title).
+  Html& TextWithLinks(std::string_view text, std::string_view short_run = {});
 
   const std::string& str() const { return out_; }
   std::string Take() { return std::move(out_); }
@@ -79,6 +81,16 @@ std::string PrettyJsonHtml(const Json& value);
 std::optional<int64_t> ParseIsoMillis(std::string_view text);
 // "850 ms", "12.4 s", "3 min 5 s", "2 h 4 min", "3 d 2 h".
 std::string FormatDuration(int64_t millis);
+
+// An id as the viewer shows it in tables: ids of up to 20 characters as
+// they are, longer ones as their first 12 characters and "…".
+std::string ShortId(std::string_view id);
+
+// "+850 ms", "+12.4 s", "+3 min 5 s": `millis` after a starting point.
+std::string FormatOffset(int64_t millis);
+
+// How long ago `millis` was, as "12 s ago", "3 min ago", "2 h ago", "4 d ago".
+std::string FormatAgo(int64_t millis);
 
 // The first line of `text`, trimmed, cut at `max_chars` code points with "…".
 std::string FirstLine(std::string_view text, size_t max_chars = 120);

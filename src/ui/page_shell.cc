@@ -1,3 +1,5 @@
+#include <chrono>
+
 #include <fmt/format.h>
 
 #include "mcp/server.h"
@@ -5,6 +7,11 @@
 #include "ui/pages.h"
 
 namespace telic::ui {
+
+int64_t Sources::Now() const {
+  if (now_ms) return now_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 std::string PageShell(std::string_view title, const std::string& body) {
   Html out;

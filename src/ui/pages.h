@@ -4,6 +4,8 @@
 // docs/UI.md says what each page shows and where its data comes from.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,9 +21,16 @@ namespace telic::ui {
 // What the pages read: the run store, the task graph beside it (null: no
 // task graph pages) and a RunService over the same store for replay and verify.
 struct Sources {
+  Sources(store::Store& runs_in, store::TaskStore* tasks_in, controller::RunService& service_in)
+      : runs(runs_in), tasks(tasks_in), service(service_in) {}
   store::Store& runs;
   store::TaskStore* tasks = nullptr;
   controller::RunService& service;
+  // A running run whose last change is older than this is shown as idle.
+  int64_t idle_after_ms = 15 * 60 * 1000;
+  // Milliseconds since the epoch; null means the system clock (tests set it).
+  std::function<int64_t()> now_ms;
+  int64_t Now() const;
 };
 
 // The page frame: <head> with the embedded stylesheet and script, the top
@@ -31,11 +40,16 @@ std::string PageShell(std::string_view title, const std::string& body);
 // A small page for an error (`status` 404, 400, 500): the message escaped.
 std::string ErrorPage(int status, std::string_view message);
 
-// The runs page's query (?status=&mode=&topology=&q=&before=&limit=).
+// The runs page's query (?status=&mode=&topology=&q=&before=&back=&limit=).
+// `text` matches a run id prefix or the request's text; `back` holds the
+// cursors of the pages before this one ("" for the first), oldest first, so
+// the page can link to the previous one.
 struct RunsFilter {
   std::optional<std::string> status, mode, topology, text, before;
+  std::vector<std::string> back;
   int limit = 50;
 };
+inline constexpr size_t kMaxBackCursors = 64;
 inline constexpr int kMaxRunsPerPage = 200;
 
 // Every run of the store, newest created first, one page (QueryRuns), with
@@ -59,8 +73,13 @@ Result<std::string> ArtifactPage(Sources& sources, const std::string& run_id, co
 Result<std::string> TasksPage(Sources& sources, const std::optional<std::string>& run_id);
 
 // The live update of an open run page: the timeline rows of the events
-// after `after` (escaped markup), {"rows", "after", "status", "phase", "version"}.
-Result<Json> LiveUpdate(Sources& sources, const std::string& run_id, int64_t after);
+// after `after` (escaped markup), {"rows", "after", "status", "phase",
+// "version", "ended"}; the page stops asking once "ended" is true.
+// Refused calls after `refused_after` come with them ("refused": the last one's seq).
+Result<Json> LiveUpdate(Sources& sources, const std::string& run_id, int64_t after, int64_t refused_after = 0);
+
+// Every refused call of a run, oldest first.
+Result<std::vector<store::RefusedCall>> ReadRefusedCalls(store::Store& store, const std::string& run_id, int64_t after = 0);
 
 // --- pieces shared by the pages (timeline.cc) ---
 
@@ -68,8 +87,19 @@ Result<Json> LiveUpdate(Sources& sources, const std::string& run_id, int64_t aft
 // summary; permission decisions with capability, target, decision, deciding
 // layer and rule (denials class "deny"); clarifications with their question,
 // choices and the answer, read from the run's artifacts.
+// Times in the rows are shown relative to `start_ms` (the run's creation);
+// each row's "after" is the time since the event before it (`previous_ms`
+// for the first row, when the events continue an earlier list).
+struct TimelineClock {
+  std::optional<int64_t> start_ms;
+  std::optional<int64_t> previous_ms;
+};
+// `refused` (the run's refused calls) are placed among the events by time,
+// as rows of class "rejected" with the tool, the code, the reason and each
+// issue's JSON pointer.
 Result<std::string> TimelineRows(store::Store& store, const std::string& run_id,
-                                 const std::vector<store::TraceEventRecord>& events);
+                                 const std::vector<store::TraceEventRecord>& events,
+                                 const std::vector<store::RefusedCall>& refused, TimelineClock clock);
 
 // Every event of a run, in sequence order.
 Result<std::vector<store::TraceEventRecord>> ReadWholeTrace(store::Store& store, const std::string& run_id);

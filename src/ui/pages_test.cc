@@ -142,9 +142,116 @@ TEST_F(UiPagesTest, RunPageShowsRequestPathDecisionsClarificationAndChecks) {
   EXPECT_NE(html.find("<a href=\"/ui/runs/" + run_id + "/artifacts/frame-01\" class=\"nodelink\">"), std::string::npos);
   EXPECT_NE(html.find("data-from=\"clarification-01\" data-to=\"frame-01\""), std::string::npos);
   EXPECT_NE(html.find("href=\"/ui/runs/" + run_id + "/tasks\""), std::string::npos);
-  // Live: the page knows where to poll from and the last sequence it shows.
+  // Live: the page knows where to poll from and the last sequence it shows,
+  // and that the run has ended (so it does not poll).
   auto trace = run_.Trace();
   EXPECT_NE(html.find("data-after=\"" + std::to_string(trace.back().sequence) + "\""), std::string::npos);
+  EXPECT_NE(html.find("data-ended=\"true\""), std::string::npos);
+}
+
+// Issue 42: the page opens with the outcome; the path is a row of steps and
+// the whole machine waits behind a toggle, without edge labels to overlap;
+// the timeline shows times since the start, gaps, and short references.
+TEST_F(UiPagesTest, RunPageOpensWithTheOutcomeAndACompactPath) {
+  RunWithClarificationAndDenial();
+  const std::string run_id = run_.run().run_id;
+  Json refusal = {{"code", "permission_denied"},
+                  {"error", "fix_only cannot <b>accept</b> mutating work"},
+                  {"issues", Json::array({Json{{"pointer", "/body/actions/0"}, {"code", "custom"}, {"message", "not authorised"}}})}};
+  ASSERT_TRUE(run_.service().RecordRefusedCall(run_id, "telic_submit_artifact", refusal));
+  auto page = RunPage(*sources_, run_id);
+  ASSERT_TRUE(page) << page.error().message();
+  const std::string& html = *page;
+  size_t outcome = html.find("id=\"outcome\"");
+  ASSERT_NE(outcome, std::string::npos);
+  EXPECT_LT(outcome, html.find("id=\"timeline\""));
+  EXPECT_LT(outcome, html.find("id=\"request\""));
+  EXPECT_NE(html.find("id=\"outcome-status\">completed<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"outcome-denials\" class=\"bad\">1<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"outcome-clarifications\">1<"), std::string::npos);
+  size_t summary = html.find("id=\"outcome-summary\"");
+  ASSERT_NE(summary, std::string::npos);
+  EXPECT_NE(html.substr(summary, 300).find(">UserReport</a>"), std::string::npos);
+  // The path as steps, protocol names, ending in the outcome.
+  size_t path = html.find("<ol class=\"path-steps\" id=\"path\"");
+  ASSERT_NE(path, std::string::npos);
+  std::string steps = html.substr(path, html.find("</ol>", path) - path);
+  EXPECT_NE(steps.find(">context_discovery<"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("class=\"step last completed\""), std::string::npos) << steps;
+  // The machine behind a toggle, its edge conditions as tooltips only.
+  size_t machine = html.find("<details class=\"card\" id=\"machine\">");
+  ASSERT_NE(machine, std::string::npos);
+  EXPECT_EQ(html.find("class=\"elabel\""), std::string::npos);
+  // Times since the start, the gap to the previous event, short references.
+  EXPECT_NE(html.find("class=\"mono when\" title=\""), std::string::npos);
+  EXPECT_NE(html.find(">+"), std::string::npos);
+  EXPECT_NE(html.find("class=\"mono gap\""), std::string::npos);
+  EXPECT_NE(html.find("class=\"ref\" title=\"artifact://" + run_id + "/"), std::string::npos);
+  EXPECT_EQ(html.find(">artifact://" + run_id + "/frame-01<"), std::string::npos);
+  EXPECT_NE(html.find("id=\"only-problems\""), std::string::npos);
+  // The refused call: in the timeline with its code, reason and pointer, and counted.
+  size_t refused = html.find("<tr class=\"attempt rejected\" id=\"refused-1\"");
+  ASSERT_NE(refused, std::string::npos);
+  std::string row = html.substr(refused, html.find("</tr>", refused) - refused);
+  EXPECT_NE(row.find(">permission_denied<"), std::string::npos) << row;
+  EXPECT_NE(row.find("fix_only cannot &lt;b&gt;accept&lt;/b&gt; mutating work"), std::string::npos) << row;
+  EXPECT_NE(row.find("class=\"pointer\">/body/actions/0<"), std::string::npos) << row;
+  EXPECT_NE(row.find(">telic_submit_artifact<"), std::string::npos) << row;
+  EXPECT_NE(html.find("id=\"outcome-refused\" class=\"bad\">1<"), std::string::npos);
+  EXPECT_NE(html.find("data-refused=\"1\""), std::string::npos);
+}
+
+TEST_F(UiPagesTest, RunsPageSearchesByIdPrefixCountsPagesBackAndShowsIdleRuns) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(run_.Start());
+    ids.push_back(run_.run().run_id);
+  }
+  // An id prefix finds that run (case does not matter), and only it.
+  RunsFilter by_id;
+  by_id.text = ids[2];  // the test's ids share long prefixes; the whole id is a prefix too
+  for (auto& c : *by_id.text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto found = RunsPage(*sources_, by_id);
+  ASSERT_TRUE(found) << found.error().message();
+  EXPECT_EQ(Count(*found, "<tr class=\"run row-link\""), 1u);
+  EXPECT_NE(found->find("data-run-id=\"" + ids[2] + "\""), std::string::npos);
+  EXPECT_NE(found->find("runs 1\xE2\x80\x93" "1 of 1"), std::string::npos);
+  // Pages of two: totals, next, then previous back to the first page.
+  RunsFilter paged;
+  paged.limit = 2;
+  auto first = RunsPage(*sources_, paged);
+  ASSERT_TRUE(first);
+  EXPECT_NE(first->find("runs 1\xE2\x80\x93" "2 of 5"), std::string::npos);
+  EXPECT_EQ(first->find("id=\"previous-page\""), std::string::npos);
+  paged.before = ids[3];  // the second page's cursor: the last run of the first
+  paged.back = {""};
+  auto second = RunsPage(*sources_, paged);
+  ASSERT_TRUE(second);
+  EXPECT_NE(second->find("runs 3\xE2\x80\x93" "4 of 5"), std::string::npos);
+  EXPECT_NE(second->find("<a href=\"/ui/?limit=2\" id=\"previous-page\" rel=\"prev\">"), std::string::npos);
+  EXPECT_NE(second->find("back=-%2C" + ids[3]), std::string::npos);  // next keeps the trail
+  // A running run without a change for longer than the threshold is idle.
+  sources_->now_ms = [] { return int64_t{1764662400000} + 3 * 3600 * 1000 + 60 * 1000; };
+  sources_->idle_after_ms = 60 * 60 * 1000;
+  auto idle = RunsPage(*sources_, RunsFilter{});
+  ASSERT_TRUE(idle);
+  EXPECT_NE(idle->find("class=\"badge idle\""), std::string::npos);
+  EXPECT_NE(idle->find("idle since 3 h ago"), std::string::npos);
+  sources_->idle_after_ms = 4 * 60 * 60 * 1000;
+  auto fresh = RunsPage(*sources_, RunsFilter{});
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->find("class=\"badge idle\""), std::string::npos);
+}
+
+TEST_F(UiPagesTest, AnEmptyLedgerSaysNoRunsYet) {
+  auto page = RunsPage(*sources_, RunsFilter{});
+  ASSERT_TRUE(page) << page.error().message();
+  EXPECT_NE(page->find("No runs yet."), std::string::npos);
+  RunsFilter filtered;
+  filtered.status = "completed";
+  auto none = RunsPage(*sources_, filtered);
+  ASSERT_TRUE(none);
+  EXPECT_NE(none->find("No run matches these filters."), std::string::npos);
 }
 
 TEST_F(UiPagesTest, LiveUpdateReturnsOnlyTheEventsAfterTheGivenSequence) {
@@ -162,6 +269,8 @@ TEST_F(UiPagesTest, LiveUpdateReturnsOnlyTheEventsAfterTheGivenSequence) {
   EXPECT_NE(rows.find("id=\"event-" + std::to_string(before + 1) + "\""), std::string::npos);
   EXPECT_EQ((*update)["after"], run_.Trace().back().sequence);
   EXPECT_EQ((*update)["phase"], "agent_1_frame");
+  EXPECT_EQ((*update)["ended"], false);
+  EXPECT_NE(rows.find("class=\"mono gap\">"), std::string::npos);
   EXPECT_FALSE(LiveUpdate(*sources_, "no-such-run", 0));
 }
 
@@ -172,7 +281,7 @@ TEST_F(UiPagesTest, RunsPageListsFiltersAndPagesWithEscapedRequests) {
   RunsFilter all;
   auto page = RunsPage(*sources_, all);
   ASSERT_TRUE(page) << page.error().message();
-  EXPECT_EQ(Count(*page, "<tr class=\"run\""), 4u);
+  EXPECT_EQ(Count(*page, "<tr class=\"run row-link\""), 4u);
   EXPECT_NE(page->find(kEscapedPayload), std::string::npos);
   EXPECT_EQ(page->find("<img"), std::string::npos);
   EXPECT_NE(page->find("<a href=\"/ui/runs/" + first + "\" class=\"run-link\">"), std::string::npos);
@@ -181,23 +290,23 @@ TEST_F(UiPagesTest, RunsPageListsFiltersAndPagesWithEscapedRequests) {
   text.text = "WINDOW.__pwned";
   auto found = RunsPage(*sources_, text);
   ASSERT_TRUE(found);
-  EXPECT_EQ(Count(*found, "<tr class=\"run\""), 1u);
+  EXPECT_EQ(Count(*found, "<tr class=\"run row-link\""), 1u);
   EXPECT_NE(found->find("data-run-id=\"" + first + "\""), std::string::npos);
-  EXPECT_NE(found->find("name=\"q\" value=\"WINDOW.__pwned\""), std::string::npos);
+  EXPECT_NE(found->find("name=\"q\" id=\"search\" value=\"WINDOW.__pwned\""), std::string::npos);
 
   RunsFilter paged;
   paged.limit = 3;
   paged.mode = "analyze_and_fix";
   auto one = RunsPage(*sources_, paged);
   ASSERT_TRUE(one);
-  EXPECT_EQ(Count(*one, "<tr class=\"run\""), 3u);
+  EXPECT_EQ(Count(*one, "<tr class=\"run row-link\""), 3u);
   size_t next = one->find("id=\"next-page\"");
   ASSERT_NE(next, std::string::npos);
-  EXPECT_NE(one->find("mode=analyze_and_fix&amp;limit=3&amp;before="), std::string::npos);
+  EXPECT_NE(one->find("mode=analyze_and_fix&amp;limit=3&amp;back=-&amp;before="), std::string::npos);
   paged.before = first;  // the oldest: nothing after it
   auto last = RunsPage(*sources_, paged);
   ASSERT_TRUE(last);
-  EXPECT_EQ(Count(*last, "<tr class=\"run\""), 0u);
+  EXPECT_EQ(Count(*last, "<tr class=\"run row-link\""), 0u);
   EXPECT_NE(last->find("id=\"no-runs\""), std::string::npos);
 
   RunsFilter bad;

@@ -53,6 +53,81 @@ DagGraph ArtifactGraph(store::Store& store, const store::RunRecord& run, const s
   return graph;
 }
 
+// The latest UserReport's body, or nullopt.
+std::optional<Json> LatestUserReport(store::Store& store, const store::RunRecord& run,
+                                     const std::vector<store::ArtifactMeta>& artifacts) {
+  for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
+    if (it->type != "UserReport") continue;
+    auto artifact = store.GetArtifact(run.run_id, it->id);
+    if (!artifact) return std::nullopt;
+    Json body = Json::parse(artifact->canonical_body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) return std::nullopt;
+    body["__id"] = it->id;
+    return body;
+  }
+  return std::nullopt;
+}
+
+bool IsDenial(const store::TraceEventRecord& event) {
+  return event.permission_decision && event.permission_decision->is_object() &&
+         event.permission_decision->value("decision", "") == "deny";
+}
+
+// What happened, in one card: the outcome (or the live state), the final
+// report's summary, the denials and clarifications, how long it took.
+void OutcomeCard(Html& out, Sources& sources, const store::RunRecord& run, const std::vector<store::TraceEventRecord>& trace,
+                 const std::vector<store::ArtifactMeta>& artifacts, size_t refused) {
+  std::optional<Json> report = LatestUserReport(sources.runs, run, artifacts);
+  std::string outcome = run.status;
+  if (report && report->value("terminalStatus", "") == "failed_verification") outcome = "failed_verification";
+  auto created = ParseIsoMillis(run.created_at), updated = ParseIsoMillis(run.updated_at);
+  int64_t now = sources.Now();
+  bool idle = !run.IsTerminal() && updated && now - *updated >= sources.idle_after_ms;
+  size_t denials = std::count_if(trace.begin(), trace.end(), IsDenial);
+  size_t clarifications = std::count_if(trace.begin(), trace.end(), [](const auto& e) { return e.event_type == "clarification_requested"; });
+
+  out.Open("section", {{"class", "card outcome outcome-" + outcome}, {"id", "outcome"}, {"aria-label", "outcome"}});
+  out.Open("div", {{"class", "outcome-head"}});
+  out.Element("span", {{"class", "badge big " + outcome}, {"id", "outcome-status"}}, outcome);
+  if (idle) out.Raw(" ").Element("span", {{"class", "badge idle"}, {"id", "outcome-idle"}}, "idle since " + FormatAgo(now - *updated));
+  out.Element("span", {{"class", "outcome-request"}}, FirstLine(RequestText(sources.runs, run), 140));
+  out.Close("div");
+  if (report) {
+    out.Open("p", {{"id", "outcome-summary"}});
+    out.Link(ArtifactPath(run.run_id, report->value("__id", "")), "UserReport", {{"class", "artifact-link"}}).Text(": ");
+    out.Text(FirstLine(report->value("summary", ""), 400));
+    out.Close("p");
+  } else if (run.IsTerminal()) {
+    out.Element("p", {{"id", "outcome-summary"}, {"class", "muted"}}, "Ended without a UserReport (cancelled).");
+  } else {
+    out.Element("p", {{"id", "outcome-summary"}, {"class", "muted"}},
+                "In progress: next " + controller::ProtocolPhaseName(run.phase) + ".");
+  }
+  out.Open("dl", {{"class", "facts"}});
+  out.Element("dt", {}, "denials").Element("dd", {{"id", "outcome-denials"}, {"class", denials ? "bad" : ""}}, std::to_string(denials));
+  out.Element("dt", {}, "refused calls").Element("dd", {{"id", "outcome-refused"}, {"class", refused ? "bad" : ""}}, std::to_string(refused));
+  out.Element("dt", {}, "clarifications").Element("dd", {{"id", "outcome-clarifications"}}, std::to_string(clarifications));
+  std::string took = created && updated ? FormatDuration((run.IsTerminal() ? *updated : now) - *created) : "";
+  out.Element("dt", {}, run.IsTerminal() ? "took" : "running for").Element("dd", {{"id", "outcome-duration"}}, took);
+  out.Element("dt", {}, "events").Element("dd", {}, std::to_string(trace.size()));
+  out.Element("dt", {}, "artifacts").Element("dd", {}, std::to_string(artifacts.size()));
+  out.Close("dl");
+  out.Close("section");
+}
+
+// The states the run passed through as a row of steps (wraps, never overlaps).
+void PathSteps(Html& out, const store::RunRecord& run, const std::vector<store::TraceEventRecord>& trace) {
+  std::vector<std::string> path = PathTaken(run, trace);
+  out.Open("ol", {{"class", "path-steps"}, {"id", "path"}, {"aria-label", "the path this run took"}});
+  for (size_t i = 0; i < path.size(); ++i) {
+    bool last = i + 1 == path.size();
+    std::string name = controller::ProtocolPhaseName(path[i]);
+    std::string cls = "step" + std::string(last ? " last " + path[i] : "");
+    out.Element("li", {{"class", cls}, {"title", path[i]}}, name);
+  }
+  out.Close("ol");
+}
+
 void Header(Html& out, Sources& sources, const store::RunRecord& run, const std::vector<store::TraceEventRecord>& trace,
             size_t artifact_count) {
   out.Open("h1").Text("Run ").Element("span", {{"class", "mono"}, {"id", "run-id"}}, run.run_id).Close("h1");
@@ -167,31 +242,45 @@ Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
   TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, sources.runs.ListArtifacts(run_id));
   TELIC_ASSIGN_OR_RETURN(Json verify, controller::VerifyRun(sources.service, run_id));
   Result<Json> replay = sources.service.ReplayRun(run_id);
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::RefusedCall> refused, ReadRefusedCalls(sources.runs, run_id));
 
   Html out;
-  Header(out, sources, run, trace, artifacts.size());
-  Checks(out, verify, replay);
-
-  out.Element("h2", {}, "Phases: the path this run took");
+  OutcomeCard(out, sources, run, trace, artifacts, refused.size());
+  out.Element("h2", {}, "The path this run took");
+  PathSteps(out, run, trace);
+  out.Open("details", {{"class", "card"}, {"id", "machine"}});
+  out.Element("summary", {}, "The whole state machine");
   DagOptions phase_options;
   phase_options.id_prefix = "phases";
   phase_options.aria_label = "phase state diagram";
-  out.Open("div", {{"class", "card scroll"}, {"id", "phase-diagram"}}).Raw(RenderDagSvg(PhaseDiagram(run, trace), phase_options));
-  std::vector<std::string> path = PathTaken(run, trace);
-  out.Open("p", {{"class", "muted"}, {"id", "path"}}).Text("path: ");
-  for (size_t i = 0; i < path.size(); ++i) out.Text(i ? " → " + path[i] : path[i]);
-  out.Close("p").Close("div");
+  phase_options.node_width = 206;
+  phase_options.edge_labels = false;
+  out.Open("div", {{"class", "scroll"}, {"id", "phase-diagram"}}).Raw(RenderDagSvg(PhaseDiagram(run, trace), phase_options)).Close("div");
+  out.Element("p", {{"class", "muted"}}, "Blue: the path taken; orange: where the run is now. Hover an arrow for its condition.");
+  out.Close("details");
 
   out.Open("h2").Text("Trace timeline ").Element("span", {{"class", "muted"}}, "(").Element("span", {{"id", "event-count"}}, std::to_string(trace.size()));
   out.Element("span", {{"class", "muted"}}, " events) ").Close("h2");
   int64_t last = trace.empty() ? 0 : trace.back().sequence;
-  out.Element("p", {{"class", "live"}, {"id", "live"}, {"data-live-url", LivePath(run_id)}, {"data-after", std::to_string(last)},
-                    {"data-version", std::to_string(run.version)}},
-              "live: new events appear here as they are committed");
-  out.Open("div", {{"class", "scroll"}}).Open("table", {{"id", "timeline"}});
-  out.Raw("<thead><tr><th>#</th><th>time</th><th>actor</th><th>phase</th><th>event</th><th>summary and decision</th></tr></thead>");
-  TELIC_ASSIGN_OR_RETURN(std::string rows, TimelineRows(sources.runs, run_id, trace));
+  bool ended = run.IsTerminal();
+  out.Open("div", {{"class", "timeline-tools"}});
+  out.Element("p", {{"class", ended ? "live ended" : "live"}, {"id", "live"}, {"data-live-url", LivePath(run_id)},
+                    {"data-after", std::to_string(last)}, {"data-version", std::to_string(run.version)},
+                    {"data-refused", std::to_string(refused.empty() ? 0 : refused.back().seq)},
+                    {"data-ended", ended ? "true" : "false"}},
+              ended ? "this run has ended" : "live: new events appear here as they are committed");
+  out.Open("label", {{"class", "toggle"}});
+  out.Open("input", {{"type", "checkbox"}, {"id", "only-problems"}});
+  out.Text(" only errors and denials").Close("label");
+  out.Close("div");
+  out.Open("div", {{"class", "scroll"}}).Open("table", {{"id", "timeline"}, {"class", "nav-rows"}});
+  out.Raw("<thead><tr><th>#</th><th>when</th><th>after</th><th>actor</th><th>phase</th><th>event</th><th>summary and decision</th></tr></thead>");
+  TELIC_ASSIGN_OR_RETURN(std::string rows,
+                         TimelineRows(sources.runs, run_id, trace, refused, TimelineClock{ParseIsoMillis(run.created_at), std::nullopt}));
   out.Raw("<tbody id=\"timeline-body\">").Raw(rows).Raw("</tbody></table></div>");
+
+  Header(out, sources, run, trace, artifacts.size());
+  Checks(out, verify, replay);
 
   out.Element("h2", {}, "Artifacts and their references");
   DagOptions artifact_options;
@@ -206,12 +295,23 @@ Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
   return PageShell("Run " + run_id, out.Take());
 }
 
-Result<Json> LiveUpdate(Sources& sources, const std::string& run_id, int64_t after) {
+Result<Json> LiveUpdate(Sources& sources, const std::string& run_id, int64_t after, int64_t refused_after) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, sources.runs.GetRun(run_id));
-  TELIC_ASSIGN_OR_RETURN(store::TracePage page, sources.runs.GetTrace(run_id, after, 200));
-  TELIC_ASSIGN_OR_RETURN(std::string rows, TimelineRows(sources.runs, run_id, page.events));
+  // One event before the cursor as well: the first new row's "after" column.
+  int64_t from = after > 0 ? after - 1 : 0;
+  TELIC_ASSIGN_OR_RETURN(store::TracePage page, sources.runs.GetTrace(run_id, from, 201));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::RefusedCall> refused,
+                         sources.runs.ListRefusedCalls(run_id, refused_after, 200));
+  TimelineClock clock{ParseIsoMillis(run.created_at), std::nullopt};
+  if (!page.events.empty() && page.events.front().sequence == after) {
+    clock.previous_ms = ParseIsoMillis(page.events.front().timestamp);
+    page.events.erase(page.events.begin());
+  }
+  TELIC_ASSIGN_OR_RETURN(std::string rows, TimelineRows(sources.runs, run_id, page.events, refused, clock));
   int64_t last = page.events.empty() ? after : page.events.back().sequence;
-  return Json{{"rows", rows}, {"after", last}, {"status", run.status}, {"phase", run.phase}, {"version", run.version}};
+  int64_t last_refused = refused.empty() ? refused_after : refused.back().seq;
+  return Json{{"rows", rows},         {"after", last},          {"refused", last_refused}, {"status", run.status},
+              {"phase", run.phase},   {"version", run.version}, {"ended", run.IsTerminal()}};
 }
 
 }  // namespace telic::ui

@@ -30,7 +30,7 @@ std::string StringField(const Json& object, const char* key) {
   return object[key].get<std::string>();
 }
 
-void DecisionBox(const Json& decision, Html& out) {
+void DecisionBox(const Json& decision, const std::string& run_id, Html& out) {
   std::string verdict = StringField(decision, "decision");
   out.Open("dl", {{"class", "decision-box"}});
   out.Element("dt", {}, "capability").Element("dd", {{"class", "capability"}}, StringField(decision, "capability"));
@@ -46,7 +46,7 @@ void DecisionBox(const Json& decision, Html& out) {
     for (const Json& ref : decision["policyRefs"]) {
       if (!ref.is_string()) continue;
       if (!first) out.Raw(", ");
-      out.TextWithLinks(ref.get<std::string>());
+      out.TextWithLinks(ref.get<std::string>(), run_id);
       first = false;
     }
   }
@@ -97,17 +97,55 @@ void ClarificationBox(store::Store& store, const std::string& run_id, const std:
   out.Close("p").Close("div");
 }
 
-void RefList(const char* label, const std::vector<std::string>& refs, Html& out) {
+void RefList(const char* label, const std::vector<std::string>& refs, const std::string& run_id, Html& out) {
   if (refs.empty()) return;
   out.Open("div", {{"class", "refs muted"}}).Text(label).Raw(" ");
   for (size_t i = 0; i < refs.size(); ++i) {
     if (i) out.Raw(", ");
-    out.TextWithLinks(refs[i]);
+    out.TextWithLinks(refs[i], run_id);
   }
   out.Close("div");
 }
 
+// One refused call as a timeline row.
+void RefusedRow(const store::RefusedCall& call, TimelineClock& clock, Html& out) {
+  out.Open("tr", {{"class", "attempt rejected"}, {"id", fmt::format("refused-{}", call.seq)}, {"data-event-type", "refused"}});
+  out.Element("td", {{"class", "seq"}, {"title", "refused call " + std::to_string(call.seq) + " (not in the trace)"}},
+              "\xE2\x9C\x98" + std::to_string(call.seq));
+  auto at = ParseIsoMillis(call.at);
+  out.Element("td", {{"class", "mono when"}, {"title", call.at}}, at && clock.start_ms ? FormatOffset(*at - *clock.start_ms) : call.at);
+  out.Element("td", {{"class", "mono gap"}}, at && clock.previous_ms ? FormatDuration(*at - *clock.previous_ms) : "");
+  if (at) clock.previous_ms = at;
+  out.Element("td", {}, "host");
+  out.Element("td", {{"class", "muted"}}, fmt::format("at v{}", call.run_version));
+  out.Open("td").Element("code", {}, "refused").Raw(" ").Element("span", {{"class", "tool"}}, call.tool).Close("td");
+  out.Open("td", {{"class", "wrap"}});
+  out.Open("div", {{"class", "summary"}}).Element("span", {{"class", "badge deny code"}}, call.code).Raw(" ");
+  out.Element("span", {{"class", "refusal"}}, call.error).Close("div");
+  if (call.issues.is_array() && !call.issues.empty()) {
+    out.Open("ul", {{"class", "issues"}});
+    for (const Json& issue : call.issues) {
+      std::string pointer = StringField(issue, "pointer");
+      out.Open("li").Element("code", {{"class", "pointer"}}, pointer.empty() ? "/" : pointer).Raw(" ");
+      out.Text(StringField(issue, "message")).Close("li");
+    }
+    out.Close("ul");
+  }
+  out.Close("td").Close("tr");
+}
+
 }  // namespace
+
+Result<std::vector<store::RefusedCall>> ReadRefusedCalls(store::Store& store, const std::string& run_id, int64_t after) {
+  std::vector<store::RefusedCall> calls;
+  while (true) {
+    TELIC_ASSIGN_OR_RETURN(std::vector<store::RefusedCall> page, store.ListRefusedCalls(run_id, after, kTracePage));
+    if (page.empty()) return calls;
+    after = page.back().seq;
+    for (auto& call : page) calls.push_back(std::move(call));
+    if (page.size() < static_cast<size_t>(kTracePage)) return calls;
+  }
+}
 
 Result<std::vector<store::TraceEventRecord>> ReadWholeTrace(store::Store& store, const std::string& run_id) {
   std::vector<store::TraceEventRecord> events;
@@ -130,7 +168,8 @@ std::string RequestText(store::Store& store, const store::RunRecord& run) {
 }
 
 Result<std::string> TimelineRows(store::Store& store, const std::string& run_id,
-                                 const std::vector<store::TraceEventRecord>& events) {
+                                 const std::vector<store::TraceEventRecord>& events,
+                                 const std::vector<store::RefusedCall>& refused, TimelineClock clock) {
   std::vector<store::ArtifactMeta> artifacts;
   bool clarifications = std::any_of(events.begin(), events.end(), [](const auto& e) {
     return e.event_type == "clarification_requested";
@@ -139,30 +178,41 @@ Result<std::string> TimelineRows(store::Store& store, const std::string& run_id,
     TELIC_ASSIGN_OR_RETURN(artifacts, store.ListArtifacts(run_id));
   }
   Html out;
+  size_t next_refused = 0;
   for (const auto& event : events) {
+    // Refused calls before this event (ISO-8601 UTC text orders by time).
+    while (next_refused < refused.size() && refused[next_refused].at < event.timestamp) {
+      RefusedRow(refused[next_refused++], clock, out);
+    }
     bool deny = event.permission_decision && event.permission_decision->is_object() &&
                 StringField(*event.permission_decision, "decision") == "deny";
     bool clarify = event.event_type == "clarification_requested" || event.event_type == "clarification_answered";
     std::string cls = "event " + event.event_type + (deny ? " deny" : "") + (clarify ? " clarify" : "");
     out.Open("tr", {{"class", cls}, {"id", fmt::format("event-{}", event.sequence)}, {"data-event-type", event.event_type}});
     out.Element("td", {{"class", "seq"}}, std::to_string(event.sequence));
-    out.Element("td", {{"class", "mono"}}, event.timestamp);
+    auto at = ParseIsoMillis(event.timestamp);
+    std::string when = at && clock.start_ms ? FormatOffset(*at - *clock.start_ms) : event.timestamp;
+    out.Element("td", {{"class", "mono when"}, {"title", event.timestamp}}, when);
+    std::string gap = at && clock.previous_ms ? FormatDuration(*at - *clock.previous_ms) : "";
+    out.Element("td", {{"class", "mono gap"}}, gap);
+    if (at) clock.previous_ms = at;
     out.Element("td", {}, event.actor);
     out.Open("td").Text(controller::ProtocolPhaseName(event.phase)).Close("td");
     out.Open("td").Element("code", {}, event.event_type).Close("td");
     out.Open("td", {{"class", "wrap"}});
     out.Element("div", {{"class", "summary"}}, event.summary);
-    if (event.permission_decision && event.permission_decision->is_object()) DecisionBox(*event.permission_decision, out);
+    if (event.permission_decision && event.permission_decision->is_object()) DecisionBox(*event.permission_decision, run_id, out);
     if (event.event_type == "clarification_requested" && !event.output_refs.empty()) {
       ClarificationBox(store, run_id, artifacts, event.output_refs.front(), out);
     }
-    RefList("in:", event.input_refs, out);
-    RefList("out:", event.output_refs, out);
+    RefList("in:", event.input_refs, run_id, out);
+    RefList("out:", event.output_refs, run_id, out);
     if (event.redactions.is_array() && !event.redactions.empty()) {
       out.Element("div", {{"class", "muted"}}, fmt::format("{} value(s) redacted before storage", event.redactions.size()));
     }
     out.Close("td").Close("tr");
   }
+  while (next_refused < refused.size()) RefusedRow(refused[next_refused++], clock, out);
   return out.Take();
 }
 

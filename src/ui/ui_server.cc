@@ -57,6 +57,19 @@ Result<RunsFilter> ParseRunsFilter(const httplib::Request& req) {
   filter.topology = Param(req, "topology");
   filter.text = Param(req, "q");
   filter.before = Param(req, "before");
+  if (auto back = Param(req, "back")) {
+    size_t start = 0;
+    while (start <= back->size()) {
+      size_t comma = back->find(',', start);
+      std::string cursor = back->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      filter.back.push_back(cursor == "-" ? "" : cursor);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (filter.back.size() > kMaxBackCursors) {
+      return Fail(ErrorCode::kInvalidArgument, "back holds at most " + std::to_string(kMaxBackCursors) + " page cursors");
+    }
+  }
   if (auto limit = Param(req, "limit")) {
     int value = 0;
     auto [end, ec] = std::from_chars(limit->data(), limit->data() + limit->size(), value);
@@ -82,6 +95,7 @@ httplib::Server::Handler Guarded(F body) {
 }
 
 void Install(httplib::Server& http, Sources& sources) {
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_redirect(RunsPath()); });
   http.Get("/ui", [](const httplib::Request&, httplib::Response& res) { res.set_redirect(RunsPath()); });
   http.Get("/ui/", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
     auto filter = ParseRunsFilter(req);
@@ -111,8 +125,18 @@ void Install(httplib::Server& http, Sources& sources) {
       res.set_content(R"({"error":"after must be a trace sequence number"})", "application/json");
       return;
     }
+    int64_t refused = 0;
+    if (req.has_param("refused")) {
+      std::string seq = req.get_param_value("refused");
+      auto [at, failed] = std::from_chars(seq.data(), seq.data() + seq.size(), refused);
+      if (failed != std::errc() || at != seq.data() + seq.size() || refused < 0) {
+        res.status = 400;
+        res.set_content(R"({"error":"refused must be a refused-call sequence number"})", "application/json");
+        return;
+      }
+    }
     auto ids = CheckUrlIds(req, {"run id"});
-    auto update = ids ? LiveUpdate(sources, req.matches[1], after) : std::unexpected(ids.error());
+    auto update = ids ? LiveUpdate(sources, req.matches[1], after, refused) : std::unexpected(ids.error());
     if (!update) {
       res.status = HttpStatusOf(update.error());
       res.set_content(Json{{"error", update.error().message()}}.dump(), "application/json");

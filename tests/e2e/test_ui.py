@@ -287,9 +287,26 @@ class UiBrowserTest(unittest.TestCase):
         # The request shows literally, payload and all, and nothing ran.
         self.assertEqual(self.text("#request"), self.scenario["start"]["original_request"] + "\n" + PAYLOAD)
         self.assertEqual(self.text("#budget-clarification"), "0 of 1")
-        path = self.text("#path")
-        self.assertIn("agent_1_frame → clarification → agent_1_frame", path)
-        self.assertTrue(path.endswith("→ completed"))
+        steps = self.texts("#path li")
+        at = steps.index("clarification")
+        self.assertEqual(steps[at - 1:at + 2], ["agent_1_frame", "clarification", "agent_1_frame"])
+        self.assertEqual(steps[-1], "completed")
+        # The refused WorkResult is in the timeline with its code and pointer,
+        # though the run's trace and version never recorded it.
+        refused = self.driver.find_elements(By.CSS_SELECTOR, "#timeline-body tr.rejected")
+        self.assertEqual(len(refused), 1)
+        self.assertEqual(refused[0].find_element(By.CSS_SELECTOR, ".code").text, "permission_denied")
+        self.assertEqual(refused[0].find_element(By.CSS_SELECTOR, ".tool").text, "telic_submit_artifact")
+        self.assertTrue(refused[0].find_element(By.CSS_SELECTOR, ".refusal").text)
+        self.assertEqual(self.text("#outcome-refused"), "1")
+        self.assertEqual(self.text("#outcome-denials"), "1")
+        # "only errors and denials" leaves exactly the denial and the refusal.
+        self.driver.find_element(By.ID, "only-problems").click()
+        shown = [r for r in self.driver.find_elements(By.CSS_SELECTOR, "#timeline-body tr") if r.is_displayed()]
+        self.assertEqual(len(shown), 2)
+        self.assertTrue(all("deny" in r.get_attribute("class") or "rejected" in r.get_attribute("class") for r in shown))
+        self.driver.save_screenshot(os.path.join(SHOTS, self.shot_prefix + "run-problems.png"))
+        self.driver.find_element(By.ID, "only-problems").click()
         denials = self.driver.find_elements(By.CSS_SELECTOR, "#timeline-body tr.deny")
         self.assertEqual(len(denials), 1)
         denial = denials[0]
@@ -342,6 +359,113 @@ class UiBrowserTest(unittest.TestCase):
         WebDriverWait(self.driver, 3).until(lambda d: d.find_element(By.ID, "run-phase").text == "agent_1_frame")
         self.assertNoConsoleErrors("live update")
         self.driver.save_screenshot(os.path.join(SHOTS, self.shot_prefix + "live-after.png"))
+
+    def boxes(self, css):
+        return self.driver.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0])).map(e => {"
+            " const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })", css)
+
+    def assertNoOverlap(self, css):
+        boxes = self.boxes(css)
+        self.assertTrue(boxes, f"nothing matches {css}")
+        for i, a in enumerate(boxes):
+            self.assertGreater(a[2] - a[0], 0, f"{css} #{i} has no width")
+            for j in range(i + 1, len(boxes)):
+                b = boxes[j]
+                overlap = a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+                self.assertFalse(overlap, f"{css}: #{i} {a} overlaps #{j} {b}")
+
+    def test_run_page_opens_with_the_outcome_and_draws_labels_apart(self):
+        run_id = self.rich.run["runId"]
+        self.open(f"/ui/runs/{run_id}", "run-light.png")
+        outcome = self.driver.find_element(By.ID, "outcome")
+        self.assertLess(outcome.rect["y"], 200, "the outcome is not on the first screen")
+        self.assertLess(outcome.rect["y"], self.driver.find_element(By.ID, "timeline").rect["y"])
+        self.assertEqual(self.text("#outcome-status"), "completed")
+        self.assertIn("UserReport", self.text("#outcome-summary"))
+        self.assertTrue(self.text("#outcome-duration"))
+        # The path as steps: none overlaps another, each label fits its box.
+        self.assertNoOverlap("#path li")
+        # The whole machine waits behind a toggle; opened, no two labels meet.
+        machine = self.driver.find_element(By.ID, "machine")
+        self.assertIsNone(machine.get_attribute("open"))
+        machine.find_element(By.TAG_NAME, "summary").click()
+        self.assertIsNotNone(machine.get_attribute("open"))
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#phase-diagram text.elabel"), [])
+        self.assertNoOverlap("#phase-diagram g.node rect")
+        self.assertNoOverlap("#phase-diagram g.node text")
+        fits = self.driver.execute_script(
+            "return Array.from(document.querySelectorAll('#phase-diagram g.node')).every(g => {"
+            " const r = g.querySelector('rect').getBoundingClientRect();"
+            " return Array.from(g.querySelectorAll('text')).every(t => { const b = t.getBoundingClientRect();"
+            " return b.left >= r.left - 0.5 && b.right <= r.right + 0.5; }); })")
+        self.assertTrue(fits, "a node label runs out of its box")
+        # Times since the start and short references in the timeline.
+        self.assertTrue(self.text("#timeline-body tr td.when").startswith("+"))
+        ref = self.driver.find_element(By.CSS_SELECTOR, "#timeline-body a.ref")
+        self.assertFalse(ref.text.startswith("artifact://"))
+        self.assertTrue(ref.get_attribute("title").startswith(f"artifact://{run_id}/"))
+        # An ended run does not poll.
+        live = self.driver.find_element(By.ID, "live")
+        self.assertEqual(live.get_attribute("data-ended"), "true")
+        time.sleep(0.6)
+        self.assertNotIn("on", live.get_attribute("class").split())
+
+    def test_dark_mode_follows_the_system(self):
+        run_id = self.rich.run["runId"]
+        self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                    {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        try:
+            self.open(f"/ui/runs/{run_id}", "run-dark.png")
+            background = self.driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+            self.assertEqual(background, "rgb(18, 21, 28)")
+            card = self.driver.find_element(By.ID, "outcome").value_of_css_property("background-color")
+            self.assertEqual(card, "rgba(26, 31, 41, 1)")
+            self.open("/ui/", "runs-dark.png")
+        finally:
+            self.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        self.open("/ui/")
+        self.assertEqual(self.driver.execute_script("return getComputedStyle(document.body).backgroundColor"),
+                         "rgb(247, 248, 250)")
+
+    def test_keyboard_navigation_and_search(self):
+        from selenium.webdriver.common.keys import Keys
+        self.open("/ui/")
+        body = self.driver.find_element(By.TAG_NAME, "body")
+        body.send_keys("/")
+        self.assertEqual(self.driver.switch_to.active_element.get_attribute("id"), "search")
+        self.driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+        body.send_keys("j")
+        rows = self.driver.find_elements(By.CSS_SELECTOR, "#runs tbody tr")
+        self.assertIn("selected", rows[0].get_attribute("class"))
+        body = self.driver.switch_to.active_element
+        body.send_keys("j")
+        self.assertIn("selected", rows[1].get_attribute("class"))
+        self.assertNotIn("selected", rows[0].get_attribute("class"))
+        outline = rows[1].value_of_css_property("outline-style")
+        self.assertEqual(outline, "solid", "the selected row has no visible focus")
+        self.driver.switch_to.active_element.send_keys("k")
+        self.assertIn("selected", rows[0].get_attribute("class"))
+        target = rows[0].get_attribute("data-run-id")
+        self.driver.switch_to.active_element.send_keys(Keys.ENTER)
+        WebDriverWait(self.driver, 5).until(lambda d: d.current_url.endswith("/ui/runs/" + target))
+        self.assertEqual(self.text("#run-id"), target)
+        # Search by a run id prefix; the pager counts and goes back.
+        prefix = self.demo_run[:8]
+        self.open("/ui/?q=" + prefix.upper())
+        self.assertEqual([r.get_attribute("data-run-id") for r in self.driver.find_elements(By.CSS_SELECTOR, "tr.run")],
+                         [self.demo_run])
+        self.assertEqual(self.text("#page-range"), "runs 1–1 of 1")
+        self.open("/ui/?limit=1")
+        self.assertEqual(self.text("#page-range"), "runs 1–1 of 3")
+        self.driver.find_element(By.ID, "next-page").click()
+        self.assertEqual(self.text("#page-range"), "runs 2–2 of 3")
+        self.driver.find_element(By.ID, "previous-page").click()
+        self.assertEqual(self.text("#page-range"), "runs 1–1 of 3")
+        self.assertEqual(self.driver.find_elements(By.ID, "previous-page"), [])
+        # / on the server leads to the viewer.
+        self.driver.get(self.ui.url.rstrip("/").removesuffix("/ui") + "/")
+        self.assertTrue(self.driver.current_url.endswith("/ui/"))
 
     def test_security_headers_and_unknown_pages(self):
         import urllib.error
