@@ -280,9 +280,14 @@ std::string FormatDuration(int64_t millis) {
 
 std::string ShortId(std::string_view id) {
   if (id.size() <= 20) return std::string(id);
-  size_t cut = 12;
-  while (cut > 0 && (static_cast<unsigned char>(id[cut]) & 0xC0) == 0x80) --cut;  // never split a UTF-8 sequence
-  return std::string(id.substr(0, cut)) + "\xE2\x80\xA6";
+  // The head and the tail: ids of one run often share a long prefix
+  // ("context-…-source-001-…"), so the end tells them apart.
+  auto boundary = [&](size_t at) {  // never split a UTF-8 sequence
+    while (at > 0 && at < id.size() && (static_cast<unsigned char>(id[at]) & 0xC0) == 0x80) --at;
+    return at;
+  };
+  size_t head = boundary(10), tail = boundary(id.size() - 6);
+  return std::string(id.substr(0, head)) + "\xE2\x80\xA6" + std::string(id.substr(tail));
 }
 
 std::string FormatOffset(int64_t millis) { return "+" + FormatDuration(millis); }

@@ -82,8 +82,8 @@ std::optional<int64_t> ParseIsoMillis(std::string_view text);
 // "850 ms", "12.4 s", "3 min 5 s", "2 h 4 min", "3 d 2 h".
 std::string FormatDuration(int64_t millis);
 
-// An id as the viewer shows it in tables: ids of up to 20 characters as
-// they are, longer ones as their first 12 characters and "…".
+// An id as the viewer shows it in tables: ids of up to 20 bytes as they
+// are, longer ones as their first 10 bytes, "…" and their last 6.
 std::string ShortId(std::string_view id);
 
 // "+850 ms", "+12.4 s", "+3 min 5 s": `millis` after a starting point.

@@ -87,3 +87,19 @@ TEST(UiTextTest, FirstLineDurationAndTimestamps) {
 
 }  // namespace
 }  // namespace telic::ui
+
+namespace telic::ui {
+namespace {
+
+TEST(ShortIdTest, KeepsShortIdsAndShowsTheHeadAndTailOfLongOnes) {
+  EXPECT_EQ(ShortId("frame-01"), "frame-01");
+  EXPECT_EQ(ShortId("12345678901234567890"), "12345678901234567890");
+  EXPECT_EQ(ShortId("2d6ee06c-5c2b-4f1e-9a3d-0123456789ab"), "2d6ee06c-5\xE2\x80\xA6" "6789ab");
+  EXPECT_EQ(ShortId("context-545d0a-source-001-abcdef1"), "context-54\xE2\x80\xA6" "bcdef1");
+  // A multi-byte character at the cut is kept whole.
+  std::string accented = "abcdefghi\xC3\xA9xxxxxxxxxxxxxxxxxx";
+  EXPECT_EQ(ShortId(accented).substr(0, 9), "abcdefghi");
+}
+
+}  // namespace
+}  // namespace telic::ui

@@ -381,7 +381,7 @@ class UiBrowserTest(unittest.TestCase):
         outcome = self.driver.find_element(By.ID, "outcome")
         self.assertLess(outcome.rect["y"], 200, "the outcome is not on the first screen")
         self.assertLess(outcome.rect["y"], self.driver.find_element(By.ID, "timeline").rect["y"])
-        self.assertEqual(self.text("#outcome-status"), "completed")
+        self.assertEqual(self.text("#outcome-status").lower(), "completed")  # shown upper-case by the stylesheet
         self.assertIn("UserReport", self.text("#outcome-summary"))
         self.assertTrue(self.text("#outcome-duration"))
         # The path as steps: none overlaps another, each label fits its box.
