@@ -19,6 +19,7 @@
 
 #include "base/clock.h"
 #include "base/ids.h"
+#include "base/redact.h"
 #include "base/text.h"
 #include "cli/demo.h"
 #include "cli/format.h"
@@ -47,6 +48,7 @@
 #include "store/background_open.h"
 #include "store/open_store.h"
 #include "store/pg_store.h"
+#include "store/records.h"
 #include "store/sqlite_store.h"
 #include "store/state_dir.h"
 
@@ -63,6 +65,7 @@ struct Options {
   std::vector<std::string> allow_origins;
   std::vector<std::string> allow_hosts;
   bool ui = false;  // serve --http --ui: the web UI under /ui
+  bool reveal = false;  // artifact --reveal: the body's exact strings, likely credentials included
 };
 
 // Everything a command needs: where state lives, the open store, the service.
@@ -414,7 +417,8 @@ int Trace(const Options& options, const std::string& run_id) {
   return 0;
 }
 
-// Accepts "artifact://RUN/ID" or RUN and ID as two arguments.
+// Accepts "artifact://RUN/ID" or RUN and ID as two arguments. Likely
+// credentials in the body are masked (store::RedactedJson) unless --reveal.
 int Artifact(const Options& options, const std::string& first, const std::string& second) {
   std::string run_id = first, artifact_id = second;
   const std::string prefix = "artifact://";
@@ -432,6 +436,14 @@ int Artifact(const Options& options, const std::string& first, const std::string
   auto artifact = (*context)->service->GetArtifact(run_id, artifact_id);
   if (!artifact) return Failure(artifact.error());
   Json hydrated = controller::HydratedArtifactToJson(*artifact);
+  if (!options.reveal) {
+    Json masked = store::RedactedJson(hydrated["body"]);
+    if (masked != hydrated["body"]) {
+      std::cerr << "telic: values that look like credentials are shown as [REDACTED:...]; the stored bytes are "
+                   "unchanged (--reveal prints them)\n";
+      hydrated["body"] = std::move(masked);
+    }
+  }
   if (options.json) {
     PrintJson(Json{{"artifact", hydrated}}, options);
   } else {
@@ -441,6 +453,26 @@ int Artifact(const Options& options, const std::string& first, const std::string
 }
 
 std::string SelfExecutable(const char* argv0);
+
+// After `telic export RUN` wrote a bundle: a note on stderr when the run's
+// requests (its UserMessages, stored exactly) hold likely credentials, which
+// the bundle keeps byte for byte because its digests cover them.
+void NoteExactRequests(controller::RunService& service, const std::string& run_id) {
+  auto detail = service.GetRun(run_id);
+  if (!detail) return;
+  size_t credentials = 0;
+  for (const auto& meta : detail->artifacts) {
+    if (meta.type != "UserMessage") continue;
+    auto artifact = service.GetArtifact(run_id, meta.id);
+    if (!artifact) continue;
+    Json body = Json::parse(artifact->canonical_body, nullptr, false);
+    if (body.is_object()) credentials += RedactSecrets(body.value("content", "")).categories.size();
+  }
+  if (credentials == 0) return;
+  std::cerr << fmt::format("telic: the bundle keeps the run's request exactly, with {} value{} that look like "
+                           "credentials (its digests cover the exact bytes); share it only as you would share them\n",
+                           credentials, credentials == 1 ? "" : "s");
+}
 
 // telic install|uninstall HOST: the repository root comes from --repo or the
 // environment like every command; the binary configured is this one.
@@ -646,6 +678,8 @@ int RunCli(int argc, char** argv) {
   if (artifact != nullptr) {
     artifact->add_option("REF", run_id)->required();
     artifact->add_option("ARTIFACT_ID", second);
+    artifact->add_flag("--reveal", options.reveal,
+                       "print the body's strings exactly, with values that look like credentials unmasked");
   }
   auto* verify = add("verify", "re-hash every artifact and check the trace hash chain of a run");
   std::string bundle_file;
@@ -764,7 +798,11 @@ int RunCli(int argc, char** argv) {
   if (bundles && (Chosen(bundles->export_cmd) || Chosen(bundles->import_cmd))) {
     auto context = OpenContext(options, static_cast<bool>(*bundles->import_cmd));
     if (!context) return Failure(context.error());
-    if (*bundles->export_cmd) return RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
+    if (*bundles->export_cmd) {
+      int code = RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
+      if (code == 0 && bundles->otlp->count() == 0) NoteExactRequests(*(*context)->service, bundles->run_id);
+      return code;
+    }
     auto* tasks = (*context)->graph->service.get();
     return RunImport(*bundles, *(*context)->store, [tasks](const std::string& id) { (void)tasks->SyncRun(id); },
                      options.json, std::cout, std::cerr);

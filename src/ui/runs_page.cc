@@ -48,6 +48,16 @@ std::string PageUrl(const RunsFilter& filter, const std::string& cursor) {
   return url + "before=" + EncodeComponent(cursor);
 }
 
+// Whether `text` contains `needle`, ASCII letters compared case-insensitively
+// (as the store's request filter compares them).
+bool AsciiLowerContains(std::string_view text, std::string_view needle) {
+  auto lower = [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
+  std::string folded_text, folded_needle;
+  for (unsigned char c : text) folded_text += lower(c);
+  for (unsigned char c : needle) folded_needle += lower(c);
+  return folded_text.find(folded_needle) != std::string::npos;
+}
+
 std::string Duration(const store::RunRecord& run) {
   auto start = ParseIsoMillis(run.created_at), end = ParseIsoMillis(run.updated_at);
   return start && end ? FormatDuration(*end - *start) : "";
@@ -70,9 +80,13 @@ Result<std::string> RunsPage(Sources& sources, const RunsFilter& filter) {
   out.Open("div", {{"class", "scroll"}}).Open("table", {{"id", "runs"}});
   out.Raw("<thead><tr><th>request</th><th>mode</th><th>topology</th><th>status</th><th>phase</th><th>version</th>"
           "<th>updated</th><th>duration</th></tr></thead><tbody>");
+  size_t shown = 0;
   for (const auto& run : page.runs) {
+    std::string masked = RequestText(sources.runs, run);
+    if (filter.text && !AsciiLowerContains(masked, *filter.text)) continue;  // matched only inside a masked secret
+    ++shown;
     out.Open("tr", {{"class", "run"}, {"data-run-id", run.run_id}});
-    std::string request = FirstLine(RequestText(sources.runs, run), 110);
+    std::string request = FirstLine(masked, 110);
     out.Open("td", {{"class", "wrap"}}).Link(RunPath(run.run_id), request.empty() ? run.run_id : request, {{"class", "run-link"}});
     out.Element("div", {{"class", "muted mono"}}, run.run_id).Close("td");
     out.Element("td", {}, run.requested_mode).Element("td", {}, run.topology);
@@ -84,7 +98,7 @@ Result<std::string> RunsPage(Sources& sources, const RunsFilter& filter) {
     out.Close("tr");
   }
   out.Raw("</tbody></table></div>");
-  if (page.runs.empty()) out.Element("p", {{"class", "muted"}, {"id", "no-runs"}}, "No run matches.");
+  if (shown == 0) out.Element("p", {{"class", "muted"}, {"id", "no-runs"}}, "No run matches.");
   out.Open("div", {{"class", "pager"}});
   if (filter.before) out.Link(RunsPath(), "newest");
   if (page.next) out.Link(PageUrl(filter, *page.next), "next page", {{"id", "next-page"}, {"rel", "next"}});
