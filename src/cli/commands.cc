@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "base/file_read.h"
 #include "base/ids.h"
 #include "base/redact.h"
 #include "base/text.h"
@@ -83,7 +84,9 @@ std::string CurrentDirectory() {
   return std::filesystem::current_path(ec).string();
 }
 
-// Resolves the state location from --repo / --db and the environment.
+// Resolves the state location from --repo / --db and the environment. The
+// repository root must be a directory and an existing SQLite ledger a
+// regular file (a FIFO or device there would block or read forever).
 Result<store::StateLocation> Locate(const Options& options) {
   store::Environment env = store::CurrentEnvironment();
   if (!options.repo.empty()) env["TELIC_REPOSITORY_ROOT"] = options.repo;
@@ -93,6 +96,14 @@ Result<store::StateLocation> Locate(const Options& options) {
   } else if (!options.db.empty()) {
     location.ledger_path = std::filesystem::absolute(options.db).lexically_normal().string();
     location.state_dir = std::filesystem::path(location.ledger_path).parent_path().string();
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(location.repository_root, ec)) {
+    return Fail(ErrorCode::kInvalidArgument, fmt::format("the repository root {} is not a directory", location.repository_root));
+  }
+  if (!store::IsPostgresUrl(location.ledger_path)) {
+    std::string why = NonRegularFileReason(location.ledger_path);
+    if (!why.empty()) return Fail(ErrorCode::kInvalidArgument, fmt::format("the ledger {} {}", location.ledger_path, why));
   }
   return location;
 }
@@ -197,6 +208,8 @@ void PrintJson(const Json& value, const Options& options) {
   std::cout << (options.json ? value.dump() : value.dump(2)) << "\n";
 }
 
+constexpr size_t kMaxTokenFileBytes = 4096;
+
 // The bearer token from --auth-token-file: the file's content without
 // surrounding whitespace; the file must not be readable by group or others.
 Result<std::string> ReadToken(const std::string& path) {
@@ -206,8 +219,7 @@ Result<std::string> ReadToken(const std::string& path) {
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("--auth-token-file {} is accessible by group or others; chmod 600 it", path));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  TELIC_ASSIGN_OR_RETURN(std::string token, ReadRegularFile(path, kMaxTokenFileBytes, "--auth-token-file"));
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   token.erase(token.begin(), std::find_if(token.begin(), token.end(), not_space));
   token.erase(std::find_if(token.rbegin(), token.rend(), not_space).base(), token.end());
@@ -799,6 +811,10 @@ int RunCli(int argc, char** argv) {
     auto context = OpenContext(options, static_cast<bool>(*bundles->import_cmd));
     if (!context) return Failure(context.error());
     if (*bundles->export_cmd) {
+      // The bundle is renamed over -o FILE: never over a directory, FIFO or device.
+      if (std::string why = NonRegularFileReason(bundles->output); !bundles->output.empty() && !why.empty()) {
+        return Failure(Error(ErrorCode::kInvalidArgument, fmt::format("-o {} {}", bundles->output, why)));
+      }
       int code = RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
       if (code == 0 && bundles->otlp->count() == 0) NoteExactRequests(*(*context)->service, bundles->run_id);
       return code;
