@@ -12,7 +12,7 @@
 namespace telic {
 
 // The whole content of the regular file at `path`, at most `max_bytes` bytes.
-// Errors (the message names `what`, e.g. "--policy", then the path):
+// Errors ("cannot read <what> <path>: <reason>", `what` e.g. "--policy"):
 //   kNotFound           no such file
 //   kInvalidArgument    a directory, FIFO, socket or device; more than
 //                       `max_bytes` bytes (also when the file grows while read)
@@ -20,8 +20,9 @@ namespace telic {
 // A FIFO is opened non-blocking, so a FIFO without a writer never hangs.
 [[nodiscard]] Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes, std::string_view what);
 
-// Why `path` is not usable as a regular file ("is a directory", "is a FIFO",
-// ...), or "" when it is one or does not exist. Never opens the file.
+// Why `path` is not usable as a regular file ("it is a directory, not a
+// file", "it is a FIFO, …"), or "" when it is one or does not exist. Never
+// opens the file.
 std::string NonRegularFileReason(const std::string& path);
 
 }  // namespace telic

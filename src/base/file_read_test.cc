@@ -51,7 +51,7 @@ TEST_F(ReadRegularFileTest, RefusesAMissingFile) {
   auto read = ReadRegularFile((dir_ / "missing").string(), 100, "FILE");
   ASSERT_FALSE(read);
   EXPECT_EQ(read.error().code(), ErrorCode::kNotFound);
-  EXPECT_EQ(read.error().message(), "FILE " + (dir_ / "missing").string() + " does not exist");
+  EXPECT_EQ(read.error().message(), "cannot read FILE " + (dir_ / "missing").string() + ": no such file");
 }
 
 TEST_F(ReadRegularFileTest, RefusesDirectoriesDevicesAndFifosWithoutBlocking) {
@@ -59,7 +59,7 @@ TEST_F(ReadRegularFileTest, RefusesDirectoriesDevicesAndFifosWithoutBlocking) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   auto start = std::chrono::steady_clock::now();
   const std::pair<std::string, std::string> kCases[] = {
-      {dir_.string(), "is a directory"}, {fifo, "is a FIFO"}, {"/dev/zero", "is a device"}};
+      {dir_.string(), "it is a directory"}, {fifo, "it is a FIFO"}, {"/dev/zero", "it is a device"}};
   for (const auto& [path, reason] : kCases) {
     auto read = ReadRegularFile(path, 1 << 20, "--action");
     ASSERT_FALSE(read) << path;

@@ -103,7 +103,7 @@ Result<store::StateLocation> Locate(const Options& options) {
   }
   if (!store::IsPostgresUrl(location.ledger_path)) {
     std::string why = NonRegularFileReason(location.ledger_path);
-    if (!why.empty()) return Fail(ErrorCode::kInvalidArgument, fmt::format("the ledger {} {}", location.ledger_path, why));
+    if (!why.empty()) return Fail(ErrorCode::kInvalidArgument, fmt::format("the ledger {} cannot be used: {}", location.ledger_path, why));
   }
   return location;
 }
@@ -813,7 +813,7 @@ int RunCli(int argc, char** argv) {
     if (*bundles->export_cmd) {
       // The bundle is renamed over -o FILE: never over a directory, FIFO or device.
       if (std::string why = NonRegularFileReason(bundles->output); !bundles->output.empty() && !why.empty()) {
-        return Failure(Error(ErrorCode::kInvalidArgument, fmt::format("-o {} {}", bundles->output, why)));
+        return Failure(Error(ErrorCode::kInvalidArgument, fmt::format("cannot write -o {}: {}", bundles->output, why)));
       }
       int code = RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
       if (code == 0 && bundles->otlp->count() == 0) NoteExactRequests(*(*context)->service, bundles->run_id);

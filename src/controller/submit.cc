@@ -125,13 +125,15 @@ std::optional<CredentialFinding> FindLikelyCredential(const Json& value, const s
   return std::nullopt;
 }
 
-// Every artifact body is refused, before anything is validated or stored,
-// when a string in it holds a likely credential: the issue names its JSON
-// pointer and the kind of secret, never the secret.
+// An artifact body is refused when a string in it holds a likely credential:
+// the issue names its JSON pointer and the kind of secret, never the secret.
+// Supporting artifacts are checked before anything else; phase artifacts
+// after their rules, so a permission denial is recorded (redacted) as the
+// reference records it, and before anything is stored.
 Status CheckNoLikelyCredential(const Json& body) {
   auto found = FindLikelyCredential(body, "");
   if (!found) return Ok();
-  std::string where = found->pointer.empty() ? "/" : found->pointer;
+  std::string where = found->pointer.empty() ? "(root)" : found->pointer;
   std::string message = fmt::format(
       "Artifact body {} {} a likely credential ({}); nothing was stored: remove the value or name where it is kept "
       "instead",
@@ -237,8 +239,10 @@ Result<SubmitResult> RunService::SubmitArtifactUnnotified(const SubmitRequest& r
   if (body["runId"] != r.run_id) return Fail(ErrorCode::kInvalidArgument, "Artifact body runId does not match run_id");
   if (run.status != "running") return Fail(ErrorCode::kFailedPrecondition, "Run is not accepting a phase artifact");
   const std::string& type = *r.artifact_type;
-  TELIC_RETURN_IF_ERROR(CheckNoLikelyCredential(body));
-  if (type == "Evidence" || type == "ScenarioSpec") return SubmitSupporting(run, type, std::move(body), r.source_refs);
+  if (type == "Evidence" || type == "ScenarioSpec") {
+    TELIC_RETURN_IF_ERROR(CheckNoLikelyCredential(body));
+    return SubmitSupporting(run, type, std::move(body), r.source_refs);
+  }
   return SubmitPhaseArtifact(run, type, std::move(body), r.source_refs);
 }
 
@@ -305,6 +309,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
     if (denial) TELIC_RETURN_IF_ERROR(RecordDenial(run, snapshot, *denial, rules.error().message(), now));
     return std::unexpected(rules.error());
   }
+  TELIC_RETURN_IF_ERROR(CheckNoLikelyCredential(body));
   std::vector<Json> permission_decisions;
   std::optional<bool> execution_complete;
   if (type == "WorkResult") {

@@ -151,11 +151,12 @@ class SecretsTest(unittest.TestCase):
                                   failure["error"])
                     self.assertNotIn(secret_part(canary), json.dumps(failure))
                     self.assertEqual(server.ok("telic_get_run", {"run_id": run_id}), before)
-            # A member name is reported at its object, so the pointer never echoes the secret either.
-            body = driver.body(step)
-            body["knownFacts"][0][CANARIES["aws"][0]] = "x"
-            failure = server.fails("telic_submit_artifact", driver.submit_args(step, body))
-            self.assertIn("Artifact body /knownFacts/0 has a member name holding a likely credential", failure["error"])
+            # A member name is reported at its object, so the pointer never echoes the secret either
+            # (a supporting artifact is scanned before its schema and its phase).
+            evidence = {"schemaVersion": "1.0", "id": "evidence-x", "runId": run_id, CANARIES["aws"][0]: "x"}
+            failure = server.fails("telic_submit_artifact", dict(driver.tokens(), artifact_type="Evidence",
+                                                                 body=evidence))
+            self.assertIn("Artifact body (root) has a member name holding a likely credential", failure["error"])
             self.assertNotIn(CANARIES["aws"][0], json.dumps(failure))
             events = json.dumps(server.ok("telic_get_trace", {"run_id": run_id, "limit": 500})["events"])
             for canary, _ in CANARIES.values():
