@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/file_read.h"
 #include "base/json_parse.h"
 #include "base/redact.h"
 #include "base/text.h"
@@ -18,12 +19,10 @@ constexpr int kAllowed = 0;
 constexpr int kDenied = 3;
 constexpr int kUsage = 2;
 
-Result<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Fail(ErrorCode::kInvalidArgument, fmt::format("cannot read {}", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+constexpr size_t kMaxInputFileBytes = 16 * 1024 * 1024;
+
+Result<std::string> ReadText(const std::string& path, std::string_view what) {
+  return ReadRegularFile(path, kMaxInputFileBytes, what);
 }
 
 Result<Json> ParseNamed(const std::string& text, const std::string& what) {
@@ -71,7 +70,7 @@ int RunCheckCommand(const std::string& policy_file, const std::string& action_te
     err << "telic: " << CleanMessage(error.message()) << "\n";
     return kUsage;
   };
-  auto policy_text = ReadText(policy_file);
+  auto policy_text = ReadText(policy_file, "--policy");
   if (!policy_text) return usage(policy_text.error());
   auto policy_json = ParseNamed(*policy_text, "the policy file " + policy_file);
   if (!policy_json) return usage(policy_json.error());
@@ -80,7 +79,7 @@ int RunCheckCommand(const std::string& policy_file, const std::string& action_te
 
   std::string raw_action = action_text;
   if (!raw_action.empty() && raw_action.front() == '@') {
-    auto file = ReadText(raw_action.substr(1));
+    auto file = ReadText(raw_action.substr(1), "--action");
     if (!file) return usage(file.error());
     raw_action = *file;
   }

@@ -18,7 +18,9 @@
 #include <fmt/format.h>
 
 #include "base/clock.h"
+#include "base/file_read.h"
 #include "base/ids.h"
+#include "base/redact.h"
 #include "base/text.h"
 #include "cli/demo.h"
 #include "cli/format.h"
@@ -47,6 +49,7 @@
 #include "store/background_open.h"
 #include "store/open_store.h"
 #include "store/pg_store.h"
+#include "store/records.h"
 #include "store/sqlite_store.h"
 #include "store/state_config.h"
 #include "store/state_dir.h"
@@ -65,6 +68,7 @@ struct Options {
   std::vector<std::string> allow_hosts;
   bool ui = false;  // serve --http --ui: the web UI under /ui
   std::string idle_after = "15m";  // the UI marks a running run idle after this long without a change
+  bool reveal = false;  // artifact --reveal: the body's exact strings, likely credentials included
 };
 
 // Everything a command needs: where state lives, the open store, the service.
@@ -82,7 +86,9 @@ std::string CurrentDirectory() {
   return std::filesystem::current_path(ec).string();
 }
 
-// Resolves the state location from --repo / --db and the environment.
+// Resolves the state location from --repo / --db and the environment. The
+// repository root must be a directory and an existing SQLite ledger a
+// regular file (a FIFO or device there would block or read forever).
 Result<store::StateLocation> Locate(const Options& options) {
   store::Environment env = store::CurrentEnvironment();
   if (!options.repo.empty()) env["TELIC_REPOSITORY_ROOT"] = options.repo;
@@ -92,6 +98,14 @@ Result<store::StateLocation> Locate(const Options& options) {
   } else if (!options.db.empty()) {
     location.ledger_path = std::filesystem::absolute(options.db).lexically_normal().string();
     location.state_dir = std::filesystem::path(location.ledger_path).parent_path().string();
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(location.repository_root, ec)) {
+    return Fail(ErrorCode::kInvalidArgument, fmt::format("the repository root {} is not a directory", location.repository_root));
+  }
+  if (!store::IsPostgresUrl(location.ledger_path)) {
+    std::string why = NonRegularFileReason(location.ledger_path);
+    if (!why.empty()) return Fail(ErrorCode::kInvalidArgument, fmt::format("the ledger {} cannot be used: {}", location.ledger_path, why));
   }
   return location;
 }
@@ -194,6 +208,8 @@ int Failure(const Error& error) { return ReportFailure(std::cerr, error); }
 
 void PrintJson(const Json& value, const Options& options) { std::cout << TerminalJson(value, options.json ? -1 : 2) << "\n"; }
 
+constexpr size_t kMaxTokenFileBytes = 4096;
+
 // The bearer token from --auth-token-file: the file's content without
 // surrounding whitespace; the file must not be readable by group or others.
 Result<std::string> ReadToken(const std::string& path) {
@@ -203,8 +219,7 @@ Result<std::string> ReadToken(const std::string& path) {
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("--auth-token-file {} is accessible by group or others; chmod 600 it", path));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  TELIC_ASSIGN_OR_RETURN(std::string token, ReadRegularFile(path, kMaxTokenFileBytes, "--auth-token-file"));
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   token.erase(token.begin(), std::find_if(token.begin(), token.end(), not_space));
   token.erase(std::find_if(token.rbegin(), token.rend(), not_space).base(), token.end());
@@ -422,7 +437,8 @@ int Trace(const Options& options, const std::string& run_id) {
   return 0;
 }
 
-// Accepts "artifact://RUN/ID" or RUN and ID as two arguments.
+// Accepts "artifact://RUN/ID" or RUN and ID as two arguments. Likely
+// credentials in the body are masked (store::RedactedJson) unless --reveal.
 int Artifact(const Options& options, const std::string& first, const std::string& second) {
   std::string run_id = first, artifact_id = second;
   const std::string prefix = "artifact://";
@@ -440,6 +456,14 @@ int Artifact(const Options& options, const std::string& first, const std::string
   auto artifact = (*context)->service->GetArtifact(run_id, artifact_id);
   if (!artifact) return Failure(artifact.error());
   Json hydrated = controller::HydratedArtifactToJson(*artifact);
+  if (!options.reveal) {
+    Json masked = store::RedactedJson(hydrated["body"]);
+    if (masked != hydrated["body"]) {
+      std::cerr << "telic: values that look like credentials are shown as [REDACTED:...]; the stored bytes are "
+                   "unchanged (--reveal prints them)\n";
+      hydrated["body"] = std::move(masked);
+    }
+  }
   if (options.json) {
     PrintJson(Json{{"artifact", hydrated}}, options);
   } else {
@@ -449,6 +473,26 @@ int Artifact(const Options& options, const std::string& first, const std::string
 }
 
 std::string SelfExecutable(const char* argv0);
+
+// After `telic export RUN` wrote a bundle: a note on stderr when the run's
+// requests (its UserMessages, stored exactly) hold likely credentials, which
+// the bundle keeps byte for byte because its digests cover them.
+void NoteExactRequests(controller::RunService& service, const std::string& run_id) {
+  auto detail = service.GetRun(run_id);
+  if (!detail) return;
+  size_t credentials = 0;
+  for (const auto& meta : detail->artifacts) {
+    if (meta.type != "UserMessage") continue;
+    auto artifact = service.GetArtifact(run_id, meta.id);
+    if (!artifact) continue;
+    Json body = Json::parse(artifact->canonical_body, nullptr, false);
+    if (body.is_object()) credentials += RedactSecrets(body.value("content", "")).categories.size();
+  }
+  if (credentials == 0) return;
+  std::cerr << fmt::format("telic: the bundle keeps the run's request exactly, with {} value{} that look like "
+                           "credentials (its digests cover the exact bytes); share it only as you would share them\n",
+                           credentials, credentials == 1 ? "" : "s");
+}
 
 // telic install|uninstall HOST: the repository root comes from --repo or the
 // environment like every command; the binary configured is this one.
@@ -659,6 +703,8 @@ int RunCli(int argc, char** argv) {
   if (artifact != nullptr) {
     artifact->add_option("REF", run_id)->required();
     artifact->add_option("ARTIFACT_ID", second);
+    artifact->add_flag("--reveal", options.reveal,
+                       "print the body's strings exactly, with values that look like credentials unmasked");
   }
   auto* verify = add("verify", "re-hash every artifact and check the trace hash chain of a run");
   std::string bundle_file;
@@ -787,7 +833,15 @@ int RunCli(int argc, char** argv) {
   if (bundles && (Chosen(bundles->export_cmd) || Chosen(bundles->import_cmd))) {
     auto context = OpenContext(options, static_cast<bool>(*bundles->import_cmd));
     if (!context) return Failure(context.error());
-    if (*bundles->export_cmd) return RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
+    if (*bundles->export_cmd) {
+      // The bundle is renamed over -o FILE: never over a directory, FIFO or device.
+      if (std::string why = NonRegularFileReason(bundles->output); !bundles->output.empty() && !why.empty()) {
+        return Failure(Error(ErrorCode::kInvalidArgument, fmt::format("cannot write -o {}: {}", bundles->output, why)));
+      }
+      int code = RunExport(*bundles, *(*context)->service, std::cout, std::cerr);
+      if (code == 0 && bundles->otlp->count() == 0) NoteExactRequests(*(*context)->service, bundles->run_id);
+      return code;
+    }
     auto* tasks = (*context)->graph->service.get();
     return RunImport(*bundles, *(*context)->store, (*context)->location.state_dir,
                      [tasks](const std::string& id) { (void)tasks->SyncRun(id); }, options.json, std::cout, std::cerr);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/file_read.h"
 #include "base/json_parse.h"
 #include "base/text.h"
 #include "cli/format.h"
@@ -17,6 +18,9 @@
 namespace telic::cli {
 namespace {
 
+// Larger than any report the parser accepts: it says which limit was passed.
+constexpr size_t kMaxReportFileBytes = 16 * 1024 * 1024;
+
 std::string Short(const std::string& id) { return id.size() > 8 ? id.substr(0, 8) : id; }
 
 Result<std::string> ReadInput(const std::string& file) {
@@ -24,9 +28,7 @@ Result<std::string> ReadInput(const std::string& file) {
   if (file == "-") {
     buffer << std::cin.rdbuf();
   } else {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return Fail(ErrorCode::kNotFound, fmt::format("cannot read {}", file));
-    buffer << in.rdbuf();
+    return ReadRegularFile(file, kMaxReportFileBytes, "FILE");
   }
   return buffer.str();
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/file_read.h"
 #include "base/json_parse.h"
 #include "controller/run_service.h"
 #include "schema/bundle.h"
@@ -13,6 +14,9 @@
 
 namespace telic::cli {
 namespace {
+
+// A `telic artifact --json` document of the largest body, pretty-printed, fits.
+constexpr size_t kMaxValidateFileBytes = 16 * 1024 * 1024;
 
 std::vector<std::string> ArtifactTypes() {
   std::vector<std::string> types;
@@ -46,14 +50,12 @@ const Json* StoredArtifact(const Json& document) {
 
 int RunValidateCommand(const std::string& path, const std::string& type_option, bool json, std::ostream& out,
                        std::ostream& err) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    err << "telic: cannot read " << path << "\n";
+  auto text = ReadRegularFile(path, kMaxValidateFileBytes, "FILE");
+  if (!text) {
+    err << "telic: " << text.error().message() << "\n";
     return 1;
   }
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  auto parsed = ParseJsonStrict(buffer.str());
+  auto parsed = ParseJsonStrict(*text);
   std::string type = type_option;
   Json body;
   std::vector<Issue> issues;

@@ -1,6 +1,7 @@
 // RunService::SubmitArtifact and its paths: phase artifacts, supporting
 // artifacts (Evidence, ScenarioSpec) and clarification answers.
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "controller/next_action.h"
 #include "controller/phases.h"
 #include "controller/references.h"
+#include "controller/rule_violation.h"
 #include "controller/run_service.h"
 #include "controller/run_snapshot.h"
 #include "controller/transitions.h"
@@ -88,6 +90,55 @@ Result<std::string> DecodeCanonicalBase64(const std::string& content) {
   if (bits > 0 && (buffer & ((1u << bits) - 1)) != 0) return fail();  // non-zero padding bits
   if (out.size() > 2 * 1024 * 1024) return Fail(ErrorCode::kInvalidArgument, "Decoded evidence exceeds 2097152 bytes");
   return out;
+}
+
+// "/" + `key` escaped as one RFC 6901 reference token.
+std::string PointerToken(const std::string& key) {
+  std::string out = "/";
+  for (char c : key) out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+  return out;
+}
+
+struct CredentialFinding {
+  std::string pointer;  // of the string value, or of the object whose member name holds it
+  std::string_view kind;
+  bool member_name = false;
+};
+
+// The first string under `value` (at `pointer`), member names included, in
+// which grounding::LikelySecretKind finds a credential.
+std::optional<CredentialFinding> FindLikelyCredential(const Json& value, const std::string& pointer) {
+  if (value.is_string()) {
+    auto kind = grounding::LikelySecretKind(value.get_ref<const std::string&>());
+    if (kind) return CredentialFinding{pointer, *kind};
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (auto found = FindLikelyCredential(value[i], pointer + "/" + std::to_string(i))) return found;
+    }
+  } else if (value.is_object()) {
+    for (const auto& [key, item] : value.items()) {
+      // A secret in a member name is reported at the object: its pointer would echo it.
+      if (auto kind = grounding::LikelySecretKind(key)) return CredentialFinding{pointer, *kind, true};
+      if (auto found = FindLikelyCredential(item, pointer + PointerToken(key))) return found;
+    }
+  }
+  return std::nullopt;
+}
+
+// An artifact body is refused when a string in it holds a likely credential:
+// the issue names its JSON pointer and the kind of secret, never the secret.
+// Supporting artifacts are checked before anything else; phase artifacts
+// after their rules, so a permission denial is recorded (redacted) as the
+// reference records it, and before anything is stored.
+Status CheckNoLikelyCredential(const Json& body) {
+  auto found = FindLikelyCredential(body, "");
+  if (!found) return Ok();
+  std::string where = found->pointer.empty() ? "(root)" : found->pointer;
+  std::string message = fmt::format(
+      "Artifact body {} {} a likely credential ({}); nothing was stored: remove the value or name where it is kept "
+      "instead",
+      where, found->member_name ? "has a member name holding" : "holds", found->kind);
+  return RuleViolation(found->pointer, std::move(message));
 }
 
 bool ContainsSecretInValue(const Json& value) {
@@ -188,7 +239,10 @@ Result<SubmitResult> RunService::SubmitArtifactUnnotified(const SubmitRequest& r
   if (body["runId"] != r.run_id) return Fail(ErrorCode::kInvalidArgument, "Artifact body runId does not match run_id");
   if (run.status != "running") return Fail(ErrorCode::kFailedPrecondition, "Run is not accepting a phase artifact");
   const std::string& type = *r.artifact_type;
-  if (type == "Evidence" || type == "ScenarioSpec") return SubmitSupporting(run, type, std::move(body), r.source_refs);
+  if (type == "Evidence" || type == "ScenarioSpec") {
+    TELIC_RETURN_IF_ERROR(CheckNoLikelyCredential(body));
+    return SubmitSupporting(run, type, std::move(body), r.source_refs);
+  }
   return SubmitPhaseArtifact(run, type, std::move(body), r.source_refs);
 }
 
@@ -255,6 +309,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
     if (denial) TELIC_RETURN_IF_ERROR(RecordDenial(run, snapshot, *denial, rules.error().message(), now));
     return std::unexpected(rules.error());
   }
+  TELIC_RETURN_IF_ERROR(CheckNoLikelyCredential(body));
   std::vector<Json> permission_decisions;
   std::optional<bool> execution_complete;
   if (type == "WorkResult") {

@@ -240,6 +240,41 @@ bool HasCredentialAssignment(std::string_view text) {
   return false;
 }
 
+bool IsHeaderTokenChar(unsigned char c) {
+  return IsAsciiAlnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' || c == '-';
+}
+
+// The scheme and token after "authorization" ending at `j`:
+// \s*:\s*(?:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/=-]{8,}
+bool HasSchemeCredential(std::string_view text, size_t j) {
+  if (AsciiWordAt(text, j)) return false;
+  while (size_t n = JsSpaceAt(text, j)) j += n;
+  if (j >= text.size() || text[j] != ':') return false;
+  ++j;
+  while (size_t n = JsSpaceAt(text, j)) j += n;
+  size_t scheme_end = kNpos;
+  for (std::string_view scheme : {"bearer", "basic", "token", "digest"}) {
+    size_t end = FoldedWordMatch(text, j, scheme);
+    if (end != kNpos && JsSpaceAt(text, end) != 0) scheme_end = end;
+  }
+  if (scheme_end == kNpos) return false;
+  size_t k = scheme_end;
+  while (size_t n = JsSpaceAt(text, k)) k += n;
+  size_t start = k;
+  while (k < text.size() && IsHeaderTokenChar(At(text, k))) ++k;
+  return k - start >= 8;
+}
+
+// (?i)\b(?:proxy-)?authorization followed by a scheme credential.
+bool HasAuthorizationHeader(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((At(text, i) | 0x20) != 'a' || AsciiWordBefore(text, i)) continue;
+    size_t end = FoldedWordMatch(text, i, "authorization");
+    if (end != kNpos && HasSchemeCredential(text, end)) return true;
+  }
+  return false;
+}
+
 bool StartsWith(std::string_view text, std::string_view prefix) { return StartsAt(text, 0, prefix); }
 bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -289,6 +324,16 @@ bool IsSecretLikeLowerPath(std::string_view path) {
 bool ContainsLikelySecret(std::string_view text) {
   return HasPrivateKeyHeader(text) || HasAwsAccessKey(text) || HasGithubToken(text) || HasJwt(text) ||
          HasCredentialAssignment(text);
+}
+
+std::optional<std::string_view> LikelySecretKind(std::string_view text) {
+  if (HasPrivateKeyHeader(text)) return "private key block";
+  if (HasAwsAccessKey(text)) return "AWS access key id";
+  if (HasGithubToken(text)) return "GitHub token";
+  if (HasJwt(text)) return "JSON Web Token";
+  if (HasAuthorizationHeader(text)) return "authorization header";
+  if (HasCredentialAssignment(text)) return "credential assignment";
+  return std::nullopt;
 }
 
 }  // namespace telic::grounding

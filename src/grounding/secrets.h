@@ -5,6 +5,7 @@
 // case-folding of 's'/'k' under the /iu flags); no regex engine.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 namespace telic::grounding {
@@ -32,5 +33,16 @@ bool IsSecretLikeLowerPath(std::string_view lower_path);
 //   "<", or the whole word example/placeholder/redacted/changeme.
 // `text` is expected to be UTF-8; other bytes never match a letter.
 bool ContainsLikelySecret(std::string_view text);
+
+// The scanner every artifact body is checked with at submission: the rules
+// of ContainsLikelySecret plus an HTTP credential header, i.e. (case-
+// insensitive) "authorization" or "proxy-authorization", optional
+// whitespace, ':', optional whitespace, a scheme word (bearer, basic, token,
+// digest), whitespace, then at least 8 of [A-Za-z0-9._~+/=-]. Returns the
+// kind of the first rule that matches, in the order "private key block",
+// "AWS access key id", "GitHub token", "JSON Web Token", "authorization
+// header", "credential assignment"; nullopt when none does. The kind never
+// contains any of `text`.
+std::optional<std::string_view> LikelySecretKind(std::string_view text);
 
 }  // namespace telic::grounding

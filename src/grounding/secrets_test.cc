@@ -3,6 +3,7 @@
 #include "grounding/secrets.h"
 
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -100,6 +101,35 @@ TEST(GroundingSecretsTest, UnicodeCaseFoldingOfTheReferenceRegex) {
   EXPECT_FALSE(ContainsLikelySecret("\xC5\xBFtoken=abcdefgh"));
   // Other non-ASCII letters are not word characters.
   EXPECT_TRUE(ContainsLikelySecret("\xC3\xA9token=abcdefgh"));
+}
+
+// The artifact scanner names the kind of each canary, never the secret.
+TEST(GroundingSecretsTest, LikelySecretKindNamesEachCanary) {
+  const std::pair<std::string, std::string_view> kCanaries[] = {
+      {"key AKIAIOSFODNN7EXAMPLE in the log", "AWS access key id"},
+      {"push with ghp_abcdefghijklmnopqrstuvwxyz0123456789", "GitHub token"},
+      {"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "private key block"},
+      {"curl -H 'Authorization: Bearer abcdef0123456789abcdef' https://x", "authorization header"},
+      {"proxy-authorization:basic dXNlcjpwYXNzd29yZA==", "authorization header"},
+      {"cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0", "JSON Web Token"},
+      {"password = hunter2hunter2", "credential assignment"},
+  };
+  for (const auto& [text, kind] : kCanaries) {
+    auto found = LikelySecretKind(text);
+    ASSERT_TRUE(found.has_value()) << text;
+    EXPECT_EQ(*found, kind) << text;
+  }
+}
+
+TEST(GroundingSecretsTest, LikelySecretKindLeavesOrdinaryProse) {
+  EXPECT_FALSE(LikelySecretKind("Fix the login form: the Authorization header is missing on retry."));
+  EXPECT_FALSE(LikelySecretKind("authorization: bearer tokens expire"));  // "tokens" has 6 characters
+  EXPECT_FALSE(LikelySecretKind("Authorization: Bearer ${TOKEN}"));
+  EXPECT_FALSE(LikelySecretKind("authorizations: Bearer abcdef0123456789"));  // another word
+  EXPECT_FALSE(LikelySecretKind("basic functionality of the token parser"));
+  EXPECT_FALSE(LikelySecretKind(""));
+  // Everything ContainsLikelySecret finds has a kind.
+  EXPECT_TRUE(LikelySecretKind("const apiKey = 'sk_live_1234567890';"));
 }
 
 TEST(GroundingSecretsTest, SecretLikePaths) {

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include "base/json_parse.h"
+#include "base/redact.h"
+#include "store/records.h"
 #include "ui/html.h"
 #include "ui/pages.h"
 
@@ -52,10 +54,17 @@ Result<std::string> ArtifactPage(Sources& sources, const std::string& run_id, co
     out.Element("h2", {}, "Canonical body");
     Json body = ParseStoredJson(artifact->canonical_body).value_or(Json(Json::value_t::discarded));
     if (body.is_discarded()) {
-      out.Element("pre", {{"class", "json"}, {"id", "body"}}, artifact->canonical_body);
-    } else {
-      out.Open("pre", {{"class", "json"}, {"id", "body"}}).Raw(PrettyJsonHtml(body)).Close("pre");
+      out.Element("pre", {{"class", "json"}, {"id", "body"}}, RedactedText(artifact->canonical_body));
+      return PageShell(meta->type + " " + artifact_id, out.Take());
     }
+    // Likely credentials are masked here; the digest above is of the exact bytes.
+    Json shown = store::RedactedJson(body);
+    if (shown != body) {
+      out.Element("p", {{"class", "muted"}, {"id", "masked"}},
+                  "Values that look like credentials are shown as [REDACTED:…]; the stored bytes are unchanged "
+                  "(telic artifact --reveal prints them).");
+    }
+    out.Open("pre", {{"class", "json"}, {"id", "body"}}).Raw(PrettyJsonHtml(shown)).Close("pre");
   }
   return PageShell(meta->type + " " + artifact_id, out.Take());
 }

@@ -53,7 +53,9 @@ inline constexpr size_t kMaxBackCursors = 64;
 inline constexpr int kMaxRunsPerPage = 200;
 
 // Every run of the store, newest created first, one page (QueryRuns), with
-// the filter form and a link to the next page. kInvalidArgument for a bad
+// the filter form and a link to the next page. The request shown, and the
+// text filter, are over the masked request (RequestText): a masked secret
+// cannot be probed by filtering for it. kInvalidArgument for a bad
 // filter value or cursor.
 Result<std::string> RunsPage(Sources& sources, const RunsFilter& filter);
 
@@ -63,7 +65,8 @@ Result<std::string> RunsPage(Sources& sources, const RunsFilter& filter);
 // an unknown run.
 Result<std::string> RunPage(Sources& sources, const std::string& run_id);
 
-// One artifact: its canonical body pretty-printed with artifact:// links,
+// One artifact: its canonical body pretty-printed with artifact:// links
+// (likely credentials masked, store::RedactedJson, and a note saying so),
 // its metadata and sha256, whether it verified on this read (a body whose
 // digest does not match is shown as such, not as an error).
 Result<std::string> ArtifactPage(Sources& sources, const std::string& run_id, const std::string& artifact_id);
@@ -104,7 +107,8 @@ Result<std::string> TimelineRows(store::Store& store, const std::string& run_id,
 // Every event of a run, in sequence order.
 Result<std::vector<store::TraceEventRecord>> ReadWholeTrace(store::Store& store, const std::string& run_id);
 
-// The run's original request text (its first UserMessage's content), or "".
+// The run's original request text (its first UserMessage's content) with
+// likely credentials masked (RedactedText), or "". The stored bytes are kept.
 std::string RequestText(store::Store& store, const store::RunRecord& run);
 
 }  // namespace telic::ui

@@ -343,6 +343,50 @@ TEST_F(UiPagesTest, ArtifactPageShowsTheBodyItsDigestAndWhetherItVerified) {
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
 }
 
+// Issue 40 row 8: the request is stored exactly, but the runs list, the run
+// page and the artifact page mask the credentials in it, and the runs filter
+// matches the masked text, so a secret cannot be found by probing for it.
+TEST_F(UiPagesTest, PagesMaskCredentialsInTheStoredRequest) {
+  const std::string kCanaries[] = {
+      "AKIAZ7Q4VXW2M9K3L8PD", "ghp_Zq8Xw3Vn5Lm2Kp7Rt9Yb4Hc6Jd1Fg0Sa2Ee3", "MIIEowIBAAKCAQEAz9Lq0vYt3",
+      "z9Lq0vYt3Wc8Nf2Hb7Rk4Mx", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ6OUxxMHZZdDMifQ.Qm9vZ2llV29vZ2llQ2FuYXJ5"};
+  const std::string request = std::string("Fix the greeting. Keys: ") + kCanaries[0] + " " + kCanaries[1] +
+                              "\n-----BEGIN RSA PRIVATE KEY-----\n" + kCanaries[2] +
+                              "\n-----END RSA PRIVATE KEY-----\nAuthorization: Bearer " + kCanaries[3] + "\n" +
+                              kCanaries[4];
+  ASSERT_TRUE(run_.Start([&](controller::StartRunRequest& r) { r.original_request = request; }));
+  const std::string run_id = run_.run().run_id;
+  std::string request_ref = run_.names().at("request");
+  std::string request_id = request_ref.substr(request_ref.rfind('/') + 1);
+  auto stored = run_.store().GetArtifact(run_id, request_id);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(Json::parse(stored->canonical_body)["content"], request);
+
+  auto runs = RunsPage(*sources_, RunsFilter{});
+  auto run_page = RunPage(*sources_, run_id);
+  auto artifact = ArtifactPage(*sources_, run_id, request_id);
+  ASSERT_TRUE(runs && run_page && artifact);
+  for (const std::string* page : {&*runs, &*run_page, &*artifact}) {
+    for (const std::string& canary : kCanaries) EXPECT_EQ(page->find(canary), std::string::npos) << canary;
+    EXPECT_NE(page->find("[REDACTED:credential]"), std::string::npos);
+  }
+  EXPECT_NE(artifact->find("[REDACTED:secret]"), std::string::npos);
+  EXPECT_NE(artifact->find("id=\"masked\""), std::string::npos);
+  EXPECT_NE(run_page->find("Fix the greeting. Keys: "), std::string::npos);
+
+  RunsFilter probe;
+  probe.text = "akiaz7q4";
+  auto probed = RunsPage(*sources_, probe);
+  ASSERT_TRUE(probed);
+  EXPECT_EQ(Count(*probed, "<tr class=\"run\""), 0u);
+  EXPECT_NE(probed->find("id=\"no-runs\""), std::string::npos);
+  RunsFilter words;
+  words.text = "fix the GREETING";
+  auto matched = RunsPage(*sources_, words);
+  ASSERT_TRUE(matched);
+  EXPECT_EQ(Count(*matched, "<tr class=\"run\""), 1u);
+}
+
 TEST(UiArtifactIntegrityTest, ATamperedBodyIsShownAsFailingItsCheck) {
   testing::TempDir dir;
   std::string path = dir.File("telic.sqlite3");

@@ -62,6 +62,21 @@ std::string PageUrl(const RunsFilter& filter, const std::string& before, const s
   return url;
 }
 
+// Whether `text` contains `needle`, ASCII letters compared case-insensitively
+// (as the store's request filter compares them).
+bool AsciiLowerContains(std::string_view text, std::string_view needle) {
+  auto lower = [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
+  std::string folded_text, folded_needle;
+  for (unsigned char c : text) folded_text += lower(c);
+  for (unsigned char c : needle) folded_needle += lower(c);
+  return folded_text.find(folded_needle) != std::string::npos;
+}
+
+// Whether `text` starts with `prefix`, ASCII letters compared case-insensitively.
+bool AsciiLowerStartsWith(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && AsciiLowerContains(text.substr(0, prefix.size()), prefix);
+}
+
 std::string Duration(const store::RunRecord& run) {
   auto start = ParseIsoMillis(run.created_at), end = ParseIsoMillis(run.updated_at);
   return start && end ? FormatDuration(*end - *start) : "";
@@ -87,9 +102,10 @@ void StatusCell(Html& out, const Sources& sources, const store::RunRecord& run) 
   out.Close("td");
 }
 
-void RunRow(Html& out, Sources& sources, const store::RunRecord& run) {
+// `request`: the run's request as shown (masked, RequestText).
+void RunRow(Html& out, Sources& sources, const store::RunRecord& run, const std::string& request_text) {
   out.Open("tr", {{"class", "run row-link"}, {"data-run-id", run.run_id}, {"data-href", RunPath(run.run_id)}});
-  std::string request = FirstLine(RequestText(sources.runs, run), 110);
+  std::string request = FirstLine(request_text, 110);
   out.Open("td", {{"class", "wrap"}}).Link(RunPath(run.run_id), request.empty() ? run.run_id : request, {{"class", "run-link"}});
   out.Element("div", {{"class", "muted mono"}, {"title", run.run_id}}, ShortId(run.run_id)).Close("td");
   out.Element("td", {}, run.requested_mode).Element("td", {}, run.topology);
@@ -150,9 +166,17 @@ Result<std::string> RunsPage(Sources& sources, const RunsFilter& filter) {
   out.Open("div", {{"class", "scroll"}}).Open("table", {{"id", "runs"}, {"class", "nav-rows"}});
   out.Raw("<thead><tr><th>request</th><th>mode</th><th>topology</th><th>status</th><th>phase</th><th>version</th>"
           "<th>updated</th><th>duration</th></tr></thead><tbody>");
-  for (const auto& run : page.runs) RunRow(out, sources, run);
+  size_t shown = 0;
+  for (const auto& run : page.runs) {
+    std::string masked = RequestText(sources.runs, run);
+    // A match only inside a masked secret is no match: searching cannot probe a secret.
+    if (filter.text && !AsciiLowerStartsWith(run.run_id, *filter.text) && !AsciiLowerContains(masked, *filter.text)) continue;
+    ++shown;
+    RunRow(out, sources, run, masked);
+  }
   out.Raw("</tbody></table></div>");
-  if (page.runs.empty()) {
+  if (shown < page.runs.size()) page.total.reset();  // the count would include the hidden matches
+  if (shown == 0) {
     bool filtered = filter.status || filter.mode || filter.topology || filter.text;
     out.Element("p", {{"class", "muted empty"}, {"id", "no-runs"}},
                 filtered ? "No run matches these filters." : "No runs yet. Start one from your agent, or run `telic demo`.");

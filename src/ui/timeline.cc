@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "base/redact.h"
 #include "base/text.h"
 
 #include "base/json_parse.h"
 #include "controller/phases.h"
+#include "store/records.h"
 #include "ui/html.h"
 #include "ui/pages.h"
 
@@ -64,15 +66,17 @@ std::string AnswerTo(store::Store& store, const std::string& run_id, const std::
     if (meta.type != "UserMessage") continue;
     if (std::find(meta.source_refs.begin(), meta.source_refs.end(), request_uri) == meta.source_refs.end()) continue;
     auto body = BodyOf(store, run_id, store::ArtifactUri(run_id, meta.id));
-    if (body) return StringField(*body, "content");
+    if (body) return RedactedText(StringField(*body, "content"));
   }
   return "";
 }
 
 void ClarificationBox(store::Store& store, const std::string& run_id, const std::vector<store::ArtifactMeta>& artifacts,
                       const std::string& uri, Html& out) {
-  auto body = BodyOf(store, run_id, uri);
-  if (!body) return;
+  auto stored = BodyOf(store, run_id, uri);
+  if (!stored) return;
+  const Json shown = store::RedactedJson(*stored);  // likely credentials masked, as the answer is
+  const Json* body = &shown;
   std::string answer = AnswerTo(store, run_id, artifacts, uri);
   out.Open("div", {{"class", "clarification"}});
   out.Open("p").Element("strong", {}, "Question: ").Element("span", {{"class", "question"}}, StringField(*body, "question")).Close("p");
@@ -164,7 +168,7 @@ std::string RequestText(store::Store& store, const store::RunRecord& run) {
   auto envelope = BodyOf(store, run.run_id, store::ArtifactUri(run.run_id, run.run_id));
   if (!envelope) return "";
   auto request = BodyOf(store, run.run_id, StringField(*envelope, "originalRequestRef"));
-  return request ? StringField(*request, "content") : "";
+  return request ? RedactedText(StringField(*request, "content")) : "";
 }
 
 Result<std::string> TimelineRows(store::Store& store, const std::string& run_id,
