@@ -103,7 +103,8 @@ TEST_F(ReactorTest, OnlyAWholeRequestReachesAWorker) {
   EXPECT_EQ(Dispatched(), 0u);
   Send(client, "cdGET /next");  // the body's end, then the start of a pipelined request
   ASSERT_TRUE(WaitFor([&] { return Dispatched() == 1; }));
-  EXPECT_EQ(dispatched_[0]->input, "POST /mcp HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcdGET /next");
+  // A body is read only up to its length: the next request stays in the socket.
+  EXPECT_EQ(dispatched_[0]->input, "POST /mcp HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd");
 }
 
 TEST_F(ReactorTest, AResumedConnectionWithAWholeRequestIsDispatchedAtOnce) {
