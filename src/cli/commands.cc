@@ -28,6 +28,7 @@
 #include "cli/validate_command.h"
 #include "cli/graph_commands.h"
 #include "cli/http_features.h"
+#include "cli/http_settings.h"
 #include "cli/retention_command.h"
 #include "cli/bundle_command.h"
 #include "mcp/graph_tools.h"
@@ -69,6 +70,7 @@ struct Options {
   bool ui = false;  // serve --http --ui: the web UI under /ui
   std::string idle_after = "15m";  // the UI marks a running run idle after this long without a change
   bool reveal = false;  // artifact --reveal: the body's exact strings, likely credentials included
+  HttpLimitFlags http_limits;
 };
 
 // Everything a command needs: where state lives, the open store, the service.
@@ -208,24 +210,6 @@ int Failure(const Error& error) { return ReportFailure(std::cerr, error); }
 
 void PrintJson(const Json& value, const Options& options) { std::cout << TerminalJson(value, options.json ? -1 : 2) << "\n"; }
 
-constexpr size_t kMaxTokenFileBytes = 4096;
-
-// The bearer token from --auth-token-file: the file's content without
-// surrounding whitespace; the file must not be readable by group or others.
-Result<std::string> ReadToken(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return Fail(ErrorCode::kFailedPrecondition, "cannot read --auth-token-file " + path);
-  if (st.st_mode & 077) {
-    return Fail(ErrorCode::kFailedPrecondition,
-                fmt::format("--auth-token-file {} is accessible by group or others; chmod 600 it", path));
-  }
-  TELIC_ASSIGN_OR_RETURN(std::string token, ReadRegularFile(path, kMaxTokenFileBytes, "--auth-token-file"));
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  token.erase(token.begin(), std::find_if(token.begin(), token.end(), not_space));
-  token.erase(std::find_if(token.rbegin(), token.rend(), not_space).base(), token.end());
-  if (token.size() < 16) return Fail(ErrorCode::kFailedPrecondition, "the token in --auth-token-file must have at least 16 characters");
-  return token;
-}
 
 // The HTTP listener settings shared by `serve --http` and `ui`: address,
 // bearer token, extra origins and hosts.
@@ -235,10 +219,11 @@ Result<mcp::HttpOptions> HttpSettings(const Options& options, Context& context) 
   http.host = address.first;
   http.port = address.second;
   if (!options.auth_token_file.empty()) {
-    TELIC_ASSIGN_OR_RETURN(http.auth_token, ReadToken(options.auth_token_file));
+    TELIC_ASSIGN_OR_RETURN(http.auth_token, ReadTokenFile(options.auth_token_file));
   }
   http.allowed_origins = options.allow_origins;
   http.allowed_hosts = options.allow_hosts;
+  ApplyHttpLimits(options.http_limits, http);
   store::Store& ledger = *context.store;
   http.readiness = [&ledger] { return store::CheckStoreReady(ledger); };
   return http;
@@ -793,6 +778,7 @@ int RunCli(int argc, char** argv) {
                     "require this bearer token on every HTTP request (needed to listen beyond loopback)");
     sub->add_option("--allow-origin", options.allow_origins, "an extra Origin allowed over HTTP (exact, repeatable)");
     sub->add_option("--allow-host", options.allow_hosts, "an extra Host header value allowed over HTTP (repeatable)");
+    AddHttpLimitOptions(*sub, options.http_limits);
   }
 
   try {

@@ -1,6 +1,7 @@
 #include "mcp/http_transport.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -12,10 +13,9 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <iostream>
-#include <list>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -26,6 +26,8 @@
 #include "base/json_parse.h"
 #include "base/sha256.h"
 #include "base/text.h"
+#include "mcp/http_connections.h"
+#include "mcp/http_sessions.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/revision.h"
 
@@ -40,40 +42,42 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
-// The connection a worker thread is serving, for the handlers on that thread.
+// The request a worker thread is serving, for the handlers on that thread.
 struct ConnectionState {
-  SteadyClock::time_point deadline = SteadyClock::time_point::max();  // to finish reading the request
   bool reading_head = true;     // head bytes count against max_head_bytes
   size_t head_bytes = 0;
   bool close_after = false;     // the response ends the connection (unread body, limits)
 };
 thread_local ConnectionState* t_connection = nullptr;
-thread_local bool t_shed = false;  // the queue is full: answer 503 and close
 
-// A socket stream with the limits httplib 0.11 lacks: a deadline for reading
-// a whole request and a cap on the bytes of its head.
-class GuardedStream final : public httplib::Stream {
+ConnectionLimits LimitsOf(const HttpOptions& options) {
+  ConnectionLimits limits;
+  limits.max_head_bytes = options.max_head_bytes;
+  limits.max_body_bytes = options.max_body_bytes;
+  limits.head_timeout_ms = options.head_timeout_ms;
+  limits.body_timeout_ms = options.body_timeout_ms;
+  limits.keep_alive_timeout_ms = options.keep_alive_timeout_s * 1000;
+  limits.max_connections = std::max<size_t>(1, options.max_connections);
+  limits.max_buffered_body_bytes = options.max_buffered_body_bytes;
+  return limits;
+}
+
+// The stream httplib parses one request from: the bytes the reactor
+// buffered (a whole request), never the socket, so a worker never waits for
+// a client to send. Past them it reads end of file. Writes go to the socket,
+// each wait bounded by io_timeout_ms.
+class BufferedStream final : public httplib::Stream {
  public:
-  GuardedStream(int fd, const HttpOptions& options, ConnectionState& state)
-      : fd_(fd), options_(options), state_(state) {}
+  BufferedStream(HttpConnection& connection, const HttpOptions& options, ConnectionState& state)
+      : connection_(connection), options_(options), state_(state) {}
 
-  bool HasBuffered() const { return pos_ < end_; }
+  size_t consumed() const { return pos_; }
 
-  bool is_readable() const override { return HasBuffered() || Wait(POLLIN, options_.io_timeout_ms); }
-  bool is_writable() const override { return Wait(POLLOUT, options_.io_timeout_ms); }
+  bool is_readable() const override { return pos_ < connection_.input.size(); }
+  bool is_writable() const override { return WaitWritable(); }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (!HasBuffered()) {
-      if (!Wait(POLLIN, options_.io_timeout_ms)) return -1;
-      ssize_t n;
-      do {
-        n = ::recv(fd_, buffer_, sizeof buffer_, 0);
-      } while (n < 0 && errno == EINTR);
-      if (n <= 0) return n;
-      pos_ = 0;
-      end_ = static_cast<size_t>(n);
-    }
-    size_t n = std::min(size, end_ - pos_);
+    size_t n = std::min(size, connection_.input.size() - pos_);
     if (state_.reading_head) {
       state_.head_bytes += n;
       if (state_.head_bytes > options_.max_head_bytes) {
@@ -81,7 +85,7 @@ class GuardedStream final : public httplib::Stream {
         return -1;
       }
     }
-    std::memcpy(ptr, buffer_ + pos_, n);
+    std::memcpy(ptr, connection_.input.data() + pos_, n);
     pos_ += n;
     return static_cast<ssize_t>(n);
   }
@@ -90,7 +94,7 @@ class GuardedStream final : public httplib::Stream {
     size_t done = 0;
     while (done < size) {
       if (!WaitWritable()) return done > 0 ? static_cast<ssize_t>(done) : -1;
-      ssize_t n = ::send(fd_, ptr + done, size - done, MSG_NOSIGNAL);
+      ssize_t n = ::send(connection_.fd, ptr + done, size - done, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return done > 0 ? static_cast<ssize_t>(done) : -1;
       done += static_cast<size_t>(n);
@@ -100,29 +104,26 @@ class GuardedStream final : public httplib::Stream {
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override { Address(false, ip, port); }
   void get_local_ip_and_port(std::string& ip, int& port) const override { Address(true, ip, port); }
-  socket_t socket() const override { return fd_; }
+  socket_t socket() const override { return connection_.fd; }
 
  private:
-  // Waits for `events` at most `timeout_ms`, and never past the request deadline.
-  bool Wait(short events, int timeout_ms) const {
-    auto limit = SteadyClock::now() + std::chrono::milliseconds(timeout_ms);
-    if (events == POLLIN && state_.deadline < limit) limit = state_.deadline;
+  bool WaitWritable() const {
+    auto limit = SteadyClock::now() + std::chrono::milliseconds(options_.io_timeout_ms);
     while (true) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - SteadyClock::now()).count();
       if (left <= 0) return false;
-      pollfd p{fd_, events, 0};
+      pollfd p{connection_.fd, POLLOUT, 0};
       int rc = ::poll(&p, 1, static_cast<int>(left));
       if (rc < 0 && errno == EINTR) continue;
       return rc > 0;
     }
   }
-  bool WaitWritable() const { return Wait(POLLOUT, options_.io_timeout_ms); }
 
   void Address(bool local, std::string& ip, int& port) const {
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
-    int rc = local ? ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len)
-                   : ::getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    int rc = local ? ::getsockname(connection_.fd, reinterpret_cast<sockaddr*>(&addr), &len)
+                   : ::getpeername(connection_.fd, reinterpret_cast<sockaddr*>(&addr), &len);
     if (rc != 0) return;
     char text[INET6_ADDRSTRLEN] = {};
     if (addr.ss_family == AF_INET) {
@@ -137,157 +138,173 @@ class GuardedStream final : public httplib::Stream {
     ip = text;
   }
 
-  int fd_;
+  HttpConnection& connection_;
   const HttpOptions& options_;
   ConnectionState& state_;
-  char buffer_[4096];
   size_t pos_ = 0;
-  size_t end_ = 0;
 };
 
-// A fixed pool of workers with a bounded queue. When the queue is full the
-// connection is not queued: it is answered 503 on the accepting thread and
-// closed, so a flood cannot grow memory or latency without bound.
-class BoundedPool final : public httplib::TaskQueue {
+// A fixed pool of workers with a bounded queue of whole requests. When the
+// queue is full a request is not queued (the reactor answers 503 and
+// closes), so a flood cannot grow memory or latency without bound.
+class BoundedPool {
  public:
-  BoundedPool(int threads, size_t max_queue) : max_queue_(max_queue) {
+  using Serve = std::function<void(std::unique_ptr<HttpConnection>)>;
+  BoundedPool(int threads, size_t max_queue, Serve serve) : max_queue_(max_queue), serve_(std::move(serve)) {
     for (int i = 0; i < std::max(1, threads); ++i) workers_.emplace_back([this] { Work(); });
   }
-  ~BoundedPool() override = default;
+  ~BoundedPool() { Shutdown(); }
 
-  void enqueue(std::function<void()> fn) override {
-    {
-      std::lock_guard lock(mutex_);
-      if (jobs_.size() < max_queue_) {
-        jobs_.push_back(std::move(fn));
-        cond_.notify_one();
-        return;
-      }
-    }
-    t_shed = true;
-    fn();
-    t_shed = false;
+  // Moves from `connection` only when it was queued.
+  bool TryEnqueue(std::unique_ptr<HttpConnection>& connection) {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || jobs_.size() >= max_queue_) return false;
+    jobs_.push_back(std::move(connection));
+    cond_.notify_one();
+    return true;
   }
 
-  void shutdown() override {
+  // Serves every queued request, then joins the workers.
+  void Shutdown() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
     }
     cond_.notify_all();
-    for (auto& worker : workers_) worker.join();
+    for (auto& worker : workers_) {
+      if (worker.joinable()) worker.join();
+    }
   }
 
  private:
   void Work() {
     while (true) {
-      std::function<void()> job;
+      std::unique_ptr<HttpConnection> job;
       {
         std::unique_lock lock(mutex_);
         cond_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;  // stopping, and every queued connection was served
+        if (jobs_.empty()) return;  // stopping, and every queued request was served
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      job();
+      serve_(std::move(job));
     }
   }
 
   size_t max_queue_;
+  Serve serve_;
   std::vector<std::thread> workers_;
-  std::list<std::function<void()>> jobs_;
+  std::deque<std::unique_ptr<HttpConnection>> jobs_;
   bool stopping_ = false;
   std::mutex mutex_;
   std::condition_variable cond_;
 };
 
-// httplib's server with telic's own connection loop (GuardedStream, keep-alive
-// limits, load shedding); the HTTP parsing and routing stay httplib's.
+// Runs httplib's per-socket task on its accepting thread: the task only
+// hands the socket to the reactor. Its shutdown stops the connection layer.
+class AdoptingQueue final : public httplib::TaskQueue {
+ public:
+  explicit AdoptingQueue(std::function<void()> on_shutdown) : on_shutdown_(std::move(on_shutdown)) {}
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override { on_shutdown_(); }
+
+ private:
+  std::function<void()> on_shutdown_;
+};
+
+constexpr int kListenBacklog = 1024;  // the kernel caps it at net.core.somaxconn
+
+// httplib's server on telic's connection layer: httplib accepts, parses and
+// routes; the reactor (src/mcp/http_connections.h) reads requests and a
+// fixed pool of workers answers whole ones.
 class GuardedServer final : public httplib::Server {
  public:
-  explicit GuardedServer(const HttpOptions& options) : options_(options) {
-    new_task_queue = [this] {
-      return new BoundedPool(options_.worker_threads, options_.max_queued_connections);
-    };
+  explicit GuardedServer(const HttpOptions& options)
+      : options_(options),
+        reactor_(LimitsOf(options), [this](std::unique_ptr<HttpConnection>& c) { return pool_->TryEnqueue(c); }) {
+    new_task_queue = [this] { return new AdoptingQueue([this] { StopConnections(); }); };
+  }
+  ~GuardedServer() override { StopConnections(); }
+
+  [[nodiscard]] Status StartConnections() {
+    // httplib 0.11 listens with a backlog of 5 (compiled into its library):
+    // a burst of connections would wait for SYN retransmits (1 s, 3 s, ...).
+    // Listening again on a listening socket only changes its backlog.
+    if (::listen(svr_sock_, kListenBacklog) != 0) {
+      return Fail(ErrorCode::kUnavailable, fmt::format("listen: {}", std::strerror(errno)));
+    }
+    pool_ = std::make_unique<BoundedPool>(options_.worker_threads, options_.max_queued_connections,
+                                          [this](std::unique_ptr<HttpConnection> c) { Serve(std::move(c)); });
+    return reactor_.Start();
+  }
+
+  // Closes waiting connections, then lets the workers finish their requests.
+  void StopConnections() {
+    reactor_.Stop();
+    if (pool_) pool_->Shutdown();
   }
 
  private:
   bool process_and_close_socket(socket_t sock) override {
-    if (t_shed) {
-      static const char kBusy[] =
-          "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-      (void)::send(sock, kBusy, sizeof kBusy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-      ::shutdown(sock, SHUT_RDWR);
-      ::close(sock);
-      return false;
-    }
     // Responses go out as headers + body writes: without TCP_NODELAY the body
     // would wait for the client's delayed ACK (~40 ms per request).
     int one = 1;
     ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    reactor_.Adopt(sock);
+    return true;
+  }
+
+  // Answers the whole request at the head of `connection`, then returns the
+  // connection to the reactor for its next one (or closes it).
+  void Serve(std::unique_ptr<HttpConnection> connection) {
     ConnectionState state;
     t_connection = &state;
-    GuardedStream stream(sock, options_, state);
-    bool ok = true;
-    const auto accepted = SteadyClock::now();
-    for (size_t served = 0; served < options_.keep_alive_max_requests; ++served) {
-      // Idle wait for the next request (the first one, too), watching for Stop().
-      if (!stream.HasBuffered() && !WaitForRequest(sock, served == 0)) break;
-      state = ConnectionState{};
-      // The first request must be complete within the limit of the accept;
-      // later ones within the limit of their first byte.
-      state.deadline = (served == 0 ? accepted : SteadyClock::now()) + std::chrono::milliseconds(options_.request_timeout_ms);
-      bool last = served + 1 == options_.keep_alive_max_requests || svr_sock_ == INVALID_SOCKET;
-      bool closed_by_client = false;
-      ok = process_request(stream, last, closed_by_client, nullptr);
-      if (!ok || closed_by_client || last || state.close_after) break;
-    }
+    BufferedStream stream(*connection, options_, state);
+    bool last = connection->served + 1 >= options_.keep_alive_max_requests || svr_sock_ == INVALID_SOCKET;
+    bool closed_by_client = false;
+    bool ok = process_request(stream, last, closed_by_client, nullptr);
     t_connection = nullptr;
-    if (state.close_after) LingeringClose(sock);
-    ::shutdown(sock, SHUT_RDWR);
-    ::close(sock);
-    return ok;
-  }
-
-  // After refusing a request whose body was not read: stop sending, then
-  // discard what the client is still sending (at most 2 s), so that it gets
-  // to read the refusal instead of a reset.
-  static void LingeringClose(int fd) {
-    ::shutdown(fd, SHUT_WR);
-    auto limit = SteadyClock::now() + std::chrono::seconds(2);
-    char sink[16384];
-    while (true) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - SteadyClock::now()).count();
-      if (left <= 0) return;
-      pollfd p{fd, POLLIN, 0};
-      int rc = ::poll(&p, 1, static_cast<int>(left));
-      if (rc < 0 && errno == EINTR) continue;
-      if (rc <= 0) return;
-      ssize_t n = ::recv(fd, sink, sizeof sink, 0);
-      if (n <= 0 && !(n < 0 && errno == EINTR)) return;
-    }
-  }
-
-  bool WaitForRequest(int fd, bool first) {
-    auto limit = SteadyClock::now() + (first ? std::chrono::milliseconds(options_.request_timeout_ms)
-                                             : std::chrono::milliseconds(options_.keep_alive_timeout_s * 1000));
-    while (svr_sock_ != INVALID_SOCKET) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - SteadyClock::now()).count();
-      if (left <= 0) return false;
-      pollfd p{fd, POLLIN, 0};
-      int rc = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 200)));
-      if (rc < 0 && errno != EINTR) return false;
-      if (rc > 0) return true;
-    }
-    return false;
+    connection->input.erase(0, stream.consumed());
+    if (connection->input.capacity() > 64 * 1024) connection->input.shrink_to_fit();
+    ++connection->served;
+    if (state.close_after) return reactor_.Linger(std::move(connection));
+    if (!ok || closed_by_client || last) return CloseConnection(connection->fd);
+    reactor_.Resume(std::move(connection));
   }
 
   const HttpOptions& options_;
+  std::unique_ptr<BoundedPool> pool_;
+  ConnectionReactor reactor_;
 };
+
+std::string BracketedHost(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+// Whether binding host:port fails because another socket holds it (asked
+// after a failed bind, to tell that case from the others).
+bool PortInUse(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  bool in_use = false;
+  for (addrinfo* at = found; at != nullptr && !in_use; at = at->ai_next) {
+    int fd = ::socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC, at->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    in_use = ::bind(fd, at->ai_addr, at->ai_addrlen) != 0 && errno == EADDRINUSE;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return in_use;
+}
 
 struct Session {
   std::string protocol_version;
-  SteadyClock::time_point last_used;
 };
 
 constexpr const char* kJson = "application/json";
@@ -324,7 +341,12 @@ bool AcceptsJson(const std::string& accept) {
 class HttpTransport::Impl {
  public:
   // `server` null: no /mcp endpoint, only the mounts.
-  Impl(Server* server, HttpOptions options) : server_(server), options_(std::move(options)), http_(options_) {}
+  Impl(Server* server, HttpOptions options)
+      : server_(server),
+        options_(std::move(options)),
+        http_(options_),
+        sessions_(SessionTable::Limits{options_.max_sessions, std::chrono::seconds(options_.session_init_timeout_s),
+                                       std::chrono::seconds(options_.session_idle_timeout_s)}) {}
 
   Status Bind(int& port_out) {
     if (!IsLoopbackHost(options_.host) && options_.auth_token.empty()) {
@@ -362,13 +384,22 @@ class HttpTransport::Impl {
                         kJson);
       }
     });
+    // SO_REUSEADDR only (httplib's default adds SO_REUSEPORT): a second
+    // server on a port in use must fail, not share its connections.
+    http_.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     int port = options_.port;
     if (port == 0) {
       port = http_.bind_to_any_port(options_.host);
       if (port <= 0) return Fail(ErrorCode::kUnavailable, fmt::format("cannot listen on {}:0", options_.host));
     } else if (!http_.bind_to_port(options_.host, port)) {
-      return Fail(ErrorCode::kUnavailable, fmt::format("cannot listen on {}:{}", options_.host, port));
+      std::string address = fmt::format("{}:{}", BracketedHost(options_.host), port);
+      if (PortInUse(options_.host, port)) return Fail(ErrorCode::kAlreadyExists, address + " is in use");
+      return Fail(ErrorCode::kUnavailable, "cannot listen on " + address);
     }
+    TELIC_RETURN_IF_ERROR(http_.StartConnections());
     port_ = port;
     port_out = port;
     AllowHost(options_.host, port);
@@ -410,10 +441,7 @@ class HttpTransport::Impl {
     http_.stop();
   }
 
-  size_t SessionCount() {
-    std::lock_guard lock(mutex_);
-    return sessions_.size();
-  }
+  size_t SessionCount() { return sessions_.Count(SteadyClock::now()); }
 
  private:
   void AllowHost(const std::string& host, int port) {
@@ -496,26 +524,22 @@ class HttpTransport::Impl {
     return true;
   }
 
-  // Finds the session named by Mcp-Session-Id; answers 400/404 when absent.
-  bool LookupSession(const httplib::Request& req, httplib::Response& res, std::string& id, Session& session) {
+  // Finds the session named by Mcp-Session-Id and marks it used (with
+  // `begin`: a request is being handled in it until sessions_.End(id));
+  // answers 400/404 when absent.
+  bool LookupSession(const httplib::Request& req, httplib::Response& res, std::string& id, Session& session,
+                     bool begin = false) {
     if (!req.has_header("Mcp-Session-Id")) {
       Reject(res, 400, "Bad Request: Mcp-Session-Id header is required");
       return false;
     }
     id = req.get_header_value("Mcp-Session-Id");
-    std::lock_guard lock(mutex_);
-    auto it = sessions_.find(id);
-    auto now = SteadyClock::now();
-    if (it != sessions_.end() && now - it->second.last_used > std::chrono::seconds(options_.session_idle_timeout_s)) {
-      sessions_.erase(it);
-      it = sessions_.end();
-    }
-    if (it == sessions_.end()) {
-      Reject(res, 404, "Not Found: unknown or terminated session; initialize a new one");
+    auto version = sessions_.Use(id, SteadyClock::now(), begin);
+    if (!version) {
+      Reject(res, 404, "Not Found: unknown, terminated or expired session; initialize a new one");
       return false;
     }
-    it->second.last_used = now;
-    session = it->second;
+    session.protocol_version = *version;
     return true;
   }
 
@@ -566,9 +590,17 @@ class HttpTransport::Impl {
     if (is_initialize) return Initialize(req, res);
     std::string id;
     Session session;
-    if (!LookupSession(req, res, id, session)) return;
+    bool request = classified.message && classified.message->id;
+    if (!LookupSession(req, res, id, session, /*begin=*/request)) return;
+    struct EndRequest {
+      SessionTable* table;
+      const std::string& id;
+      ~EndRequest() {
+        if (table) table->End(id);
+      }
+    } end_request{request ? &sessions_ : nullptr, id};
     if (!CheckProtocolVersion(req, res, &session)) return;
-    if (!classified.message || !classified.message->id) {
+    if (!request) {
       res.status = 202;  // a notification or a client response: accepted, nothing to answer
       return;
     }
@@ -684,14 +716,9 @@ class HttpTransport::Impl {
     }
     std::string negotiated = parsed["result"].value("protocolVersion", "");
     std::string id = RandomHex(32);
-    {
-      std::lock_guard lock(mutex_);
-      if (sessions_.size() >= options_.max_sessions) ExpireIdleSessions();
-      if (sessions_.size() >= options_.max_sessions) {
-        res.set_header("Retry-After", "5");
-        return Reject(res, 503, "Service Unavailable: too many sessions");
-      }
-      sessions_[id] = Session{negotiated, SteadyClock::now()};
+    if (!sessions_.Open(id, negotiated, SteadyClock::now())) {
+      res.set_header("Retry-After", "5");
+      return Reject(res, 503, "Service Unavailable: every session has a request in progress");
     }
     res.set_header("Mcp-Session-Id", id);
     res.set_content(*reply, kJson);
@@ -702,17 +729,8 @@ class HttpTransport::Impl {
     Session session;
     if (!LookupSession(req, res, id, session)) return;
     if (!CheckProtocolVersion(req, res, &session)) return;
-    std::lock_guard lock(mutex_);
-    sessions_.erase(id);
+    sessions_.Close(id);
     res.status = 204;
-  }
-
-  void ExpireIdleSessions() {
-    auto now = SteadyClock::now();
-    for (auto it = sessions_.begin(); it != sessions_.end();) {
-      if (now - it->second.last_used > std::chrono::seconds(options_.session_idle_timeout_s)) it = sessions_.erase(it);
-      else ++it;
-    }
   }
 
   Server* server_;
@@ -721,8 +739,7 @@ class HttpTransport::Impl {
   int port_ = 0;
   std::vector<std::string> allowed_hosts_;
   std::vector<std::string> allowed_origins_;
-  std::mutex mutex_;
-  std::map<std::string, Session> sessions_;
+  SessionTable sessions_;
   std::atomic<int> in_flight_{0};
   std::atomic<int> listeners_{0};
   std::atomic<bool> stopping_{false};
@@ -746,7 +763,9 @@ namespace {
 int ServeUntilSignal(HttpTransport& transport, const HttpOptions& options, std::string_view what,
                      const std::function<void(const std::string&)>& announce) {
   if (auto bound = transport.Bind(); !bound) {
-    std::cerr << what << " failed: " << bound.error().message() << "\n";
+    // Another server on the port: said as every CLI failure is said.
+    if (bound.error().code() == ErrorCode::kAlreadyExists) std::cerr << "telic: " << bound.error().message() << "\n";
+    else std::cerr << what << " failed: " << bound.error().message() << "\n";
     return 1;
   }
   std::string host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;

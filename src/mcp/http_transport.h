@@ -10,8 +10,10 @@
 // Security: Host and Origin are checked on every request (403; a page on a
 // rebinding DNS name carries a foreign Host even without Origin), a bearer
 // token when configured (401, constant-time compare), and limits bound the
-// request head, body, time to read a request, queued connections, requests in
-// flight and sessions. No header value is ever logged.
+// request head, body, time to read a request, connections, queued requests,
+// requests in flight and sessions. Requests are read by one thread and only
+// whole ones reach a worker (src/mcp/http_connections.h), so slow clients
+// cannot hold workers. No header value is ever logged.
 #pragma once
 
 #include <atomic>
@@ -60,15 +62,29 @@ struct HttpOptions {
 
   size_t max_body_bytes = 8 * 1024 * 1024;   // 413 beyond
   size_t max_head_bytes = 16 * 1024;         // request line + headers; 400 beyond
-  int request_timeout_ms = 10000;            // to receive one whole request
-  int io_timeout_ms = 5000;                  // per read/write wait
+  // Total deadlines, not reset by progress (408 and close beyond): a head
+  // from its first byte (a connection's first head: from the accept), a
+  // body from the end of its head.
+  int head_timeout_ms = 10000;
+  int body_timeout_ms = 10000;
+  int io_timeout_ms = 5000;                  // per write wait of a response
   int keep_alive_timeout_s = 5;              // idle time between requests
   size_t keep_alive_max_requests = 1000;     // requests per connection
-  int worker_threads = 32;                   // connections served at once (D-P9)
-  size_t max_queued_connections = 64;        // beyond: 503 and close
+  // Connections waiting for a request (they hold no worker); at the cap the
+  // one that has waited longest is closed for each new one.
+  size_t max_connections = 1024;
+  size_t max_buffered_body_bytes = 64 * 1024 * 1024;  // bodies being received, all connections
+  int worker_threads = 32;                   // whole requests handled at once (D-P9)
+  size_t max_queued_connections = 64;        // whole requests waiting for a worker; beyond: 503 and close
   int max_in_flight = 64;                    // MCP requests being handled; beyond: 503
-  size_t max_sessions = 4096;                // beyond: 503 on initialize
-  int session_idle_timeout_s = 3600;         // an idle session is forgotten (404)
+  // Sessions: at the cap, initialize evicts the least recently used idle
+  // session (one that never completed initialization first); its client
+  // gets 404 and initializes again.
+  size_t max_sessions = 4096;
+  // A session whose client sent neither notifications/initialized nor a
+  // request within this is forgotten.
+  int session_init_timeout_s = 10;
+  int session_idle_timeout_s = 1800;         // an idle session is forgotten (404)
 
   // GET /readyz: Ok when the store answers.
   std::function<Status()> readiness;
@@ -94,7 +110,9 @@ class HttpTransport {
   HttpTransport& operator=(const HttpTransport&) = delete;
 
   // Validates the options and binds. kFailedPrecondition for a non-loopback
-  // host without a token; kUnavailable when the address cannot be bound.
+  // host without a token; kAlreadyExists when another socket listens on the
+  // port ("HOST:PORT is in use"; no port sharing); kUnavailable when the
+  // address cannot be bound otherwise.
   Status Bind();
   // Serves until Stop(); returns false if serving failed.
   bool Run();

@@ -119,6 +119,40 @@ TEST_F(HttpTransportTest, NonLoopbackBindWithoutTokenIsRefused) {
   EXPECT_EQ(bound.error().code(), ErrorCode::kFailedPrecondition);
 }
 
+TEST_F(HttpTransportTest, ASecondTransportOnAPortInUseFailsToBind) {
+  StartServer();
+  HttpOptions options;
+  options.port = transport_->port();
+  HttpTransport second(*server_, options);
+  auto bound = second.Bind();
+  ASSERT_FALSE(bound);
+  EXPECT_EQ(bound.error().code(), ErrorCode::kAlreadyExists);
+  EXPECT_EQ(bound.error().message(), fmt::format("127.0.0.1:{} is in use", transport_->port()));
+  // Every connection still reaches the first.
+  auto client = Client();
+  EXPECT_FALSE(Initialize(client).empty());
+}
+
+TEST_F(HttpTransportTest, AtTheSessionCapInitializeEvictsTheLeastRecentlyUsedSession) {
+  HttpOptions options;
+  options.max_sessions = 2;
+  StartServer(options);
+  auto client = Client();
+  std::string first = Initialize(client);
+  std::string second = Initialize(client);
+  auto ping = [&](const std::string& session) {
+    auto res = client.Post("/mcp", McpHeaders(session), Request(2, "ping"), "application/json");
+    return res ? res->status : -1;
+  };
+  EXPECT_EQ(ping(first), 200);  // second is now the least recently used
+  std::string third = Initialize(client);
+  ASSERT_FALSE(third.empty());
+  EXPECT_EQ(ping(second), 404);
+  EXPECT_EQ(ping(first), 200);
+  EXPECT_EQ(ping(third), 200);
+  EXPECT_EQ(transport_->session_count(), 2u);
+}
+
 TEST_F(HttpTransportTest, InitializeCreatesASessionThatLaterRequestsMustCarry) {
   StartServer();
   auto client = Client();

@@ -1,6 +1,7 @@
 #include "store/sqlite_store.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -735,9 +736,14 @@ int SqliteSchemaVersion() { return kSchemaVersion; }
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
   // Create the file owner-only before SQLite touches it; -wal/-shm inherit the mode.
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  // O_NONBLOCK: a FIFO never blocks the open; only a regular file is a ledger
+  // (SQLite would block reading a FIFO, or "write" to /dev/zero).
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: {}", path, strerror(errno)));
+  struct stat st;
+  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   ::close(fd);
+  if (!regular) return Fail(ErrorCode::kFailedPrecondition, fmt::format("cannot open ledger {}: not a regular file", path));
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {

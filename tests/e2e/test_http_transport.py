@@ -287,6 +287,206 @@ class HttpAuthTest(unittest.TestCase):
         client.close()
         self.assertEqual(named.stop(), 0)
 
+def initialize_message(msg_id=1):
+    return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "initialize",
+                       "params": {"protocolVersion": PROTOCOL, "capabilities": {},
+                                  "clientInfo": {"name": "flood", "version": "1"}}})
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class HttpAbuseTest(unittest.TestCase):
+    """Hostile local clients: initialize floods, slowloris, a second server on
+    the port, file options that are not regular files."""
+
+    PING = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def serve(self, *args):
+        server = HttpServer(self.ws.env(), *args)
+        self.addCleanup(server.kill)
+        return server
+
+    def client(self, server):
+        client = McpHttpClient(server)
+        self.addCleanup(client.close)
+        return client
+
+    def test_an_initialize_flood_cannot_lock_others_out(self):
+        # covers TEL-250
+        server = self.serve()
+        working = self.client(server)
+        working.initialize()
+        count = [0]
+
+        def flood(n):
+            conn = server.connection()
+            headers = {"Content-Type": "application/json", "Accept": "application/json"}
+            for _ in range(n):
+                conn.request("POST", "/mcp", body=initialize_message(), headers=headers)
+                response = conn.getresponse()
+                response.read()
+                self.assertEqual(response.status, 200)
+                count[0] += 1
+            conn.close()
+
+        threads = [threading.Thread(target=flood, args=(1050,)) for _ in range(4)]
+        started = time.time()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual(count[0], 4200)
+        print(f"4,200 initialize POSTs in {time.time() - started:.1f} s", file=sys.stderr)
+        # A fresh client initializes and works; the session made before the flood still works.
+        fresh = self.client(server)
+        self.assertEqual(fresh.initialize()["protocolVersion"], PROTOCOL)
+        self.assertIn("tools", fresh.request("tools/list")["result"])
+        self.assertEqual(fresh.post(self.PING)[0], 200)
+        self.assertEqual(working.post(self.PING)[0], 200)
+
+    def test_at_the_session_cap_the_least_recently_used_idle_session_is_evicted(self):
+        server = self.serve("--http-max-sessions", "2")
+        first, second, third = self.client(server), self.client(server), self.client(server)
+        first.initialize()
+        second.initialize()
+        self.assertEqual(first.post(self.PING)[0], 200)  # second is now the least recently used
+        third.initialize()  # at the cap: evicts second instead of refusing
+        status, _, body = second.post(self.PING)
+        self.assertEqual(status, 404)
+        self.assertIn("initialize", json.loads(body)["error"]["message"])
+        self.assertEqual(first.post(self.PING)[0], 200)
+        self.assertEqual(third.post(self.PING)[0], 200)
+        # The evicted client initializes again and loses nothing: its runs are in the ledger.
+        run = first.ok("telic_start_run", {"original_request": "x", "mode": "plan_only"})["run"]["runId"]
+        second.initialize()
+        self.assertEqual(second.ok("telic_get_run", {"run_id": run})["run"]["runId"], run)
+
+    def test_uninitialized_sessions_are_reaped_in_seconds_and_idle_ones_later(self):
+        server = self.serve("--http-session-init-timeout", "1", "--http-session-idle-timeout", "3")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        conn = server.connection()
+        conn.request("POST", "/mcp", body=initialize_message(), headers=headers)
+        response = conn.getresponse()
+        response.read()
+        pending = response.getheader("Mcp-Session-Id")
+        working = self.client(server)
+        working.initialize()  # sends notifications/initialized
+        time.sleep(1.5)
+        conn.request("POST", "/mcp", body=self.PING, headers={**headers, "Mcp-Session-Id": pending})
+        response = conn.getresponse()
+        response.read()
+        self.assertEqual(response.status, 404)  # never initialized: gone after 1 s
+        conn.close()
+        self.assertEqual(working.post(self.PING)[0], 200)  # initialized: kept, and now used
+        time.sleep(2)
+        self.assertEqual(working.post(self.PING)[0], 200)  # 2 s idle < 3 s
+        time.sleep(3.5)
+        self.assertEqual(working.post(self.PING)[0], 404)  # 3.5 s idle > 3 s
+        working.initialize()
+        self.assertEqual(working.post(self.PING)[0], 200)
+
+    def test_slowloris_from_one_address_leaves_the_server_answering(self):
+        # 100 sockets from 127.0.0.1, one header byte each every 0.5 s, against
+        # 32 workers; the head deadline is 2 s here (10 s by default).
+        server = self.serve("--http-head-timeout", "2", "--http-body-timeout", "2")
+        port = server.port
+        slow = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(100)]
+        slow_body = socket.create_connection(("127.0.0.1", port), timeout=10)
+        slow_body.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                          "Content-Length: 1000\r\n\r\n".encode())
+        stop = threading.Event()
+        head = b"GET /healthz HTTP/1.1\r\nX-Slow: " + b"a" * 100
+
+        def drip():
+            for byte in head:
+                for sock in slow:
+                    try:
+                        sock.send(bytes([byte]))
+                    except OSError:
+                        pass
+                try:
+                    slow_body.send(b" ")
+                except OSError:
+                    pass
+                if stop.wait(0.5):
+                    return
+
+        dripper = threading.Thread(target=drip, daemon=True)
+        dripper.start()
+        started = time.time()
+        time.sleep(0.6)  # every slow socket is open and has sent a byte
+        latencies = []
+        client = self.client(server)
+        client.initialize()
+        for _ in range(20):  # fresh connections from the same address, and a session
+            begin = time.time()
+            conn = server.connection(timeout=5)
+            conn.request("GET", "/healthz")
+            self.assertEqual(conn.getresponse().status, 200)
+            conn.close()
+            self.assertEqual(client.post(self.PING)[0], 200)
+            latencies.append(time.time() - begin)
+        print(f"slowloris x100: 20 probes, slowest {max(latencies) * 1000:.0f} ms", file=sys.stderr)
+        self.assertLess(max(latencies), 1.0)
+        # Each slow socket is answered 408 and closed by the total deadline, progress notwithstanding.
+        for sock in slow + [slow_body]:
+            sock.settimeout(5)
+            data = b""
+            try:
+                while True:
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except (ConnectionResetError, socket.timeout):
+                pass
+            self.assertTrue(data.startswith(b"HTTP/1.1 408 "), data[:80])
+            sock.close()
+        stop.set()
+        self.assertLess(time.time() - started, 5)
+
+    def test_two_servers_cannot_share_a_port(self):
+        first = self.serve()
+        address = f"127.0.0.1:{first.port}"
+        for argv in (["serve", "--http", address], ["ui", "--http", address]):
+            done = subprocess.run([telic_binary(), *argv], env=self.ws.env(), stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 1, argv)
+            self.assertIn(f"telic: {address} is in use", done.stderr, argv)
+        # Every request still reaches the first server.
+        client = self.client(first)
+        client.initialize()
+        for _ in range(10):
+            self.assertEqual(client.post(self.PING)[0], 200)
+
+    def test_file_options_that_are_not_regular_files_fail_with_an_error(self):
+        fifo = os.path.join(self.ws.base, "fifo")
+        os.mkfifo(fifo, 0o600)
+        folder = os.path.join(self.ws.base, "folder")
+        os.mkdir(folder, 0o700)
+        missing = os.path.join(self.ws.base, "missing")
+        for path in (folder, fifo, "/dev/zero", missing):
+            for command in (["serve", "--http", "127.0.0.1:0"], ["ui", "--http", "127.0.0.1:0"]):
+                for option in ("--auth-token-file", "--db"):
+                    if option == "--db" and path == missing:
+                        continue  # serve creates a new ledger there
+                    argv = [*command, option, path]
+                    done = subprocess.run([telic_binary(), *argv], env=self.ws.env(), stdin=subprocess.DEVNULL,
+                                          capture_output=True, text=True, timeout=30)
+                    self.assertEqual(done.returncode, 1, (argv, done.stderr))
+                    self.assertEqual(len(done.stderr.strip().splitlines()), 1, (argv, done.stderr))
+                    self.assertIn(path, done.stderr, argv)
+                    self.assertNotIn("terminate", done.stderr, argv)
+
+
 class HttpProgramTest(unittest.TestCase):
     """`telic` is built without HTTP and runs `telic-http` beside it for the
     commands that need it (src/cli/http_features.h, D-START1)."""
