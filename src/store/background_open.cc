@@ -98,4 +98,14 @@ Result<std::vector<RunTombstone>> BackgroundOpenedStore::ListTombstones(int limi
   return store->ListTombstones(limit);
 }
 
+Status BackgroundOpenedStore::AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) {
+  TELIC_ASSIGN_OR_RETURN(Store * store, Opened());
+  return store->AddContextCost(run_id, costs);
+}
+
+Result<std::vector<ContextCost>> BackgroundOpenedStore::GetContextCost(std::string_view run_id) {
+  TELIC_ASSIGN_OR_RETURN(Store * store, Opened());
+  return store->GetContextCost(run_id);
+}
+
 }  // namespace telic::store

@@ -44,6 +44,8 @@ class BackgroundOpenedStore final : public Store {
   Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
                                  const DeletionRequest& request) override;
   Result<std::vector<RunTombstone>> ListTombstones(int limit) override;
+  Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) override;
+  Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) override;
 
  private:
   void Finish(Result<std::unique_ptr<Store>> opened);

@@ -50,6 +50,8 @@ class PgStore final : public Store {
   Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
                                  const DeletionRequest& request) override;
   Result<std::vector<RunTombstone>> ListTombstones(int limit) override;
+  Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) override;
+  Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) override;
 
   // A round trip to the server (readiness).
   Status Ping();
