@@ -287,6 +287,7 @@ class GuardedServer final : public httplib::Server {
 struct Session {
   std::string protocol_version;
   SteadyClock::time_point last_used;
+  std::optional<Profile> profile;  // what its initialize asked for (mcp/lean_profile.h)
 };
 
 constexpr const char* kJson = "application/json";
@@ -576,6 +577,7 @@ class HttpTransport::Impl {
       res.set_header("Retry-After", "1");
       return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
     }
+    SessionProfileScope profile(session.profile);
     std::optional<std::string> reply = server_->HandleLine(req.body);
     res.set_header("Mcp-Session-Id", id);
     if (reply) res.set_content(*reply, kJson);
@@ -606,6 +608,7 @@ class HttpTransport::Impl {
       return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
     }
     if (message.method == "subscriptions/listen") return Listen(res, message);
+    SessionProfileScope profile(std::nullopt);  // stateless: the server's profile
     std::optional<std::string> reply = server_->HandleLine(req.body);
     if (!reply) return Reject(res, 500, "Internal error: the request produced no reply");
     res.status = ModernHttpStatus(*reply);
@@ -673,7 +676,14 @@ class HttpTransport::Impl {
 
   void Initialize(const httplib::Request& req, httplib::Response& res) {
     if (!CheckProtocolVersion(req, res, nullptr)) return;
-    std::optional<std::string> reply = server_->HandleLine(req.body);
+    Json request = Json::parse(req.body, nullptr, false);
+    std::optional<Profile> requested =
+        request.is_object() && request.contains("params") ? ProfileRequestedAt(request["params"]) : std::nullopt;
+    std::optional<std::string> reply;
+    {
+      SessionProfileScope profile(requested);
+      reply = server_->HandleLine(req.body);
+    }
     if (!reply) return Reject(res, 500, "Internal error: initialize produced no reply");
     Json parsed = Json::parse(*reply, nullptr, false);
     if (!parsed.is_object() || !parsed.contains("result")) {  // invalid params: no session
@@ -690,7 +700,7 @@ class HttpTransport::Impl {
         res.set_header("Retry-After", "5");
         return Reject(res, 503, "Service Unavailable: too many sessions");
       }
-      sessions_[id] = Session{negotiated, SteadyClock::now()};
+      sessions_[id] = Session{negotiated, SteadyClock::now(), requested};
     }
     res.set_header("Mcp-Session-Id", id);
     res.set_content(*reply, kJson);

@@ -163,7 +163,7 @@ TEST_F(ServerTest, ToolListTextIsTheRunTimeBundlesSerialised) {
   ASSERT_GT(expected.size(), 5u);
   for (Json& entry : expected) {
     std::string name = entry["name"];
-    auto input = schema::BundleForHost(schema::Registry::Default(), "tools/" + name + ".json");
+    auto input = schema::BundleToolInputForListing(schema::Registry::Default(), "tools/" + name + ".json");
     ASSERT_TRUE(input) << name;
     entry["inputSchema"] = *input;
     auto output = ToolOutputSchema(name);
