@@ -106,7 +106,7 @@ TEST_F(InstallCommandTest, JsoncIsMergedKeepingCommentsAndUninstallRestoresBytes
   EXPECT_EQ(installed,
             "{\n  // my servers\n  \"servers\": {\n    \"docs\": {\"command\": \"docs\", /* pinned */ \"args\": [\"a\",],},\n"
             "    \"telic\": {\n      \"type\": \"stdio\",\n      \"command\": \"/opt/telic/bin/telic\",\n      \"args\": [\n"
-            "        \"serve\"\n      ]\n    },\n  },\n  \"inputs\": [] // none yet\n}\n");
+            "        \"serve\",\n        \"--profile\",\n        \"lean\"\n      ]\n    },\n  },\n  \"inputs\": [] // none yet\n}\n");
 
   const auto tree = Tree(project());
   ASSERT_EQ(Install("vscode"), 0) << err_.str();

@@ -82,6 +82,16 @@ Json ActionChanges(Json action, const Json& answered) {
   return action;
 }
 
+// The members of a NextAction telic_get_run names in the lean profile (the
+// whole action is telic_get_next_action's).
+Json ActionSummary(const Json& action) {
+  Json summary = Json::object();
+  for (const char* key : {"id", "kind", "phase", "requiredOutputType", "status", "reportRef", "clarificationRequestRef"}) {
+    if (action.contains(key)) summary[key] = action[key];
+  }
+  return summary;
+}
+
 // The run's state fields and every member of `after` that differs from `before`.
 Json RunChanges(const Json& before, const Json& after) {
   if (!before.is_object() || !after.is_object()) return after;
@@ -106,9 +116,14 @@ std::optional<Profile> ProfileNamed(std::string_view name) {
 std::string_view ProfileName(Profile profile) { return profile == Profile::kLean ? "lean" : "default"; }
 
 std::optional<Profile> ProfileRequestedAt(const Json& params) {
-  const Json::json_pointer pointer("/capabilities/experimental/" + std::string(kProfileCapability) + "/name");
-  if (!params.is_object() || !params.contains(pointer) || !params.at(pointer).is_string()) return std::nullopt;
-  return ProfileNamed(params.at(pointer).get<std::string>());
+  // The key holds a '/', which a JSON pointer would have to escape: walked by hand.
+  const Json* node = &params;
+  for (const char* key : {"capabilities", "experimental", kProfileCapability, "name"}) {
+    if (!node->is_object() || !node->contains(key)) return std::nullopt;
+    node = &(*node)[key];
+  }
+  if (!node->is_string()) return std::nullopt;
+  return ProfileNamed(node->get<std::string>());
 }
 
 Profile CurrentProfile() { return t_profile; }
@@ -160,7 +175,11 @@ std::optional<LeanBefore> LeanStateBefore(controller::RunService& service, const
   return before;
 }
 
-Result<Json> LeanPayload(Json payload, const std::optional<LeanBefore>& before) {
+Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optional<LeanBefore>& before) {
+  if (tool == "telic_get_run" && payload.contains("nextAction")) {
+    payload["nextAction"] = ActionSummary(payload["nextAction"]);
+    return payload;
+  }
   std::set<std::string> shaped;
   if (before && payload.contains("nextAction")) {
     std::set<std::string> stored = before->stored;

@@ -12,9 +12,10 @@
 // the same bytes for the same call. A state change reports the run's state
 // fields and the members of the run record that changed, and leaves out of
 // the new NextAction the members equal to the answered action's (named in its
-// `unchanged`; telic_get_next_action has them all); telic_get_run
-// returns the run, a page of the artifact index ({id, type}, bodies on
-// request) and the NextAction with references only.
+// `unchanged`; telic_get_next_action has them all); telic_get_run returns
+// the run, a page of the artifact index ({id, type}, bodies on request) and
+// a summary of the NextAction (id, kind, phase, requiredOutputType, status,
+// reportRef, clarificationRequestRef).
 #pragma once
 
 #include <optional>
@@ -100,8 +101,8 @@ struct LeanBefore {
 std::optional<LeanBefore> LeanStateBefore(controller::RunService& service, const std::string& tool,
                                           const Json& arguments);
 
-// Rewrites a tool's success fields (without `ok`) for the lean profile.
+// Rewrites the success fields (without `ok`) of `tool` for the lean profile.
 // `before` is LeanStateBefore's answer for a state-changing call.
-[[nodiscard]] Result<Json> LeanPayload(Json payload, const std::optional<LeanBefore>& before);
+[[nodiscard]] Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optional<LeanBefore>& before);
 
 }  // namespace telic::mcp

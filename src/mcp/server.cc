@@ -233,7 +233,7 @@ std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& na
   Result<Json> result = [&]() -> Result<Json> {
     try {
       Result<Json> fields = control && it->task_handler ? it->task_handler(args, *control) : it->handler(args);
-      if (fields && lean) return LeanPayload(std::move(*fields), before);
+      if (fields && lean) return LeanPayload(name, std::move(*fields), before);
       return fields;
     } catch (const std::exception& ex) {
       return Fail(ErrorCode::kInternal, fmt::format("internal error: {}", ex.what()));
