@@ -71,6 +71,7 @@ struct Options {
   std::string idle_after = "15m";  // the UI marks a running run idle after this long without a change
   bool reveal = false;  // artifact --reveal: the body's exact strings, likely credentials included
   HttpLimitFlags http_limits;
+  std::string profile;  // serve --profile: default | lean ("" = TELIC_PROFILE, else default)
 };
 
 // Everything a command needs: where state lives, the open store, the service.
@@ -266,6 +267,16 @@ int Serve(const Options& options) {
     }
     features = *linked;
   }
+  // --profile, else TELIC_PROFILE, else default; an unknown name is a usage error.
+  const char* from_env = std::getenv("TELIC_PROFILE");
+  std::string profile_name = !options.profile.empty()             ? options.profile
+                             : from_env != nullptr && *from_env    ? std::string(from_env)
+                                                                   : std::string("default");
+  std::optional<mcp::Profile> profile = mcp::ProfileNamed(profile_name);
+  if (!profile) {
+    std::cerr << "telic: unknown profile '" << CleanMessage(profile_name, 64) << "' (default or lean)\n";
+    return 2;
+  }
   // Over stdio on SQLite the ledger opens while `initialize` is answered.
   bool open_in_background = features == nullptr && !store::IsPostgresUrl(options.db);
   auto context = open_in_background ? OpenServingContextInBackground(options)
@@ -283,6 +294,7 @@ int Serve(const Options& options) {
     }
   }
   mcp::Server server(*(*context)->service);
+  server.set_profile(*profile);
   server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
   // The per-store key that authenticates requestState (D-MCPB1), created on first use.
   server.set_request_state_key_file((std::filesystem::path((*context)->location.state_dir) / "request-state.key").string());
@@ -378,19 +390,23 @@ int Show(const Options& options, const std::string& run_id) {
   if (!detail) return Failure(detail.error());
   Json artifacts = Json::array();
   for (const auto& meta : detail->artifacts) artifacts.push_back(controller::ArtifactMetaToJson(meta));
+  auto cost = (*context)->store->GetContextCost(run_id);
+  if (!cost) return Failure(cost.error());
   if (options.json) {
-    PrintJson(Json{{"run", controller::RunToJson(detail->run)}, {"artifacts", artifacts}, {"nextAction", detail->next_action}},
+    PrintJson(Json{{"run", controller::RunToJson(detail->run)}, {"artifacts", artifacts}, {"nextAction", detail->next_action},
+                   {"contextCost", controller::ContextCostToJson(*cost)}},
               options);
     return 0;
   }
   const auto& run = detail->run;
   std::cout << fmt::format("run        {}\nmode       {}\ntopology   {}\nstatus     {}\nphase      {}\nversion    {}\n"
-                           "repository {}\ncreated    {}\nupdated    {}\nnext       {} ({})\n\n",
+                           "repository {}\ncreated    {}\nupdated    {}\nnext       {} ({})\n",
                            TerminalText(run.run_id), TerminalText(run.requested_mode), TerminalText(run.topology),
                            TerminalText(run.status), TerminalText(run.phase), run.version,
                            TerminalText(run.repository_root), TerminalText(run.created_at), TerminalText(run.updated_at),
                            TerminalText(detail->next_action.value("phase", "")),
                            TerminalText(detail->next_action.value("kind", "")));
+  std::cout << fmt::format("context    {}\n\n", controller::ContextCostSummary(*cost));  // what the results cost the host's model
   std::vector<std::vector<std::string>> rows;
   for (const auto& meta : detail->artifacts) rows.push_back({meta.id, meta.type, meta.producer, meta.sha256.substr(0, 19), meta.created_at});
   std::cout << FormatTable({"ARTIFACT", "TYPE", "PRODUCER", "SHA256", "CREATED"}, rows);
@@ -764,6 +780,11 @@ int RunCli(int argc, char** argv) {
   }
   for (auto* sub : {serve, mcp_alias}) {
     if (sub != nullptr) sub->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
+    if (sub != nullptr) {
+      sub->add_option("--profile", options.profile,
+                      "tool results: default (reference shapes) or lean (schemas by reference, short results); "
+                      "env TELIC_PROFILE; a client may choose per session at initialize");
+    }
   }
   for (auto* sub : {serve, mcp_alias, ui}) {
     if (sub != nullptr) {

@@ -48,9 +48,25 @@ Result<Json> Call(mcp::ChildClient& client, const std::string& tool, const Json&
 struct RunState {
   Json run;
   Json action;
+  // A lean result's `run` holds the members that changed (docs/API.md
+  // "Profiles"): they are merged into the record kept so far.
   void Update(const Json& payload) {
-    if (payload.contains("run")) run = payload["run"];
-    if (payload.contains("nextAction")) action = payload["nextAction"];
+    if (payload.contains("run")) {
+      if (!run.is_object()) run = Json::object();
+      run.update(payload["run"]);
+    }
+    if (payload.contains("nextAction")) {
+      const Json& next = payload["nextAction"];
+      Json merged = Json::object();  // a lean action names the members it shares with the last one
+      for (const Json& key : next.value("unchanged", Json::array())) {
+        if (key.is_string() && action.is_object() && action.contains(key.get<std::string>())) {
+          merged[key.get<std::string>()] = action[key.get<std::string>()];
+        }
+      }
+      merged.update(next);
+      merged.erase("unchanged");
+      action = std::move(merged);
+    }
   }
   Json Tokens() const {
     return {{"run_id", run["runId"]}, {"action_id", action["id"]}, {"expected_run_version", run["version"]}};

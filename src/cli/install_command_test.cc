@@ -68,7 +68,7 @@ TEST_F(InstallCommandTest, JsonMergeKeepsUserKeysAndUninstallRestoresBytes) {
   EXPECT_EQ(merged["mcpServers"]["other"]["command"], "x");
   EXPECT_EQ(merged["theme"], "dark");
   EXPECT_EQ(merged["mcpServers"]["telic"]["command"], "/opt/telic/bin/telic");
-  EXPECT_EQ(merged["mcpServers"]["telic"]["args"], Json::array({"serve"}));
+  EXPECT_EQ(merged["mcpServers"]["telic"]["args"], Json::array({"serve", "--profile", "lean"}));
   Json hooks = Json::parse(Read(project() / ".cursor/hooks.json"));
   EXPECT_EQ(hooks["version"], 1);
   EXPECT_EQ(hooks["hooks"]["beforeShellExecution"][0]["command"], "'/opt/telic/bin/telic' broker-gate --host cursor");
@@ -106,7 +106,7 @@ TEST_F(InstallCommandTest, JsoncIsMergedKeepingCommentsAndUninstallRestoresBytes
   EXPECT_EQ(installed,
             "{\n  // my servers\n  \"servers\": {\n    \"docs\": {\"command\": \"docs\", /* pinned */ \"args\": [\"a\",],},\n"
             "    \"telic\": {\n      \"type\": \"stdio\",\n      \"command\": \"/opt/telic/bin/telic\",\n      \"args\": [\n"
-            "        \"serve\"\n      ]\n    },\n  },\n  \"inputs\": [] // none yet\n}\n");
+            "        \"serve\",\n        \"--profile\",\n        \"lean\"\n      ]\n    },\n  },\n  \"inputs\": [] // none yet\n}\n");
 
   const auto tree = Tree(project());
   ASSERT_EQ(Install("vscode"), 0) << err_.str();
@@ -212,7 +212,7 @@ TEST_F(InstallCommandTest, TomlBlockIsAppendedAndRemovedByteForByte) {
   ASSERT_EQ(Install("codex"), 0) << err_.str();
   const std::string installed = Read(project() / ".codex/config.toml");
   EXPECT_EQ(installed.rfind(original, 0), 0u) << "the user's bytes stay first, unchanged";
-  EXPECT_NE(installed.find("[mcp_servers.telic]\ncommand = \"/opt/telic/bin/telic\"\nargs = [\"serve\"]\n"),
+  EXPECT_NE(installed.find("[mcp_servers.telic]\ncommand = \"/opt/telic/bin/telic\"\nargs = [\"serve\",\"--profile\",\"lean\"]\n"),
             std::string::npos)
       << installed;
   // The user edits another line; uninstall takes only telic's block out.

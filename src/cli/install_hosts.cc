@@ -23,10 +23,16 @@ Telic to ..."). Do not start a run for ordinary questions.
    mode that fits (`report_only`, `plan_only`, `analyze_only`, `fix_only`,
    `analyze_and_fix`), the capabilities this host really has, and what the
    user authorized. Missing permission is a denial, never an assumption.
-2. `telic_get_next_action` tells you the phase, the artifact it expects and
-   that artifact's JSON schema. Do that work, then submit the artifact with
-   `telic_submit_artifact`, passing the action id and run version you were
-   given. A rejection names the JSON pointer and the reason: fix and resubmit.
+2. Each result's `nextAction` tells you the phase and the artifact it
+   expects (`telic_get_next_action` repeats it). Telic serves this host the
+   lean profile: a schema is `{uri, digest}`, and the first action of a run
+   that asks for a type also carries its compact `shape`. Do that work, then
+   submit the artifact with `telic_submit_artifact`, passing the action id and
+   run version you were given. A rejection names the JSON pointer and the
+   reason: fix and resubmit.
+   After a context compaction, or whenever a type's shape is no longer in
+   your context, call `telic_get_schema` with the type (`form: "compact"` for
+   the shape, the default for the full JSON Schema) before you write it.
 3. Before a native tool call the run has not plainly authorized (a shell
    command, a write outside the plan), ask `telic_check_tool_action`. When
    this host's hook is installed, `telic broker-gate` asks for you and a deny
@@ -52,7 +58,11 @@ std::string SkillFile() {
 
 std::string RulesFile() { return kSkillBody; }
 
-OrderedJson StdioServer(const std::string& telic) { return OrderedJson{{"command", telic}, {"args", {"serve"}}}; }
+// `telic serve` in the lean profile (issue 39): the host's model pays for
+// each schema once per run, not in every result.
+OrderedJson ServeArgs() { return OrderedJson::array({"serve", "--profile", "lean"}); }
+
+OrderedJson StdioServer(const std::string& telic) { return OrderedJson{{"command", telic}, {"args", ServeArgs()}}; }
 
 Piece JsonPiece(std::string role, std::string path, std::vector<std::string> keys, OrderedJson value) {
   Piece piece;
@@ -108,8 +118,8 @@ void Codex(HostPlan& plan, const std::string& telic) {
   mcp.format = PieceFormat::kToml;
   mcp.path = ".codex/config.toml";
   mcp.keys = {"mcp_servers", "telic"};
-  mcp.text = fmt::format("[mcp_servers.telic]\ncommand = {}\nargs = [\"serve\"]\n",
-                         OrderedJson(telic).dump());  // a JSON string is a valid TOML basic string
+  // A JSON string is a valid TOML basic string, an array of them a TOML array.
+  mcp.text = fmt::format("[mcp_servers.telic]\ncommand = {}\nargs = {}\n", OrderedJson(telic).dump(), ServeArgs().dump());
   plan.pieces.push_back(std::move(mcp));
   plan.pieces.push_back(FilePiece("instructions", ".agents/skills/telic/SKILL.md", SkillFile()));
   plan.pieces.push_back(AppendPiece("hook", ".codex/hooks.json", {"hooks", "PreToolUse"},
@@ -204,7 +214,7 @@ void GeminiCli(HostPlan& plan, const std::string& telic) {
 }
 
 void VsCode(HostPlan& plan, const std::string& telic) {
-  OrderedJson server = {{"type", "stdio"}, {"command", telic}, {"args", {"serve"}}};
+  OrderedJson server = {{"type", "stdio"}, {"command", telic}, {"args", ServeArgs()}};
   plan.pieces.push_back(JsonPiece("mcp", plan.user ? std::string(kVsCodeUser) + "/mcp.json" : ".vscode/mcp.json",
                                   {"servers", "telic"}, server));
   plan.pieces.push_back(FilePiece(

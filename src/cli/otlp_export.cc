@@ -12,6 +12,7 @@
 #include "base/sha256.h"
 #include "base/text.h"
 #include "cli/http_features.h"
+#include "controller/views.h"
 #include "mcp/server.h"
 
 namespace telic::cli {
@@ -182,6 +183,15 @@ Result<Json> BuildOtlpTrace(const store::RunRecord& run, const std::vector<store
                                               {"scopeSpans", Json::array({{{"scope", scope}, {"spans", spans}}})}}})}};
 }
 
+void AddContextCostAttributes(Json& otlp, const std::vector<store::ContextCost>& costs) {
+  Json total = controller::ContextCostToJson(costs);
+  Json& root = otlp["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+  for (const char* key : {"calls", "bytes", "estimatedTokens"}) {
+    std::string name = key == std::string("estimatedTokens") ? "estimated_tokens" : key;
+    root["attributes"].push_back(IntAttr("telic.context." + name, total[key].get<int64_t>()));
+  }
+}
+
 Result<OtlpEndpoint> ParseOtlpUrl(std::string_view url, bool allow_remote) {
   auto bad = [&](std::string_view why) {
     return Fail(ErrorCode::kInvalidArgument, fmt::format("--otlp URL {}: {}", CleanMessage(url, 200), why));
@@ -260,6 +270,9 @@ int RunOtlpExport(controller::RunService& service, const std::string& run_id, co
   }
   auto otlp = BuildOtlpTrace(*run, trace);
   if (!otlp) return fail(otlp.error());
+  auto costs = service.store().GetContextCost(run_id);
+  if (!costs) return fail(costs.error());
+  AddContextCostAttributes(*otlp, *costs);
   std::string body = otlp->dump();
   if (!endpoint) {
     out << body << "\n";

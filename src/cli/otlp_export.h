@@ -27,6 +27,11 @@ namespace telic::cli {
 // The ExportTraceServiceRequest JSON for a run and its trace (pure).
 Result<Json> BuildOtlpTrace(const store::RunRecord& run, const std::vector<store::TraceEventRecord>& trace);
 
+// Adds the run's context cost (issue 39) to the root span of BuildOtlpTrace's
+// request: telic.context.calls, telic.context.bytes and
+// telic.context.estimated_tokens (bytes / 4).
+void AddContextCostAttributes(Json& otlp, const std::vector<store::ContextCost>& costs);
+
 // Where --otlp may send: http or https, a host, an optional port, an optional
 // path ("" or "/" becomes /v1/traces). Only loopback hosts (localhost,
 // 127.0.0.0/8, [::1]) unless `allow_remote`. kInvalidArgument otherwise.

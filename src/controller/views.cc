@@ -106,4 +106,21 @@ Json TraceEventToInternal(const store::TraceEventRecord& e) {
   return j;
 }
 
+Json ContextCostToJson(const std::vector<store::ContextCost>& costs) {
+  int64_t calls = 0, bytes = 0;
+  Json tools = Json::array();
+  for (const store::ContextCost& cost : costs) {
+    calls += cost.calls;
+    bytes += cost.bytes;
+    tools.push_back({{"tool", cost.tool}, {"calls", cost.calls}, {"bytes", cost.bytes}});
+  }
+  return {{"calls", calls}, {"bytes", bytes}, {"estimatedTokens", bytes / 4}, {"tools", std::move(tools)}};
+}
+
+std::string ContextCostSummary(const std::vector<store::ContextCost>& costs) {
+  Json total = ContextCostToJson(costs);
+  return fmt::format("{} calls, {} bytes, ~{} tokens (bytes/4)", total["calls"].get<int64_t>(),
+                     total["bytes"].get<int64_t>(), total["estimatedTokens"].get<int64_t>());
+}
+
 }  // namespace telic::controller

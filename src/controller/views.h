@@ -23,4 +23,11 @@ Json CanonicalRedactions(const store::TraceEventRecord& event);
 // The internal record (CLI `telic trace`), including the hash chain.
 Json TraceEventToInternal(const store::TraceEventRecord& event);
 
+// A run's context cost (issue 39; store::Store::GetContextCost) as shown by
+// `telic show --json`, the web viewer and the OTLP export: {calls, bytes,
+// estimatedTokens (bytes / 4), tools: [{tool, calls, bytes}]}.
+Json ContextCostToJson(const std::vector<store::ContextCost>& costs);
+// One line of it: "N calls, B bytes, ~T tokens (bytes/4)".
+std::string ContextCostSummary(const std::vector<store::ContextCost>& costs);
+
 }  // namespace telic::controller

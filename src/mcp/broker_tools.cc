@@ -9,8 +9,8 @@ ToolSpec CheckToolActionTool(controller::RunService& service) {
   spec.name = "telic_check_tool_action";
   spec.title = "Check host tool action";
   spec.description =
-      "Ask before a host-native tool call whether the run's permissions allow it; the answer comes from telic's "
-      "permission engine and is recorded as a broker_decision trace event.";
+      "Ask whether the run's permissions allow a host-native tool call before making it; the decision is traced as "
+      "a broker_decision event.";
   spec.schema_path = "tools/telic_check_tool_action.json";
   spec.read_only = true;    // as the reference annotates it, although it appends a trace event
   spec.idempotent = false;  // every call appends another event

@@ -187,52 +187,42 @@ Json TransitionToJson(const graph::Transition& t) {
 std::vector<ToolSpec> BuildGraphTools(TaskService& service) {
   return {
       Tool("telic_create_task", "Create task",
-           "Create a top-level task in a run's task graph (or a standalone graph without run_id). depends_on names "
-           "top-level tasks it waits for; omitted, the task is independent.",
+           "Create a top-level task in a run's task graph (standalone without run_id); depends_on orders it.",
            false, CreateTask, service),
       Tool("telic_spawn_subtask", "Spawn subtask",
-           "Spawn a subtask of a running task, within that task's subagent permission (spawn, maximumChildren, "
-           "maximumDepth). Returns the new id; pass it in a later call's depends_on to order a sibling after it.",
+           "Spawn a subtask of a running task within its subagent permission; returns the new id.",
            false, SpawnSubtask, service),
       Tool("telic_dispatch_tasks", "Dispatch ready tasks",
-           "Hand out every ready task (all dependencies completed) up to max_parallel_workers running at once, each "
-           "with its brief.",
+           "Hand out the ready tasks, each with its brief, up to max_parallel_workers at once.",
            false, DispatchTasks, service),
-      Tool("telic_list_tasks", "List tasks", "List a graph's tasks (states, dependencies) and stories in creation order.",
+      Tool("telic_list_tasks", "List tasks", "List a graph's tasks and stories.",
            true, ListTasks, service),
-      Tool("telic_get_task", "Inspect task", "Return one task with its append-only events and approvals.", true, GetTask,
+      Tool("telic_get_task", "Inspect task", "Return one task with its events and approvals.", true, GetTask,
            service),
       Tool("telic_report_verdict", "Report verdict",
-           "Report a structured approve/reject decision after evaluating another task's work (e.g. as an "
-           "arbitration-role task). Call this before telic_submit_report when your job is to decide whether the work "
-           "is acceptable — the orchestrator reads it to decide the outcome, not just logs it.",
+           "Report your approve/reject decision on another task's work (arbitration); call it before "
+           "telic_submit_report: it decides the outcome.",
            false, ReportVerdict, service),
       Tool("telic_submit_report", "Submit sub-agent report",
-           "Submit a running task's report (raw text ending with an upward-report block or exactly one "
-           "Execution/Review envelope, or the same as JSON) and receive the dispatcher's deterministic decision.",
+           "Submit a running task's report and receive the dispatcher's decision.",
            false, SubmitReport, service),
       Tool("telic_record_verification", "Record verifier result",
-           "Record the deterministic verifier's result for a task awaiting verification: pass completes it; a failure "
-           "re-dispatches within the retry budget or fails it.",
+           "Record the verifier's result for a task awaiting verification.",
            false, RecordVerification, service),
       Tool("telic_resolve_task", "Resolve task by user decision",
-           "Apply the user's decision on a task: redispatch an escalated or blocked task (retries beyond the budget "
-           "only when the user grants them), or fail or cancel it (dependents cascade-fail).",
+           "Apply the user's decision on an escalated or blocked task: redispatch, fail or cancel it.",
            false, ResolveTask, service),
       Tool("telic_approve_action", "Approve pending action",
-           "Record the user's approval of one exact pending action of a task, bound to its sha256 and the policy "
-           "version; usable once.",
+           "Record the user's one-time approval of an exact pending action of a task.",
            false, ApproveAction, service),
       Tool("telic_use_approval", "Use approval",
-           "Consume the approval of an exact action before executing it; a second use, or a changed action, is "
-           "refused.",
+           "Consume the approval of an exact action before executing it (once).",
            false, UseApproval, service),
       Tool("telic_create_story", "Create story",
-           "Create a story (a reviewed unit of work) in VALIDATING whose arbitration task's verdict decides "
-           "REVIEW_READY or NEEDS_FIX when it completes.",
+           "Create a story whose arbitration task's verdict decides REVIEW_READY or NEEDS_FIX.",
            false, CreateStory, service),
       Tool("telic_set_story_status", "Set story status",
-           "Set a story's status by hand (e.g. NEEDS_FIX for a story routed to REVIEW_READY without a verdict).", false,
+           "Set a story's status by hand.", false,
            SetStoryStatus, service),
   };
 }

@@ -2,13 +2,20 @@
 
 namespace telic::mcp {
 
-bool SessionTable::Open(const std::string& id, std::string protocol_version, Clock::time_point now) {
+bool SessionTable::Open(const std::string& id, std::string protocol_version, Clock::time_point now,
+                        std::optional<Profile> profile) {
   std::lock_guard lock(mutex_);
   Reap(now);
   if (sessions_.size() >= limits_.max_sessions && !EvictOne()) return false;
   pending_.push_back(id);
-  sessions_[id] = Entry{std::move(protocol_version), true, 0, now, std::prev(pending_.end())};
+  sessions_[id] = Entry{std::move(protocol_version), true, 0, now, std::prev(pending_.end()), profile};
   return true;
+}
+
+std::optional<Profile> SessionTable::ProfileOf(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? std::nullopt : it->second.profile;
 }
 
 std::optional<std::string> SessionTable::Use(const std::string& id, Clock::time_point now, bool begin) {

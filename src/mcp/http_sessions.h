@@ -19,6 +19,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "mcp/lean_profile.h"
+
 namespace telic::mcp {
 
 class SessionTable {
@@ -33,8 +35,12 @@ class SessionTable {
   explicit SessionTable(Limits limits) : limits_(limits) {}
 
   // Adds a pending session, evicting one at the cap; false (nothing added)
-  // when every session has a request being handled.
-  [[nodiscard]] bool Open(const std::string& id, std::string protocol_version, Clock::time_point now);
+  // when every session has a request being handled. `profile`: what its
+  // initialize asked for (nullopt: the server's).
+  [[nodiscard]] bool Open(const std::string& id, std::string protocol_version, Clock::time_point now,
+                          std::optional<Profile> profile = std::nullopt);
+  // The profile the session's initialize asked for; nullopt when none or unknown.
+  std::optional<Profile> ProfileOf(const std::string& id);
   // The session's negotiated version, or nullopt when it is unknown,
   // closed, expired or evicted. Marks it used and initialized; with `begin`,
   // it also counts a request being handled until End(id).
@@ -52,6 +58,7 @@ class SessionTable {
     int busy = 0;
     Clock::time_point last_used;
     std::list<std::string>::iterator position;  // in pending_ or ready_
+    std::optional<Profile> profile;
   };
   using Map = std::unordered_map<std::string, Entry>;
 

@@ -305,6 +305,7 @@ bool PortInUse(const std::string& host, int port) {
 
 struct Session {
   std::string protocol_version;
+  std::optional<Profile> profile;  // what its initialize asked for (mcp/lean_profile.h)
 };
 
 constexpr const char* kJson = "application/json";
@@ -540,6 +541,7 @@ class HttpTransport::Impl {
       return false;
     }
     session.protocol_version = *version;
+    session.profile = sessions_.ProfileOf(id);
     return true;
   }
 
@@ -609,6 +611,7 @@ class HttpTransport::Impl {
       res.set_header("Retry-After", "1");
       return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
     }
+    SessionProfileScope profile(session.profile);
     std::optional<std::string> reply = server_->HandleLine(req.body);
     res.set_header("Mcp-Session-Id", id);
     if (reply) res.set_content(*reply, kJson);
@@ -639,6 +642,7 @@ class HttpTransport::Impl {
       return Reject(res, 503, "Service Unavailable: too many requests in flight; retry");
     }
     if (message.method == "subscriptions/listen") return Listen(res, message);
+    SessionProfileScope profile(std::nullopt);  // stateless: the server's profile
     std::optional<std::string> reply = server_->HandleLine(req.body);
     if (!reply) return Reject(res, 500, "Internal error: the request produced no reply");
     res.status = ModernHttpStatus(*reply);
@@ -706,7 +710,14 @@ class HttpTransport::Impl {
 
   void Initialize(const httplib::Request& req, httplib::Response& res) {
     if (!CheckProtocolVersion(req, res, nullptr)) return;
-    std::optional<std::string> reply = server_->HandleLine(req.body);
+    Json request = ParseJsonStrict(req.body, ParseLimits{req.body.size(), kMaxJsonDepth}).value_or(Json(Json::value_t::discarded));
+    std::optional<Profile> requested =
+        request.is_object() && request.contains("params") ? ProfileRequestedAt(request["params"]) : std::nullopt;
+    std::optional<std::string> reply;
+    {
+      SessionProfileScope profile(requested);
+      reply = server_->HandleLine(req.body);
+    }
     if (!reply) return Reject(res, 500, "Internal error: initialize produced no reply");
     Json parsed = ParseJsonStrict(*reply, ParseLimits{reply->size(), kMaxJsonDepth}).value_or(Json(Json::value_t::discarded));
     if (!parsed.is_object() || !parsed.contains("result")) {  // invalid params: no session
@@ -716,7 +727,7 @@ class HttpTransport::Impl {
     }
     std::string negotiated = parsed["result"].value("protocolVersion", "");
     std::string id = RandomHex(32);
-    if (!sessions_.Open(id, negotiated, SteadyClock::now())) {
+    if (!sessions_.Open(id, negotiated, SteadyClock::now(), requested)) {
       res.set_header("Retry-After", "5");
       return Reject(res, 503, "Service Unavailable: every session has a request in progress");
     }

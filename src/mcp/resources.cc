@@ -4,6 +4,7 @@
 //   run://RUN           the run with its artifact list and next action (telic_get_run)
 //   artifact://RUN/ID   the artifact's canonical body, digest-checked (telic_get_artifact)
 //   trace://RUN         the run's trace events, first page (telic_get_trace)
+//   schema://TYPE       artifact TYPE's served JSON Schema (telic_get_schema)
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -81,6 +82,9 @@ Json ResourceTemplates() {
       {{"uriTemplate", "trace://{run_id}"}, {"name", "trace"}, {"title", "Telic trace"},
        {"description", "A run's hash-chained trace events (the first 500; telic_get_trace pages further)."},
        {"mimeType", "application/json"}},
+      {{"uriTemplate", "schema://{type}"}, {"name", "schema"}, {"title", "Telic artifact schema"},
+       {"description", "An artifact type's full JSON Schema (as telic_get_schema)."},
+       {"mimeType", "application/json"}},
   });
 }
 
@@ -107,6 +111,7 @@ Result<Json> Server::ReadToolPayload(const std::string& name, Json arguments) {
   if (!validator) return std::unexpected(validator.error());
   std::vector<Issue> issues = (*validator)->Validate(arguments);
   if (!issues.empty()) return Fail(ErrorCode::kInvalidArgument, "invalid resource identifier", issues);
+  ProfileScope full(Profile::kDefault);  // a resource is the whole record in every profile
   TELIC_ASSIGN_OR_RETURN(Json payload, it->handler(arguments));
   // A resource is written with dump(): the action's served schemas as JSON,
   // not references (D-P8).
@@ -182,6 +187,12 @@ std::string Server::ReadResource(const Json& id, const Json& params, bool modern
     return ErrorResponse(id, kInvalidParams, "Invalid params: resources/read requires a string uri");
   }
   std::string uri = params["uri"].get<std::string>();
+  if (std::optional<std::string> type = SchemaUriType(uri)) {  // an artifact schema a lean NextAction refers to
+    auto schema = schema::ArtifactHostSchema(*type);
+    if (!schema) return ResourceNotFound(id, modern, uri);
+    Json result = {{"contents", Json::array({TextContents(uri, (*schema)->compact())})}};
+    return ResultResponse(id, modern ? ModernResult(std::move(result), kArtifactCache) : result);
+  }
   std::optional<ResourceUri> parsed = ParseResourceUri(uri);
   if (!parsed) return ResourceNotFound(id, modern, uri);
   Result<Json> payload = Fail(ErrorCode::kInternal, "unreachable");

@@ -49,26 +49,10 @@ const schema::HostSchema* ServedSchemaOf(const Json& value, bool& equal) {
   return *schema;
 }
 
-// Where a text skeleton (ResultOrder::kSkeleton) left out the pretty text
-// of `schema` at `depth`. The escaped text is looked up when it is written
-// (pretty_escaped's view of a depth it does not cache lasts until its next
-// call on the thread).
-struct Splice {
-  size_t offset;
-  const schema::HostSchema* schema;
-  int depth;
-};
-
 class ResultOrder : public WriteOrder {
  public:
-  // Written instead of each served schema: its text (kText), or nothing
-  // with a Splice recorded (kSkeleton, pretty only).
-  enum Schemas { kText, kSkeleton };
   // reorder: the wire order of the text content; otherwise map order.
-  ResultOrder(int indent, bool reorder, Schemas schemas = kText)
-      : indent_(indent), reorder_(reorder), schemas_(schemas) {}
-
-  const std::vector<Splice>& splices() const { return splices_; }
+  ResultOrder(int indent, bool reorder) : indent_(indent), reorder_(reorder) {}
 
   std::span<const std::string_view> FirstKeys(int context) const override {
     if (!reorder_) return {};
@@ -98,61 +82,20 @@ class ResultOrder : public WriteOrder {
     const schema::HostSchema* schema = ServedSchemaOf(value, equal);
     if (schema == nullptr || (equal && indent_ >= 0 && indent_ != 2)) return std::nullopt;
     if (indent_ < 0) return std::string_view(schema->compact());
-    if (schemas_ == kSkeleton) {
-      pending_ = Splice{0, schema, depth};
-      return std::string_view();
-    }
     return schema->pretty(depth);
-  }
-
-  void Placed(size_t offset) const override {
-    if (schemas_ == kSkeleton) splices_.push_back(Splice{offset, pending_.schema, pending_.depth});
   }
 
  private:
   int indent_;
   bool reorder_;
-  Schemas schemas_;
-  mutable Splice pending_{};               // kSkeleton: the schema Precomputed just left out
-  mutable std::vector<Splice> splices_;  // kSkeleton: every schema left out, in text order
 };
 
-// Appends `text` escaped as the inside of a JSON string literal (what
-// WriteJsonString writes between its quotes).
-void AppendInsideString(std::string_view text, std::string& out) {
-  const size_t at = out.size();
-  WriteJsonString(text, out);
-  out.pop_back();
-  out.erase(at, 1);
-}
-
-// Appends the string literal of the text whose skeleton is `skeleton`: the
-// skeleton's bytes with each splice's escaped schema text put back at its
-// offset. Escaping works byte by byte and every splice sits between ASCII
-// bytes, so this is the literal WriteJsonString writes for the whole text.
-void WriteSplicedString(std::string_view skeleton, const std::vector<Splice>& splices, std::string& out) {
-  if (splices.empty()) {
-    WriteJsonString(skeleton, out);
-    return;
-  }
-  out.push_back('"');
-  size_t from = 0;
-  for (const Splice& splice : splices) {
-    AppendInsideString(skeleton.substr(from, splice.offset - from), out);
-    out += splice.schema->pretty_escaped(splice.depth);
-    from = splice.offset;
-  }
-  AppendInsideString(skeleton.substr(from), out);
-  out.push_back('"');
-}
-
-std::string WriteBody(const Json& payload, std::string_view text, const std::vector<Splice>& splices, bool is_error,
-                      size_t text_bytes) {
+std::string WriteBody(const Json& payload, std::string_view text, bool is_error) {
   ResultOrder order(-1, false);
   std::string out;
-  out.reserve(text_bytes * 2 + 1024);
+  out.reserve(text.size() * 2 + 1024);
   out += ",\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"text\":";
-  WriteSplicedString(text, splices, out);
+  WriteJsonString(text, out);
   out += ",\"type\":\"text\"}],";
   if (is_error) out += "\"isError\":true,";
   out += "\"structuredContent\":";
@@ -167,26 +110,17 @@ std::string ToolResultText(const Json& payload, bool pretty) {
   const int indent = pretty ? 2 : -1;
   ResultOrder order(indent, true);
   std::string out;
-  out.reserve(pretty ? 32 * 1024 : 512);
+  out.reserve(pretty ? 32 * 1024 : 4096);
   WriteJson(payload, indent, out, &order, kRoot);
   return out;
 }
 
 std::string ToolResultBody(const Json& payload, std::string_view text, bool is_error) {
-  return WriteBody(payload, text, {}, is_error, text.size());
+  return WriteBody(payload, text, is_error);
 }
 
 std::string ToolResultBody(const Json& payload, bool is_error) {
-  if (is_error) return ToolResultBody(payload, ToolResultText(payload, false), true);
-  ResultOrder skeleton_order(2, true, ResultOrder::kSkeleton);
-  std::string skeleton;
-  skeleton.reserve(8 * 1024);
-  WriteJson(payload, 2, skeleton, &skeleton_order, kRoot);
-  size_t text_bytes = skeleton.size();
-  for (const Splice& splice : skeleton_order.splices()) {
-    text_bytes += splice.schema->pretty_escaped(splice.depth).size();  // cached: no copy, no work
-  }
-  return WriteBody(payload, skeleton, skeleton_order.splices(), false, text_bytes);
+  return ToolResultBody(payload, ToolResultText(payload, false), is_error);
 }
 
 std::string ToolResultLineFromBody(const Json& id, std::string_view body) {
@@ -196,6 +130,15 @@ std::string ToolResultLineFromBody(const Json& id, std::string_view body) {
   WriteJson(id, -1, out);
   out += body;
   return out;
+}
+
+size_t ToolResultTextBytes(std::string_view body) {
+  // Inside the escaped text every quote is preceded by a backslash, so the
+  // first match is the member itself.
+  constexpr std::string_view kKey = "\"structuredContent\":";
+  const size_t at = body.find(kKey);
+  if (at == std::string_view::npos || body.size() < at + kKey.size() + 2) return 0;
+  return body.size() - at - kKey.size() - 2;  // less the closing "}}"
 }
 
 std::string ToolResultLine(const Json& id, const Json& payload, std::string_view text, bool is_error) {

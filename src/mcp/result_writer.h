@@ -22,8 +22,10 @@
 
 namespace telic::mcp {
 
-// The text content of a tool result: pretty (2-space indent) for a success,
-// compact for an error, members in wire order.
+// A tool result's JSON text, members in wire order: compact, or pretty
+// (2-space indent). The text content of every result is the compact one
+// (issue 39: a host that passes the text block to its model pays no
+// indentation).
 std::string ToolResultText(const Json& payload, bool pretty);
 
 // The JSON-RPC response line of a tools/call result: exactly
@@ -37,12 +39,12 @@ std::string ToolResultLine(const Json& id, const Json& payload, std::string_view
 // several requests. ToolResultLine(id, p, t, e) ==
 // ToolResultLineFromBody(id, ToolResultBody(p, t, e)).
 std::string ToolResultBody(const Json& payload, std::string_view text, bool is_error);
-// ToolResultBody(payload, ToolResultText(payload, !is_error), is_error),
-// written without making the text first: the pretty text of each served
-// schema goes into the text content from its precomputed escaped form
-// (schema::HostSchema::pretty_escaped) instead of being written, then
-// escaped byte by byte.
+// ToolResultBody(payload, ToolResultText(payload, false), is_error).
 std::string ToolResultBody(const Json& payload, bool is_error);
 std::string ToolResultLineFromBody(const Json& id, std::string_view body);
+// The bytes of the text content of `body` (a ToolResultBody): the length of
+// its structuredContent, the last member, which is the same JSON written
+// compactly in another member order.
+size_t ToolResultTextBytes(std::string_view body);
 
 }  // namespace telic::mcp

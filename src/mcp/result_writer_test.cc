@@ -87,19 +87,19 @@ class ResultWriterTest : public ::testing::Test {
 TEST_F(ResultWriterTest, StartRunAndGetRunPutShortFieldsBeforeTheSchemas) {
   std::string line = CallLine("telic_start_run", {{"original_request", "Explain what src/app.ts does \"quoted\"\n"},
                                                   {"mode", "plan_only"}});
-  ExpectWireForm(line, true);
+  ExpectWireForm(line, false);
   Json result = Json::parse(line).at("result");
   const std::string text = result.at("content").at(0).at("text").get<std::string>();
-  EXPECT_EQ(text.rfind("{\n  \"ok\": true,\n  \"run\": {\n    \"runId\": ", 0), 0u) << text.substr(0, 200);
+  EXPECT_EQ(text.rfind("{\"ok\":true,\"run\":{\"runId\":", 0), 0u) << text.substr(0, 200);
   auto type = text.find("\"requiredOutputType\"");
   auto schema = text.find("\"requiredOutputSchema\"");
   ASSERT_NE(type, std::string::npos);
   EXPECT_LT(type, schema);
   EXPECT_LT(type, 4096u);  // a host that keeps 4 KB of the text still sees what to produce
   const std::string run_id = result.at("structuredContent").at("run").at("runId").get<std::string>();
-  ExpectWireForm(CallLine("telic_get_run", {{"run_id", run_id}}), true);
-  ExpectWireForm(CallLine("telic_get_next_action", {{"run_id", run_id}}), true);
-  ExpectWireForm(CallLine("telic_get_trace", {{"run_id", run_id}}), true);
+  ExpectWireForm(CallLine("telic_get_run", {{"run_id", run_id}}), false);
+  ExpectWireForm(CallLine("telic_get_next_action", {{"run_id", run_id}}), false);
+  ExpectWireForm(CallLine("telic_get_trace", {{"run_id", run_id}}), false);
 }
 
 TEST_F(ResultWriterTest, ErrorsAreCompactWithOkFirst) {
@@ -149,12 +149,10 @@ TEST(ResultWriterStandaloneTest, AChangedSchemaIsWrittenAsItIs) {
   EXPECT_NE(line.find("\"changed\""), std::string::npos);
 }
 
-// ToolResultBody(payload, is_error) leaves the served schemas out of the text
-// it escapes and puts their precomputed escaped text back: the body must be
-// byte for byte the body of the text written whole, with schemas given as
-// references and as copies, at both depths they take, beside strings that
-// need escapes, non-ASCII and invalid UTF-8, and for errors.
-TEST(ResultWriterStandaloneTest, ABodyWrittenWithSplicedSchemasIsTheBodyOfTheWholeText) {
+// ToolResultBody(payload, is_error) carries the compact text of the payload
+// (issue 39), with schemas given as references and as copies, beside strings
+// that need escapes, non-ASCII and invalid UTF-8, and for errors.
+TEST(ResultWriterStandaloneTest, ABodyCarriesTheCompactTextOfItsPayload) {
   auto work_plan = schema::ArtifactHostSchema("WorkPlan");
   auto evidence = schema::ArtifactHostSchema("Evidence");
   ASSERT_TRUE(work_plan.has_value() && evidence.has_value());
@@ -185,8 +183,11 @@ TEST(ResultWriterStandaloneTest, ABodyWrittenWithSplicedSchemasIsTheBodyOfTheWho
     Json expanded = payload;
     schema::ExpandServedSchemaRefs(expanded);
     SCOPED_TRACE(expanded.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 160));
-    const std::string whole = ToolResultBody(payload, ToolResultText(payload, !is_error), is_error);
+    const std::string whole = ToolResultBody(payload, ToolResultText(payload, false), is_error);
     EXPECT_EQ(ToolResultBody(payload, is_error), whole);
+    std::string text = Json::parse("{\"id\":1" + whole).at("result").at("content").at(0).at("text");
+    EXPECT_EQ(text.find('\n'), std::string::npos);
+    EXPECT_EQ(ToolResultTextBytes(whole), ToolResultText(payload, false).size());  // the context cost counted
   }
 }
 

@@ -75,7 +75,7 @@ namespace {
 // The result as a JSON value, for the paths that serialise it with dump():
 // the text is written first, then the served-schema references are expanded.
 Json ToolResultObject(Json payload, bool is_error) {
-  std::string text = ToolResultText(payload, !is_error);
+  std::string text = ToolResultText(payload, false);
   schema::ExpandServedSchemaRefs(payload);
   Json result = {{"content", Json::array({{{"type", "text"}, {"text", std::move(text)}}})},
                  {"structuredContent", std::move(payload)}};
@@ -92,7 +92,10 @@ Json ToolErrorResult(const Error& error) { return ToolResultObject(ToolErrorPayl
 Json ToolSuccessResult(const Json& fields) { return ToolResultObject(ToolSuccessPayload(fields), false); }
 
 Server::Server(controller::RunService& service)
-    : service_(service), tools_(BuildTools(service)), tasks_(std::make_unique<TaskRegistry>()) {
+    : service_(service),
+      tools_(BuildTools(service)),
+      meter_(std::make_unique<ContextMeter>(service.store())),
+      tasks_(std::make_unique<TaskRegistry>()) {
   // Every payload leaves through the result writer (Dispatch) or
   // ToolResultObject, which expands references: no schema copy per action.
   service_.set_action_schemas(controller::ActionSchemas::kReferences);
@@ -111,7 +114,7 @@ namespace {
 // A tool's inputSchema as compact text: prebuilt at build time, else bundled now.
 std::string InputSchemaText(const ToolSpec& tool) {
   if (const auto* prebuilt = schema::FindPrebuiltBundle(tool.schema_path)) return std::string(prebuilt->text);
-  auto schema = schema::BundleForHost(schema::Registry::Default(), tool.schema_path);
+  auto schema = schema::BundleToolInputForListing(schema::Registry::Default(), tool.schema_path);
   return Compact(schema ? *schema : Json::object());
 }
 
@@ -236,9 +239,13 @@ std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& na
     KeepRefusal(*it, args, refusal);
     return ToolPayload{std::move(refusal), true};
   }
+  const bool lean = CurrentProfile() == Profile::kLean;
+  std::optional<LeanBefore> before = lean ? LeanStateBefore(service_, name, args) : std::nullopt;
   Result<Json> result = [&]() -> Result<Json> {
     try {
-      return control && it->task_handler ? it->task_handler(args, *control) : it->handler(args);
+      Result<Json> fields = control && it->task_handler ? it->task_handler(args, *control) : it->handler(args);
+      if (fields && lean) return LeanPayload(name, std::move(*fields), before);
+      return fields;
     } catch (const std::exception& ex) {
       return Fail(ErrorCode::kInternal, fmt::format("internal error: {}", ex.what()));
     }
@@ -261,15 +268,44 @@ std::optional<Server::ToolPayload> Server::CallToolPayload(const std::string& na
 std::optional<Json> Server::CallTool(const std::string& name, const Json* arguments) {
   auto payload = CallToolPayload(name, arguments);
   if (!payload) return std::nullopt;
-  return ToolResultObject(std::move(payload->payload), payload->is_error);
+  Json result = ToolResultObject(std::move(payload->payload), payload->is_error);
+  CountContextCost(name, arguments, &result["structuredContent"], result["content"][0]["text"].get_ref<const std::string&>().size());
+  return result;
 }
 
+void Server::CountContextCost(const std::string& name, const Json* arguments, const Json* payload, size_t bytes) {
+  std::string run_id;
+  if (arguments && arguments->is_object() && arguments->contains("run_id") && (*arguments)["run_id"].is_string()) {
+    run_id = (*arguments)["run_id"].get<std::string>();
+  } else if (payload && payload->is_object() && payload->contains("run") && (*payload)["run"].is_object()) {
+    run_id = (*payload)["run"].value("runId", "");
+  }
+  if (run_id.empty()) return;
+  auto it = std::find_if(tools_.begin(), tools_.end(), [&](const ToolSpec& t) { return t.name == name; });
+  meter_->Count(run_id, name, bytes, it != tools_.end() && !it->read_only);
+}
+
+Profile Server::EffectiveProfile() const {
+  if (SessionProfileScope::Active()) return SessionProfileScope::Requested().value_or(profile_);
+  int requested = session_profile_.load(std::memory_order_relaxed);
+  return requested < 0 ? profile_ : static_cast<Profile>(requested);
+}
+
+// A session that asks for a profile (ProfileRequestedAt) is told the one it
+// got under capabilities.experimental["telic/profile"]; one that does not
+// ask is answered as before.
 Json Server::Initialize(const Json& params) const {
   std::string requested = params.is_object() ? params.value("protocolVersion", "") : "";
   const auto& versions = SupportedProtocolVersions();
   bool known = std::find(versions.begin(), versions.end(), requested) != versions.end();
+  Json capabilities = Capabilities(false);
+  std::optional<Profile> asked = ProfileRequestedAt(params);
+  if (asked) {
+    if (!SessionProfileScope::Active()) session_profile_.store(static_cast<int>(*asked), std::memory_order_relaxed);
+    capabilities["experimental"][kProfileCapability] = {{"name", ProfileName(*asked)}};
+  }
   return {{"protocolVersion", known ? requested : versions.front()},
-          {"capabilities", Capabilities(false)},
+          {"capabilities", std::move(capabilities)},
           {"serverInfo", {{"name", kServerName}, {"version", kServerVersion}}}};
 }
 
@@ -299,18 +335,23 @@ std::optional<std::string> Server::Dispatch(const Json& id, const std::string& m
     // The read tools' written results are kept per run stamp (read_cache.h);
     // not while an observer watches every payload.
     const std::string* run_id = observer_ ? nullptr : ReadResultCache::CacheableRun(name, arguments);
+    const std::string cache_key = CurrentProfile() == Profile::kLean ? name + " lean" : name;
     std::optional<controller::RunStamp> stamp;
     if (run_id != nullptr) {
       if (auto read = service_.ReadStamp(*run_id)) {
-        if (auto body = read_results_.Find(name, *run_id, *read)) return ToolResultLineFromBody(id, *body);
+        if (auto body = read_results_.Find(cache_key, *run_id, *read)) {
+          CountContextCost(name, arguments, nullptr, ToolResultTextBytes(*body));
+          return ToolResultLineFromBody(id, *body);
+        }
         stamp = std::move(*read);
       }  // no such run: the call below answers with the tool's own error
     }
     auto result = CallToolPayload(name, arguments);
     if (!result) return ErrorResponse(id, kInvalidParams, fmt::format("Tool {} not found", name));
     std::string body = ToolResultBody(result->payload, result->is_error);
+    CountContextCost(name, arguments, &result->payload, ToolResultTextBytes(body));
     std::string line = ToolResultLineFromBody(id, body);
-    if (stamp && !result->is_error) read_results_.Keep(name, *run_id, std::move(*stamp), std::move(body));
+    if (stamp && !result->is_error) read_results_.Keep(cache_key, *run_id, std::move(*stamp), std::move(body));
     return line;
   }
   return ErrorResponse(id, kMethodNotFound, "Method not found");
@@ -334,6 +375,7 @@ std::optional<std::string> Server::HandleLine(std::string_view line) {
   std::optional<store::TraceContext> trace;
   if (request.traceparent) trace = store::TraceContext{*request.traceparent, request.tracestate};
   store::TraceContextScope trace_scope(std::move(trace));  // the events this request causes record it
+  ProfileScope profile(EffectiveProfile());
   if (request.modern) return DispatchModern(*message.id, message.method, message.params, request);
   return Dispatch(*message.id, message.method, message.params);
 }

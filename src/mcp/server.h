@@ -1,6 +1,7 @@
 // The MCP server core: lifecycle, tools and prompts, independent of transport.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -13,6 +14,8 @@
 #include "base/canonical_json.h"
 #include "base/status.h"
 #include "controller/run_service.h"
+#include "mcp/context_meter.h"
+#include "mcp/lean_profile.h"
 #include "mcp/read_cache.h"
 #include "mcp/request_state.h"
 #include "mcp/revision.h"
@@ -109,6 +112,13 @@ class Server {
   // InputRequiredResult is issued (a retry gets -32603).
   void set_request_state_key_file(std::string path);
 
+  // The profile of sessions that ask for none at initialize (mcp/lean_profile.h).
+  void set_profile(Profile profile) { profile_ = profile; }
+  // The profile the current request is answered in: its session's choice at
+  // initialize (SessionProfileScope over HTTP; this server's own over stdio),
+  // else set_profile's.
+  Profile EffectiveProfile() const;
+
   // Replaces the tasks extension's limits (tests; mcp/tasks.h). Call before serving.
   void set_task_limits(const TaskLimits& limits);
 
@@ -147,10 +157,15 @@ class Server {
   std::optional<std::string> StartToolTask(const Json& id, const std::string& name, const Json* arguments,
                                            const RequestContext& context);
   std::string DispatchTasks(const Json& id, const std::string& method, const Json& params, const RequestContext& context);
+  // Counts a tools/call result of `bytes` text for its run (ContextMeter):
+  // the run named by arguments.run_id, else by the payload's run.runId.
+  void CountContextCost(const std::string& name, const Json* arguments, const Json* payload, size_t bytes);
   // A read-only tool's payload for validated `arguments` (resources/read).
   Result<Json> ReadToolPayload(const std::string& name, Json arguments);
 
   controller::RunService& service_;
+  Profile profile_ = Profile::kDefault;
+  mutable std::atomic<int> session_profile_{-1};  // what initialize asked for on stdio: a Profile, or -1
   std::vector<ToolSpec> tools_;
   struct ToolList {
     std::string text;  // the entries' array, as Compact writes it
@@ -168,6 +183,7 @@ class Server {
   std::mutex signer_mutex_;
   std::string key_file_;
   std::unique_ptr<RequestStateSigner> signer_;
+  std::unique_ptr<ContextMeter> meter_;  // after tasks_ is destroyed, writes what is pending
   // Last: destroyed (its task threads joined) before everything they use.
   std::unique_ptr<TaskRegistry> tasks_;
 };

@@ -108,11 +108,12 @@ TEST_F(ServerTest, ToolFailuresAreToolResultsWithCodeAndIssues) {
   EXPECT_EQ(Json::parse(result["content"][0]["text"].get<std::string>()), payload);
 }
 
-TEST_F(ServerTest, SuccessTextIsThePrettyPayload) {
+// covers issue 39 item 2: the text block is the compact payload.
+TEST_F(ServerTest, SuccessTextIsTheCompactPayload) {
   Json result = Call("telic_start_run", {{"original_request", "Explain src/app.ts"}, {"mode", "plan_only"}});
   ASSERT_FALSE(result.contains("isError"));
   std::string text = result["content"][0]["text"];
-  EXPECT_NE(text.find("\n  \""), std::string::npos);
+  EXPECT_EQ(text.find('\n'), std::string::npos);
   EXPECT_EQ(Json::parse(text), result["structuredContent"]);
   EXPECT_EQ(result["structuredContent"]["ok"], true);
 }
@@ -198,7 +199,7 @@ TEST_F(ServerTest, ToolListTextIsTheRunTimeBundlesSerialised) {
   ASSERT_GT(expected.size(), 5u);
   for (Json& entry : expected) {
     std::string name = entry["name"];
-    auto input = schema::BundleForHost(schema::Registry::Default(), "tools/" + name + ".json");
+    auto input = schema::BundleToolInputForListing(schema::Registry::Default(), "tools/" + name + ".json");
     ASSERT_TRUE(input) << name;
     entry["inputSchema"] = *input;
     auto output = ToolOutputSchema(name);

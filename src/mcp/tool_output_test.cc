@@ -154,6 +154,9 @@ TEST_F(ToolOutputTest, RunToolSuccessResultsConform) {
   Call("telic_get_run", {{"run_id", run}});
   Call("telic_list_runs", Json::object());
   Call("telic_get_artifact", {{"run_id", run}, {"artifact_id", run}});
+  Call("telic_get_schema", {{"type", "WorkPlan"}});
+  Call("telic_get_schema", {{"type", "WorkPlan"}, {"form", "compact"}});
+  Call("telic_get_run", {{"run_id", run}, {"artifacts_offset", 1}, {"artifacts_limit", 1}, {"include_bodies", true}});
   Call("telic_get_trace", {{"run_id", run}});
   Call("telic_replay_run", {{"run_id", run}});
   Json tokens = {{"run_id", run}, {"action_id", action["id"]}, {"expected_run_version", started["run"]["version"]}};
@@ -168,7 +171,8 @@ TEST_F(ToolOutputTest, RunToolSuccessResultsConform) {
   EXPECT_EQ(Call("telic_cancel_run", tokens)["ok"], true);
   Call("telic_get_next_action", {{"run_id", run}});  // the terminal NextAction
   for (const char* tool : {"telic_start_run", "telic_get_next_action", "telic_get_run", "telic_list_runs",
-                           "telic_get_artifact", "telic_get_trace", "telic_replay_run", "telic_check_tool_action",
+                           "telic_get_artifact", "telic_get_schema", "telic_get_trace", "telic_replay_run",
+                           "telic_check_tool_action",
                            "telic_cancel_run"}) {
     EXPECT_TRUE(checked_.contains(std::string(tool) + " ok")) << tool;
   }
@@ -204,7 +208,7 @@ TEST_F(ToolOutputTest, SchemasRejectPayloadsOfTheWrongShape) {
   bad_run["run"]["status"] = "sleeping";
   EXPECT_FALSE(Violations("telic_start_run", bad_run).empty());
   EXPECT_FALSE(Violations("telic_get_run", started).empty());  // another tool's shape
-  EXPECT_FALSE(Violations("telic_start_run", Json{{"ok", false}, {"code", "bogus"}, {"error", "x"}}).empty());
+  EXPECT_FALSE(Violations("telic_start_run", Json{{"ok", false}, {"code", "Bogus Code"}, {"error", "x"}}).empty());
   EXPECT_FALSE(Violations("telic_start_run", Json{{"ok", false}, {"error", "x"}}).empty());
 }
 

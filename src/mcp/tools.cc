@@ -1,9 +1,13 @@
 #include "mcp/tools.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "controller/views.h"
 #include "mcp/broker_tools.h"
+#include "mcp/lean_profile.h"
+#include "schema/compact_shape.h"
+#include "schema/host_schemas.h"
 
 namespace telic::mcp {
 namespace {
@@ -41,13 +45,57 @@ Result<Json> StartRun(RunService& service, const Json& args) {
   return RunAndActionPayload(std::move(result));
 }
 
+// Index entries per telic_get_run page in the lean profile when the caller names no limit.
+constexpr size_t kLeanArtifactsPage = 50;
+
+// The run, its artifact index and its NextAction. The index is paged when
+// the caller pages it or the profile is lean (artifactsPage says where the
+// page lies); a lean entry is {id, type}, a default one the metadata; with
+// include_bodies each entry carries its verified body.
 Result<Json> GetRun(RunService& service, const Json& args) {
-  TELIC_ASSIGN_OR_RETURN(controller::RunDetail detail, service.GetRun(args["run_id"].get<std::string>()));
+  const std::string run_id = args["run_id"].get<std::string>();
+  TELIC_ASSIGN_OR_RETURN(controller::RunDetail detail, service.GetRun(run_id));
+  const bool lean = CurrentProfile() == Profile::kLean;
+  const bool paged = lean || args.contains("artifacts_offset") || args.contains("artifacts_limit");
+  const size_t total = detail.artifacts.size();
+  const size_t offset = std::min<size_t>(args.value("artifacts_offset", 0), total);
+  const size_t limit = args.contains("artifacts_limit") ? args["artifacts_limit"].get<size_t>()
+                       : lean                           ? kLeanArtifactsPage
+                                                        : total;
+  const size_t end = paged ? std::min(total, offset + limit) : total;
   Json artifacts = Json::array();
-  for (const auto& meta : detail.artifacts) artifacts.push_back(controller::ArtifactMetaToJson(meta));
-  return Json{{"run", controller::RunToJson(detail.run)},
-              {"artifacts", std::move(artifacts)},
-              {"nextAction", std::move(detail.next_action)}};
+  for (size_t i = paged ? offset : 0; i < end; ++i) {
+    const store::ArtifactMeta& meta = detail.artifacts[i];
+    Json entry = lean ? Json{{"id", meta.id}, {"type", meta.type}} : controller::ArtifactMetaToJson(meta);
+    if (args.value("include_bodies", false)) {
+      TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, service.GetArtifact(run_id, meta.id));
+      entry["body"] = controller::HydratedArtifactToJson(stored)["body"];
+    }
+    artifacts.push_back(std::move(entry));
+  }
+  Json payload = {{"run", controller::RunToJson(detail.run)},
+                  {"artifacts", std::move(artifacts)},
+                  {"nextAction", std::move(detail.next_action)}};
+  if (paged) {
+    payload["artifactsPage"] = {{"offset", offset}, {"limit", limit}, {"total", total},
+                                {"nextOffset", end < total ? Json(end) : Json(nullptr)}};
+  }
+  return payload;
+}
+
+// An artifact type's schema reference with its full schema or compact shape.
+Result<Json> GetSchema(RunService& /*service*/, const Json& args) {
+  const std::string type = args["type"].get<std::string>();
+  TELIC_ASSIGN_OR_RETURN(Json payload, SchemaReference(type));
+  payload["type"] = type;
+  if (args.value("form", "full") == "compact") {
+    TELIC_ASSIGN_OR_RETURN(const std::string* shape, schema::ArtifactCompactShape(type));
+    payload["shape"] = *shape;
+  } else {
+    TELIC_ASSIGN_OR_RETURN(const schema::HostSchema* schema, schema::ArtifactHostSchema(type));
+    payload["schema"] = schema->json();
+  }
+  return payload;
 }
 
 Result<Json> ListRuns(RunService& service, const Json& args) {
@@ -142,41 +190,40 @@ ToolSpec Tool(std::string name, std::string title, std::string description, bool
 std::vector<ToolSpec> BuildTools(RunService& service) {
   std::vector<ToolSpec> tools = {
       Tool("telic_start_run", "Start Telic run",
-           "Store the immutable request and create a permission-bounded Telic run. This does not call a model.", false,
+           "Store the user's request and start a permission-bounded run; returns the run and its first action.", false,
            StartRun, service),
       Tool("telic_ground_context", "Ground repository context",
-           "Select bounded, secret-aware repository sources the run may read, store each exact text once, and submit "
-           "the trace-safe ContextManifest for the context_discovery action.",
+           "Answer the context_discovery action: select bounded, secret-free repository sources and store the "
+           "ContextManifest.",
            false, GroundContext, service),
       Tool("telic_get_next_action", "Get next Telic action",
-           "Return the single legal next phase, bounded inputs, output schema, permissions, and budgets.", true,
+           "Return the run's one legal next action: phase, inputs, output type, permissions, budgets.", true,
            GetNextAction, service),
       Tool("telic_cancel_run", "Cancel Telic run",
-           "Cancel the current non-terminal run with its latest action and version tokens. This records a terminal "
-           "cancellation without changing the repository.",
+           "Cancel a running run (with its action and version tokens); the repository is untouched.",
            false, CancelRun, service),
       Tool("telic_submit_artifact", "Submit Telic artifact",
-           "Submit the typed artifact answering the current action (with its action_id and expected_run_version), or "
-           "answer a pending clarification with clarification_response. Invalid, stale or out-of-permission "
-           "submissions are rejected and change nothing.",
+           "Submit the artifact answering the current action (action_id, expected_run_version), or answer a "
+           "clarification with clarification_response. A refused submission changes nothing.",
            false, SubmitArtifact, service),
       Tool("telic_list_runs", "List Telic runs",
-           "List runs stored for this repository, newest first, so the user can choose one to resume or inspect.", true,
+           "List this repository's runs, newest first.", true,
            ListRuns, service),
       Tool("telic_get_run", "Inspect Telic run",
-           "Return a run's record, its artifact metadata in insertion order, and its current next action.", true,
+           "Return a run's record, its artifact index (paged; bodies on request) and its next action.", true,
            GetRun, service),
       Tool("telic_get_artifact", "Read Telic artifact",
-           "Return one stored artifact with its canonical body after re-verifying its sha256 digest.", true,
+           "Return one stored artifact with its body, its sha256 re-verified.", true,
            GetArtifact, service),
+      Tool("telic_get_schema", "Get artifact schema",
+           "Return an artifact type's full JSON Schema (or compact shape), e.g. after a context compaction.", true,
+           GetSchema, service),
       Tool("telic_get_trace", "Inspect Telic trace",
-           "Page through a run's append-only trace events by sequence. Permission decisions appear only when recorded; "
-           "chain-of-thought is never stored or returned.",
+           "Page through a run's append-only trace events by sequence.",
            true, GetTrace, service),
       CheckToolActionTool(service),
       Tool("telic_replay_run", "Replay Telic run",
-           "Rebuild a run's transitions from its stored artifacts and events, re-verify every artifact digest, and "
-           "report any difference from the stored run state. Read-only.",
+           "Rebuild a run from its stored artifacts, re-verify every digest and report any difference. Read-only.",
            true, ReplayRun, service),
   };
   // The one long call may run as a task (mcp/tasks.h).

@@ -123,6 +123,64 @@ Result<Json> BundleForStockValidators(const Registry& registry, std::string_view
   return bundle;
 }
 
+namespace {
+
+// The keywords tools/list leaves out of an inputSchema (BundleToolInputForListing).
+bool ListingDropsKeyword(const std::string& key) {
+  return key == "pattern" || key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems";
+}
+
+// Removes those keywords from `schema` and every subschema inside it, and
+// replaces each {"$ref": "#/$defs/X"} of a definition in `inlined` by it.
+void TrimForListing(Json& schema, const Json& inlined) {
+  if (schema.is_array()) {
+    for (Json& item : schema) TrimForListing(item, inlined);
+    return;
+  }
+  if (!schema.is_object()) return;
+  if (auto ref = schema.find("$ref"); ref != schema.end() && ref->is_string()) {
+    const std::string& target = ref->get_ref<const std::string&>();
+    if (target.starts_with("#/$defs/") && inlined.contains(target.substr(8))) {
+      schema = inlined.at(target.substr(8));
+      return;
+    }
+  }
+  for (auto it = schema.begin(); it != schema.end();) {
+    if (it->is_string() || it->is_number()) {
+      if (ListingDropsKeyword(it.key())) {
+        it = schema.erase(it);
+        continue;
+      }
+    }
+    ++it;
+  }
+  for (auto it = schema.begin(); it != schema.end(); ++it) {
+    if (it.key() == "const" || it.key() == "enum" || it.key() == "default" || it.key() == "examples") continue;
+    if (it.key() == "properties" || it.key() == "$defs" || it.key() == "definitions") {
+      for (auto member = it->begin(); member != it->end(); ++member) TrimForListing(*member, inlined);
+      continue;
+    }
+    TrimForListing(*it, inlined);
+  }
+}
+
+}  // namespace
+
+Result<Json> BundleToolInputForListing(const Registry& registry, std::string_view path) {
+  TELIC_ASSIGN_OR_RETURN(Json bundle, BundleForHost(registry, path));
+  bundle.erase("$schema");
+  TrimForListing(bundle, Json::object());
+  if (!bundle.contains("$defs")) return bundle;
+  Json inlined = Json::object();  // definitions that are only a type now
+  for (auto& [name, definition] : bundle["$defs"].items()) {
+    if (definition.is_object() && definition.size() == 1 && definition.contains("type")) inlined[name] = definition;
+  }
+  for (auto& [name, definition] : inlined.items()) bundle["$defs"].erase(name);
+  if (bundle["$defs"].empty()) bundle.erase("$defs");
+  TrimForListing(bundle, inlined);
+  return bundle;
+}
+
 Result<Json> BundleForHost(const Registry& registry, std::string_view path) {
   const Json* document = registry.Document(path);
   if (!document) return Fail(ErrorCode::kNotFound, fmt::format("unknown schema {}", path));

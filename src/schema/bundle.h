@@ -38,6 +38,15 @@ Result<Json> BundleForStockValidators(const Registry& registry, std::string_view
 // document or a "#/$defs/X" (a build defect, caught by the unit tests).
 Result<Json> BundleAllForStockValidators(const Registry& registry, std::string_view path);
 
+// A tool's inputSchema as tools/list serves it: BundleForHost less what a
+// model does not need to call the tool right and pays tokens for in every
+// context (issue 39): the root's "$schema", every "pattern" and every
+// length and count cap (minLength, maxLength, minItems, maxItems), and each
+// definition that is then only a type is written where it is referred to.
+// Telic still validates the arguments against the embedded schema (patterns
+// and caps included) and names a violation by JSON pointer with its reason.
+Result<Json> BundleToolInputForListing(const Registry& registry, std::string_view path);
+
 // The rewrite of BundleForStockValidators applied to any schema (in place).
 Status ToStockVocabulary(Json& schema);
 

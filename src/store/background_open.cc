@@ -109,4 +109,14 @@ Result<std::vector<RefusedCall>> BackgroundOpenedStore::ListRefusedCalls(std::st
   return store->ListRefusedCalls(run_id, after_seq, limit);
 }
 
+Status BackgroundOpenedStore::AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) {
+  TELIC_ASSIGN_OR_RETURN(Store * store, Opened());
+  return store->AddContextCost(run_id, costs);
+}
+
+Result<std::vector<ContextCost>> BackgroundOpenedStore::GetContextCost(std::string_view run_id) {
+  TELIC_ASSIGN_OR_RETURN(Store * store, Opened());
+  return store->GetContextCost(run_id);
+}
+
 }  // namespace telic::store

@@ -1369,6 +1369,16 @@ RunTombstone ReadTombstone(const PGresult* r, int row) {
                       Text(r, row, 5), Text(r, row, 6), Text(r, row, 7), Text(r, row, 8), Text(r, row, 9)};
 }
 
+// Deletes the context cost rows of run `id`, when the database has the table.
+std::expected<void, PgFailure> DeleteContextCostRows(PGconn* conn, const std::string& id) {
+  auto exists = Run(conn, "SELECT to_regclass('context_costs') IS NOT NULL");
+  if (!exists) return std::unexpected(exists.error());
+  if (Text(exists->get(), 0, 0) != "t") return {};
+  auto deleted = Run(conn, "DELETE FROM context_costs WHERE run_id = $1", Params().Add(id));
+  if (!deleted) return std::unexpected(deleted.error());
+  return {};
+}
+
 // The body of DeleteRun's transaction (see Store::DeleteRun).
 Attempt DeleteInTransaction(PGconn* conn, const std::string& id, int64_t expected_version,
                             const DeletionRequest& request, RunTombstone& tombstone) {
@@ -1427,6 +1437,7 @@ Attempt DeleteInTransaction(PGconn* conn, const std::string& id, int64_t expecte
   }
   PG_DO(Run(conn, "DELETE FROM trace_events WHERE run_id = $1", Params().Add(id)));
   PG_DO(Run(conn, "DELETE FROM refused_calls WHERE run_id = $1", Params().Add(id)));
+  PG_DO(DeleteContextCostRows(conn, id));
   PG_DO(Run(conn, "DELETE FROM runs WHERE run_id = $1", Params().Add(id)));
   PG_DO(Run(conn, "DELETE FROM run_deletion_marker WHERE run_id = $1", Params().Add(id)));
   return {};
@@ -1674,6 +1685,50 @@ Result<std::vector<ApprovalRecord>> PgTaskStore::ListApprovals(std::string_view 
   return ReadRows<ApprovalRecord>(rows, [](const PGresult* r, int i) {
     return ApprovalFromStored(Text(r, i, 0), OptText(r, i, 1));
   });
+}
+
+// ---------------------------------------------------------------- context cost (issue 39)
+
+namespace {
+
+// Created on the first write (under the deletion lock, so that creators and
+// DeleteRun never race): a database of an older telic reads unchanged.
+constexpr const char* kContextCostTable =
+    "CREATE TABLE IF NOT EXISTS context_costs (run_id TEXT COLLATE \"C\" NOT NULL, tool TEXT COLLATE \"C\" NOT NULL, "
+    "calls BIGINT NOT NULL, bytes BIGINT NOT NULL, PRIMARY KEY (run_id, tool))";
+
+}  // namespace
+
+Status PgStore::AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) {
+  if (costs.empty()) return Ok();
+  std::string id(run_id);
+  return InTransaction([this] { return Acquire(); }, [&](PGconn* conn) -> Attempt {
+    PG_DO(Run(conn, fmt::format("SELECT pg_advisory_xact_lock({})", kDeletionLockKey)));
+    PG_DO(Run(conn, kContextCostTable));
+    for (const ContextCost& cost : costs) {
+      PG_DO(Run(conn,
+                "INSERT INTO context_costs (run_id, tool, calls, bytes) SELECT $1::text, $2::text, $3::bigint, "
+                "$4::bigint WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = $1::text) ON CONFLICT (run_id, tool) DO "
+                "UPDATE SET calls = context_costs.calls + excluded.calls, bytes = context_costs.bytes + excluded.bytes",
+                Params().Add(id).Add(cost.tool).Add(cost.calls).Add(cost.bytes)));
+    }
+    return {};
+  });
+}
+
+Result<std::vector<ContextCost>> PgStore::GetContextCost(std::string_view run_id) {
+  std::vector<ContextCost> costs;
+  TELIC_ASSIGN_OR_RETURN(auto exists, ReadWithReconnect([this] { return Acquire(); }, "context cost read",
+                                                        "SELECT to_regclass('context_costs') IS NOT NULL"));
+  if (Text(exists.get(), 0, 0) != "t") return costs;
+  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "context cost read",
+                                                      "SELECT tool, calls, bytes FROM context_costs WHERE run_id = $1 "
+                                                      "ORDER BY tool",
+                                                      Params().Add(std::string(run_id))));
+  for (int i = 0; i < pq::ntuples(rows.get()); ++i) {
+    costs.push_back(ContextCost{Text(rows.get(), i, 0), Int(rows.get(), i, 1), Int(rows.get(), i, 2)});
+  }
+  return costs;
 }
 
 #undef PG_TRY

@@ -54,6 +54,8 @@ class PgStore final : public Store {
   Result<std::vector<RunTombstone>> ListTombstones(int limit) override;
   Result<int64_t> RecordRefusedCall(const RefusedCall& call) override;
   Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) override;
+  Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) override;
+  Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) override;
 
   // A round trip to the server (readiness).
   Status Ping();

@@ -1157,6 +1157,13 @@ Status ExecForRun(sqlite3* db, const char* sql, std::string_view run_id, std::st
   return Ok();
 }
 
+// Deletes the context cost rows of `run_id`, when the ledger has the table.
+Status DeleteContextCostRows(sqlite3* db, std::string_view run_id) {
+  TELIC_ASSIGN_OR_RETURN(int64_t has_costs, QueryInt(db, "SELECT count(*) FROM sqlite_master WHERE name = ?", "context_costs"));
+  if (has_costs == 0) return Ok();
+  return ExecForRun(db, "DELETE FROM context_costs WHERE run_id = ?1", run_id, "context cost delete");
+}
+
 // Deletes the rows of `run_id` (whose marker is in place): task graph rows
 // when the ledger has them, artifacts and the blobs only they used, trace, run.
 Status DeleteRunRows(sqlite3* db, std::string_view run_id) {
@@ -1185,6 +1192,7 @@ Status DeleteRunRows(sqlite3* db, std::string_view run_id) {
   }
   TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM trace_events WHERE run_id = ?1", run_id, "trace delete"));
   TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM refused_calls WHERE run_id = ?1", run_id, "refused call delete"));
+  TELIC_RETURN_IF_ERROR(DeleteContextCostRows(db, run_id));
   TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM runs WHERE run_id = ?1", run_id, "run delete"));
   return ExecForRun(db, "DELETE FROM run_deletion_marker WHERE run_id = ?1", run_id, "deletion marker delete");
 }
@@ -1322,6 +1330,50 @@ Status SqliteStore::CheckIntegrity() {
   std::string answer = s.Text(0);
   if (answer != "ok") return Fail(ErrorCode::kDataLoss, "SQLite integrity check: " + answer);
   return Ok();
+}
+
+// ---- Context cost (issue 39): the bytes of a run's tool results, per tool ----
+
+namespace {
+
+// Created on the first write, so a ledger of an older telic opens (and reads,
+// read-only too) unchanged: the migration is this one additive table.
+constexpr const char* kContextCostTable =
+    "CREATE TABLE IF NOT EXISTS context_costs (run_id TEXT NOT NULL, tool TEXT NOT NULL, calls INTEGER NOT NULL, "
+    "bytes INTEGER NOT NULL, PRIMARY KEY (run_id, tool)) STRICT";
+
+}  // namespace
+
+Status SqliteStore::AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) {
+  if (costs.empty()) return Ok();
+  std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
+  TELIC_RETURN_IF_ERROR(Exec(db_, kContextCostTable));
+  for (const ContextCost& cost : costs) {
+    Stmt s(db_, "INSERT INTO context_costs (run_id, tool, calls, bytes) SELECT ?1, ?2, ?3, ?4 "
+                "WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ?1) ON CONFLICT (run_id, tool) DO UPDATE SET "
+                "calls = calls + excluded.calls, bytes = bytes + excluded.bytes");
+    if (!s.ok()) return std::unexpected(SqlError(db_, "context cost write"));
+    s.Bind(1, run_id).Bind(2, cost.tool).Bind(3, cost.calls).Bind(4, cost.bytes);
+    if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "context cost write"));
+  }
+  return tx.Commit();
+}
+
+Result<std::vector<ContextCost>> SqliteStore::GetContextCost(std::string_view run_id) {
+  std::lock_guard lock(mutex_);
+  std::vector<ContextCost> costs;
+  TELIC_ASSIGN_OR_RETURN(int64_t has_costs,
+                         QueryInt(db_, "SELECT count(*) FROM sqlite_master WHERE name = ?", "context_costs"));
+  if (has_costs == 0) return costs;
+  Stmt s(db_, "SELECT tool, calls, bytes FROM context_costs WHERE run_id = ? ORDER BY tool");
+  if (!s.ok()) return std::unexpected(SqlError(db_, "context cost read"));
+  s.Bind(1, run_id);
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) costs.push_back(ContextCost{s.Text(0), s.Int(1), s.Int(2)});
+  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "context cost read"));
+  return costs;
 }
 
 }  // namespace telic::store

@@ -145,9 +145,34 @@ struct DeletionRequest {
   std::string reason;
 };
 
+// What the tool results of one run cost a host model's context (issue 39):
+// the calls of one tool and the bytes of their results (the text content,
+// which is the compact JSON of structuredContent).
+struct ContextCost {
+  std::string tool;
+  int64_t calls = 0;
+  int64_t bytes = 0;
+  bool operator==(const ContextCost&) const = default;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
+
+  // Adds `costs` to the context cost kept for `run_id` (summed per tool, by
+  // any number of processes). Kept beside the run, outside its version and
+  // trace hash chain; nothing is kept for a run that does not exist (or no
+  // longer does), and a deleted run's costs go with it. A store that keeps
+  // no context cost ignores the call.
+  virtual Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) {
+    (void)run_id, (void)costs;
+    return Ok();
+  }
+  // The run's context cost per tool, by tool name; empty when none was kept.
+  virtual Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) {
+    (void)run_id;
+    return std::vector<ContextCost>{};
+  }
 
   // Creates a new run with its first artifacts and events, atomically.
   // kAlreadyExists if the run id is taken.

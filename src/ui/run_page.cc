@@ -5,6 +5,7 @@
 #include "base/json_parse.h"
 #include "controller/phases.h"
 #include "controller/verify.h"
+#include "controller/views.h"
 #include "ui/dag_layout.h"
 #include "ui/html.h"
 #include "ui/pages.h"
@@ -222,6 +223,23 @@ void BudgetUse(Html& out, const std::vector<store::TraceEventRecord>& trace) {
   out.Raw("</tbody></table>");
 }
 
+// What the run's tool results cost the host's model (issue 39): per tool,
+// the calls and bytes telic returned, with the total in estimated tokens.
+void ContextCostTable(Html& out, const std::vector<store::ContextCost>& costs) {
+  out.Element("h2", {}, "Context cost of the tool results");
+  out.Element("p", {{"class", "muted"}, {"id", "context-cost-total"}}, controller::ContextCostSummary(costs));
+  out.Open("table", {{"id", "context-cost"}});
+  out.Raw("<thead><tr><th>tool</th><th>calls</th><th>bytes</th><th>~tokens</th></tr></thead><tbody>");
+  for (const store::ContextCost& cost : costs) {
+    out.Open("tr").Open("td").Element("code", {}, cost.tool).Close("td");
+    out.Element("td", {}, std::to_string(cost.calls));
+    out.Element("td", {}, std::to_string(cost.bytes));
+    out.Element("td", {}, std::to_string(cost.bytes / 4));
+    out.Close("tr");
+  }
+  out.Raw("</tbody></table>");
+}
+
 void ArtifactTable(Html& out, const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts) {
   out.Open("table", {{"id", "artifacts"}});
   out.Raw("<thead><tr><th>artifact</th><th>type</th><th>producer</th><th>sha256</th><th>created</th></tr></thead><tbody>");
@@ -292,6 +310,8 @@ Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
       .Close("div");
   ArtifactTable(out, run, artifacts);
   BudgetUse(out, trace);
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ContextCost> costs, sources.runs.GetContextCost(run_id));
+  ContextCostTable(out, costs);
   return PageShell("Run " + run_id, out.Take());
 }
 

@@ -28,6 +28,25 @@ def substitute(value, names):
     return value
 
 
+def merge_run(known, reported):
+    """The run record after a result: a lean result reports the run's state
+    fields and the members that changed (docs/API.md "Profiles"), merged into
+    what is known of the same run; a default result reports it whole."""
+    if known and known.get("runId") == reported.get("runId"):
+        return dict(known, **reported)
+    return reported
+
+
+def merge_action(known, reported):
+    """The NextAction after a result: a lean state change leaves out the
+    members equal to the answered action's and names them in `unchanged`."""
+    if known is None or "unchanged" not in reported:
+        return reported
+    action = {key: known[key] for key in reported["unchanged"] if key in known}
+    action.update({key: value for key, value in reported.items() if key != "unchanged"})
+    return action
+
+
 def now_iso():
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
@@ -61,9 +80,9 @@ class Driver:
 
     def _update(self, payload):
         if "run" in payload:
-            self.run = payload["run"]
+            self.run = merge_run(self.run, payload["run"])
         if "nextAction" in payload:
-            self.action = payload["nextAction"]
+            self.action = merge_action(self.action, payload["nextAction"])
 
     def tokens(self):
         return {"run_id": self.run["runId"], "action_id": self.action["id"], "expected_run_version": self.run["version"]}

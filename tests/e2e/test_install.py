@@ -124,7 +124,7 @@ class InstallTest(unittest.TestCase):
         for key in keys:
             entry = entry[key]
         self.assertEqual(entry["command"], os.path.realpath(telic_binary()))
-        self.assertEqual(entry["args"], ["serve"])
+        self.assertEqual(entry["args"], ["serve", "--profile", "lean"])  # the lean profile (issue 39)
         # Start what the host would start, from the project, and list tools.
         mcp = McpProcess([entry["command"], *entry["args"]], self.env(), cwd=self.project)
         try:

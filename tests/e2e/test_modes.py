@@ -23,8 +23,10 @@ class Host:
         self.run = self.action = None
 
     def update(self, payload):
-        self.run = payload.get("run", self.run)
-        self.action = payload.get("nextAction", self.action)
+        if "run" in payload:
+            self.run = sc.merge_run(self.run, payload["run"])
+        if "nextAction" in payload:
+            self.action = sc.merge_action(self.action, payload["nextAction"])
         return payload
 
     def start(self, **args):

@@ -15,7 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_client import READY, McpProcess, Workspace, run_tests, serve, telic_binary  # noqa: E402
 
 TOOLS = ["telic_start_run", "telic_ground_context", "telic_get_next_action", "telic_cancel_run",
-         "telic_submit_artifact", "telic_list_runs", "telic_get_run", "telic_get_artifact", "telic_get_trace",
+         "telic_submit_artifact", "telic_list_runs", "telic_get_run", "telic_get_artifact", "telic_get_schema",
+         "telic_get_trace",
          "telic_check_tool_action", "telic_replay_run"]
 # The task-graph tools follow the run tools (tests/e2e/test_task_graph.py).
 TOOLS += ["telic_create_task", "telic_spawn_subtask", "telic_dispatch_tasks", "telic_list_tasks", "telic_get_task",

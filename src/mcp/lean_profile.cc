@@ -1,0 +1,200 @@
+#include "mcp/lean_profile.h"
+
+#include "base/sha256.h"
+#include "controller/views.h"
+#include "schema/compact_shape.h"
+#include "schema/host_schemas.h"
+
+namespace telic::mcp {
+namespace {
+
+thread_local Profile t_profile = Profile::kDefault;
+thread_local bool t_session_active = false;
+thread_local std::optional<Profile> t_session_profile;
+
+constexpr std::string_view kSchemaScheme = "schema://";
+// Written by telic_ground_context, never by a model: no shape is sent for it.
+constexpr std::string_view kGroundedType = "ContextManifest";
+
+bool IsStateChange(const std::string& tool) {
+  return tool == "telic_start_run" || tool == "telic_submit_artifact" || tool == "telic_ground_context" ||
+         tool == "telic_cancel_run";
+}
+
+// The artifact types a NextAction asks for or admits.
+std::set<std::string> OfferedTypes(const Json& action) {
+  std::set<std::string> types;
+  if (!action.is_object() || action.value("kind", "") != "phase") return types;
+  if (auto type = action.find("requiredOutputType"); type != action.end() && type->is_string()) {
+    types.insert(type->get<std::string>());
+  }
+  if (auto extra = action.find("additionalOutputSchemas"); extra != action.end() && extra->is_object()) {
+    for (const auto& [type, schema] : extra->items()) types.insert(type);
+  }
+  return types;
+}
+
+Result<Json> LeanSchema(const std::string& type, bool with_shape) {
+  TELIC_ASSIGN_OR_RETURN(Json reference, SchemaReference(type));
+  if (with_shape) {
+    TELIC_ASSIGN_OR_RETURN(const std::string* shape, schema::ArtifactCompactShape(type));
+    reference["shape"] = *shape;
+  }
+  return reference;
+}
+
+// `action` with each artifact schema as its reference, and the shapes of `shaped`.
+Result<Json> LeanAction(Json action, const std::set<std::string>& shaped) {
+  if (!action.is_object() || action.value("kind", "") != "phase") return action;
+  if (auto type = action.find("requiredOutputType"); type != action.end() && type->is_string()) {
+    std::string name = type->get<std::string>();
+    TELIC_ASSIGN_OR_RETURN(action["requiredOutputSchema"], LeanSchema(name, shaped.contains(name)));
+  }
+  if (auto extra = action.find("additionalOutputSchemas"); extra != action.end() && extra->is_object()) {
+    for (auto it = extra->begin(); it != extra->end(); ++it) {
+      TELIC_ASSIGN_OR_RETURN(it.value(), LeanSchema(it.key(), shaped.contains(it.key())));
+    }
+  }
+  return action;
+}
+
+// The members a lean NextAction always carries: its identity, what it asks
+// for, and the schemas (references are short; a shape is new by definition).
+bool AlwaysSent(const std::string& member) {
+  return member == "id" || member == "kind" || member == "phase" ||
+         member == "requiredOutputType" || member == "requiredOutputSchema" || member == "additionalOutputSchemas" ||
+         member == "createdAt" || member == "rationaleSummary";
+}
+
+// `action` less the members equal to `answered`'s, which `unchanged` names.
+Json ActionChanges(Json action, const Json& answered) {
+  if (!action.is_object() || !answered.is_object()) return action;
+  Json unchanged = Json::array();
+  for (auto it = action.begin(); it != action.end();) {
+    if (!AlwaysSent(it.key()) && answered.contains(it.key()) && answered[it.key()] == it.value()) {
+      unchanged.push_back(it.key());
+      it = action.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!unchanged.empty()) action["unchanged"] = std::move(unchanged);
+  return action;
+}
+
+// The members of a NextAction telic_get_run names in the lean profile (the
+// whole action is telic_get_next_action's).
+Json ActionSummary(const Json& action) {
+  Json summary = Json::object();
+  for (const char* key : {"id", "kind", "phase", "requiredOutputType", "status", "reportRef", "clarificationRequestRef"}) {
+    if (action.contains(key)) summary[key] = action[key];
+  }
+  return summary;
+}
+
+// The run's state fields and every member of `after` that differs from `before`.
+Json RunChanges(const Json& before, const Json& after) {
+  if (!before.is_object() || !after.is_object()) return after;
+  Json changes = Json::object();
+  for (const char* key : {"runId", "version", "status", "phase"}) {
+    if (after.contains(key)) changes[key] = after[key];
+  }
+  for (const auto& [key, value] : after.items()) {
+    if (!before.contains(key) || before[key] != value) changes[key] = value;
+  }
+  return changes;
+}
+
+}  // namespace
+
+std::optional<Profile> ProfileNamed(std::string_view name) {
+  if (name == "default") return Profile::kDefault;
+  if (name == "lean") return Profile::kLean;
+  return std::nullopt;
+}
+
+std::string_view ProfileName(Profile profile) { return profile == Profile::kLean ? "lean" : "default"; }
+
+std::optional<Profile> ProfileRequestedAt(const Json& params) {
+  // The key holds a '/', which a JSON pointer would have to escape: walked by hand.
+  const Json* node = &params;
+  for (const char* key : {"capabilities", "experimental", kProfileCapability, "name"}) {
+    if (!node->is_object() || !node->contains(key)) return std::nullopt;
+    node = &(*node)[key];
+  }
+  if (!node->is_string()) return std::nullopt;
+  return ProfileNamed(node->get<std::string>());
+}
+
+Profile CurrentProfile() { return t_profile; }
+
+ProfileScope::ProfileScope(Profile profile) : previous_(t_profile) { t_profile = profile; }
+ProfileScope::~ProfileScope() { t_profile = previous_; }
+
+SessionProfileScope::SessionProfileScope(std::optional<Profile> requested)
+    : previous_active_(t_session_active), previous_(t_session_profile) {
+  t_session_active = true;
+  t_session_profile = requested;
+}
+SessionProfileScope::~SessionProfileScope() {
+  t_session_active = previous_active_;
+  t_session_profile = previous_;
+}
+bool SessionProfileScope::Active() { return t_session_active; }
+std::optional<Profile> SessionProfileScope::Requested() { return t_session_profile; }
+
+std::string SchemaDigest(std::string_view schema_text) {
+  return "sha256:" + Sha256Hex(schema_text).substr(0, kSchemaDigestHexDigits);
+}
+
+std::string SchemaUri(std::string_view type) { return std::string(kSchemaScheme) + std::string(type); }
+
+std::optional<std::string> SchemaUriType(std::string_view uri) {
+  if (!uri.starts_with(kSchemaScheme) || uri.size() == kSchemaScheme.size()) return std::nullopt;
+  return std::string(uri.substr(kSchemaScheme.size()));
+}
+
+Result<Json> SchemaReference(std::string_view type) {
+  TELIC_ASSIGN_OR_RETURN(const schema::HostSchema* schema, schema::ArtifactHostSchema(type));
+  return Json{{"uri", SchemaUri(type)}, {"digest", SchemaDigest(schema->compact())}};
+}
+
+std::optional<LeanBefore> LeanStateBefore(controller::RunService& service, const std::string& tool,
+                                          const Json& arguments) {
+  if (!IsStateChange(tool)) return std::nullopt;
+  LeanBefore before;
+  if (tool == "telic_start_run") return before;
+  auto run_id = arguments.find("run_id");
+  if (run_id == arguments.end() || !run_id->is_string()) return std::nullopt;
+  auto detail = service.GetRun(run_id->get<std::string>());
+  if (!detail) return std::nullopt;
+  before.run = controller::RunToJson(detail->run);
+  before.offered = OfferedTypes(detail->next_action);
+  before.action = std::move(detail->next_action);
+  for (const auto& meta : detail->artifacts) before.stored.insert(meta.type);
+  return before;
+}
+
+Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optional<LeanBefore>& before) {
+  if (tool == "telic_get_run" && payload.contains("nextAction")) {
+    payload["nextAction"] = ActionSummary(payload["nextAction"]);
+    return payload;
+  }
+  std::set<std::string> shaped;
+  if (before && payload.contains("nextAction")) {
+    std::set<std::string> stored = before->stored;
+    if (payload.contains("artifact") && payload["artifact"].is_object()) stored.insert(payload["artifact"].value("type", ""));
+    for (const std::string& type : OfferedTypes(payload["nextAction"])) {
+      if (!before->offered.contains(type) && !stored.contains(type) && type != kGroundedType) shaped.insert(type);
+    }
+  }
+  if (before && payload.contains("run")) payload["run"] = RunChanges(before->run, payload["run"]);
+  if (payload.contains("nextAction")) {
+    Json action = before ? ActionChanges(std::move(payload["nextAction"]), before->action)
+                         : std::move(payload["nextAction"]);
+    TELIC_ASSIGN_OR_RETURN(payload["nextAction"], LeanAction(std::move(action), shaped));
+  }
+  return payload;
+}
+
+}  // namespace telic::mcp

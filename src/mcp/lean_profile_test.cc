@@ -1,0 +1,146 @@
+// The lean profile (issue 39, docs/API.md "Profiles"): schemas by reference,
+// a type's shape once, the same driving paths; and the context cost counted.
+#include "mcp/lean_profile.h"
+
+#include <gtest/gtest.h>
+
+#include "base/clock.h"
+#include "base/ids.h"
+#include "base/sha256.h"
+#include "controller/views.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/server.h"
+#include "schema/compact_shape.h"
+#include "schema/host_schemas.h"
+#include "store/sqlite_store.h"
+#include "testing/temp_dir.h"
+
+namespace telic::mcp {
+namespace {
+
+class LeanProfileTest : public ::testing::Test {
+ protected:
+  LeanProfileTest() : clock_(1764662400000, 1) {}
+  void SetUp() override {
+    store_ = std::move(*store::SqliteStore::Open(dir_.File("telic.sqlite3")));
+    service_ = std::make_unique<controller::RunService>(*store_, clock_, ids_, dir_.path().string());
+    server_ = std::make_unique<Server>(*service_);
+  }
+
+  Json Reply(const Json& request) {
+    auto reply = server_->HandleLine(request.dump());
+    EXPECT_TRUE(reply.has_value());
+    return reply ? Json::parse(*reply) : Json();
+  }
+  // tools/call over the wire; returns structuredContent (and checks the text is its compact JSON).
+  Json Call(const std::string& tool, const Json& arguments) {
+    Json result = Reply({{"jsonrpc", "2.0"}, {"id", ++id_}, {"method", "tools/call"},
+                         {"params", {{"name", tool}, {"arguments", arguments}}}})["result"];
+    const std::string& text = result["content"][0]["text"].get_ref<const std::string&>();
+    EXPECT_EQ(Json::parse(text), result["structuredContent"]);
+    EXPECT_EQ(text.find('\n'), std::string::npos);
+    return result["structuredContent"];
+  }
+  Json Initialize(const Json& capabilities) {
+    return Reply({{"jsonrpc", "2.0"}, {"id", ++id_}, {"method", "initialize"},
+                  {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", capabilities},
+                              {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}})["result"];
+  }
+  Json Start() { return Call("telic_start_run", {{"original_request", "Explain src/app.ts"}, {"mode", "analyze_only"}}); }
+
+  testing::TempDir dir_;
+  ManualClock clock_;
+  SequentialIdSource ids_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<controller::RunService> service_;
+  std::unique_ptr<Server> server_;
+  int id_ = 0;
+};
+
+Json Reference(const std::string& type) {
+  std::string digest = Sha256Ref((*schema::ArtifactHostSchema(type))->compact()).substr(0, 7 + 16);
+  return {{"uri", "schema://" + type}, {"digest", digest}};
+}
+
+// covers issue 39 item 1: the first action names its schemas by reference and
+// carries the shape of the type the model may write; reads carry references.
+TEST_F(LeanProfileTest, AStateChangeCarriesNewShapesAndReadsCarryReferences) {
+  server_->set_profile(Profile::kLean);
+  Json started = Start();
+  ASSERT_EQ(started["ok"], true) << started.dump();
+  const Json& action = started["nextAction"];
+  EXPECT_EQ(action["phase"], "context_discovery");
+  EXPECT_EQ(action["requiredOutputSchema"], Reference("ContextManifest"));  // written by telic_ground_context
+  Json clarification = action["additionalOutputSchemas"]["ClarificationRequest"];
+  EXPECT_EQ(clarification["uri"], "schema://ClarificationRequest");
+  EXPECT_EQ(clarification["shape"], **schema::ArtifactCompactShape("ClarificationRequest"));
+  std::string run = started["run"]["runId"];
+  EXPECT_EQ(started["run"]["topology"], controller::RunToJson(*store_->GetRun(run))["topology"]);  // the whole record
+  Json next = Call("telic_get_next_action", {{"run_id", run}})["nextAction"];
+  EXPECT_EQ(next["id"], action["id"]);
+  EXPECT_EQ(next["additionalOutputSchemas"]["ClarificationRequest"], Reference("ClarificationRequest"));
+  EXPECT_EQ(Call("telic_get_next_action", {{"run_id", run}}), Call("telic_get_next_action", {{"run_id", run}}));
+  Json detail = Call("telic_get_run", {{"run_id", run}});
+  EXPECT_EQ(detail["artifacts"].size(), 2u);
+  EXPECT_EQ(detail["artifacts"][1], Json({{"id", run}, {"type", "RunEnvelope"}}));
+  EXPECT_EQ(detail["artifactsPage"], Json({{"offset", 0}, {"limit", 50}, {"total", 2}, {"nextOffset", nullptr}}));
+  Json page = Call("telic_get_run", {{"run_id", run}, {"artifacts_limit", 1}, {"include_bodies", true}});
+  EXPECT_EQ(page["artifactsPage"]["nextOffset"], 1);
+  EXPECT_EQ(page["artifacts"][0]["body"]["content"], "Explain src/app.ts");
+  Json cancelled = Call("telic_cancel_run", {{"run_id", run}, {"action_id", action["id"]}, {"expected_run_version", 1}});
+  EXPECT_EQ(cancelled["run"]["status"], "cancelled");
+  EXPECT_EQ(cancelled["run"]["version"], 2);
+  EXPECT_FALSE(cancelled["run"].contains("repositoryRoot"));  // unchanged members are left out
+  EXPECT_EQ(cancelled["nextAction"]["kind"], "terminal");
+}
+
+// The full schema is one call away: the tool and the resource of the reference.
+TEST_F(LeanProfileTest, TheReferenceResolvesToTheFullSchema) {
+  Json full = Call("telic_get_schema", {{"type", "WorkPlan"}});
+  EXPECT_EQ(full["schema"], (*schema::ArtifactHostSchema("WorkPlan"))->json());
+  EXPECT_EQ(full["digest"], Reference("WorkPlan")["digest"]);
+  EXPECT_EQ(Call("telic_get_schema", {{"type", "WorkPlan"}, {"form", "compact"}})["shape"],
+            **schema::ArtifactCompactShape("WorkPlan"));
+  Json read = Reply({{"jsonrpc", "2.0"}, {"id", 99}, {"method", "resources/read"}, {"params", {{"uri", "schema://WorkPlan"}}}});
+  std::string text = read["result"]["contents"][0]["text"];
+  EXPECT_EQ(Sha256Ref(text).substr(0, 7 + 16), full["digest"]);
+  EXPECT_EQ(Reply({{"jsonrpc", "2.0"}, {"id", 100}, {"method", "resources/read"}, {"params", {{"uri", "schema://Nope"}}}})
+                ["error"]["code"],
+            -32002);
+  Json refused = Call("telic_get_schema", {{"type", "Nope"}});
+  EXPECT_EQ(refused["code"], "invalid_argument");
+  EXPECT_EQ(refused["issues"][0]["pointer"], "/type");
+}
+
+// covers issue 39 item 1: a client chooses the profile at initialize; the
+// default profile is unchanged for one that does not.
+TEST_F(LeanProfileTest, AClientChoosesTheProfileAtInitialize) {
+  Json plain = Initialize(Json::object());
+  EXPECT_FALSE(plain["capabilities"].contains("experimental"));
+  Json action = Start()["nextAction"];
+  EXPECT_EQ(action["requiredOutputSchema"], (*schema::ArtifactHostSchema("ContextManifest"))->json());
+  Json chosen = Initialize({{"experimental", {{"telic/profile", {{"name", "lean"}}}}}});
+  EXPECT_EQ(chosen["capabilities"]["experimental"]["telic/profile"]["name"], "lean");
+  EXPECT_EQ(Start()["nextAction"]["requiredOutputSchema"], Reference("ContextManifest"));
+}
+
+// covers issue 39 item 5: every call's result bytes are counted for its run
+// and written by the next state change (and when the server stops).
+TEST_F(LeanProfileTest, TheContextCostOfEveryCallIsKeptForItsRun) {
+  Json started = Start();
+  std::string run = started["run"]["runId"];
+  size_t start_bytes = Compact(started).size();
+  auto after_start = store_->GetContextCost(run);
+  ASSERT_TRUE(after_start);
+  EXPECT_EQ(*after_start, (std::vector<store::ContextCost>{{"telic_start_run", 1, static_cast<int64_t>(start_bytes)}}));
+  Json next = Call("telic_get_next_action", {{"run_id", run}});
+  Call("telic_get_next_action", {{"run_id", run}});  // the kept result is counted too
+  EXPECT_EQ(store_->GetContextCost(run)->size(), 1u);  // reads wait for the next write
+  server_.reset();
+  auto costs = store_->GetContextCost(run);
+  ASSERT_EQ(costs->size(), 2u);
+  EXPECT_EQ((*costs)[0], (store::ContextCost{"telic_get_next_action", 2, 2 * static_cast<int64_t>(Compact(next).size())}));
+}
+
+}  // namespace
+}  // namespace telic::mcp

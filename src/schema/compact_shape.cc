@@ -1,0 +1,190 @@
+#include "schema/compact_shape.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "schema/host_schemas.h"
+
+namespace telic::schema {
+namespace {
+
+constexpr std::string_view kShapeDefsPrefix = "#/$defs/";
+
+// A constant or enum member: strings in single quotes (no JSON escapes in
+// the text a model reads), anything else as JSON.
+std::string ShapeLiteral(const Json& value) {
+  if (!value.is_string()) return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out = "'";
+  for (char c : value.get_ref<const std::string&>()) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// Caps at or above these are bounds against abuse, not rules an artifact
+// meets by design: the shape leaves them out (the full schema has them).
+constexpr int64_t kShapeItemCap = 256;
+constexpr int64_t kShapeLengthCap = 1024;
+// A longer pattern is shown by its literal start (`starting ...`).
+constexpr size_t kShapePatternChars = 40;
+
+bool GenericCap(const char* key, const Json& value) {
+  if (!value.is_number_integer()) return false;
+  int64_t cap = value.get<int64_t>();
+  return (std::string_view(key) == "maxItems" && cap >= kShapeItemCap) ||
+         (std::string_view(key) == "maxLength" && cap >= kShapeLengthCap);
+}
+
+// "(min..max)" of two numeric keywords of `schema`, or "" when it has neither.
+std::string ShapeRange(const Json& schema, const char* min_key, const char* max_key) {
+  auto min = schema.find(min_key), max = schema.find(max_key);
+  bool has_min = min != schema.end() && min->is_number();
+  bool has_max = max != schema.end() && max->is_number() && !GenericCap(max_key, *max);
+  if (!has_min && !has_max) return "";
+  return "(" + (has_min ? min->dump() : "") + ".." + (has_max ? max->dump() : "") + ")";
+}
+
+// " /re/", or for a long pattern " starting <its literal start>" (up to its
+// first character class, `\/` read as `/`).
+std::string ShapePattern(const std::string& pattern) {
+  if (pattern.size() <= kShapePatternChars) return " /" + pattern + "/";
+  std::string start;
+  for (size_t i = pattern.starts_with('^') ? 1 : 0; i < pattern.size() && pattern[i] != '['; ++i) {
+    if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
+    start += pattern[i];
+  }
+  return start.empty() ? " /" + pattern + "/" : " starting " + start;
+}
+
+class ShapeWriter {
+ public:
+  explicit ShapeWriter(const Json& defs) : defs_(defs) {}
+
+  std::string Write(const Json& schema) {
+    if (schema.is_boolean()) return schema.get<bool>() ? "any" : "never";
+    if (!schema.is_object()) return "any";
+    if (auto ref = schema.find("$ref"); ref != schema.end() && ref->is_string()) return Reference(*ref);
+    if (auto value = schema.find("const"); value != schema.end()) return ShapeLiteral(*value);
+    if (auto values = schema.find("enum"); values != schema.end() && values->is_array()) {
+      std::string out;
+      for (const Json& value : *values) out += (out.empty() ? "" : "|") + ShapeLiteral(value);
+      return out;
+    }
+    for (const char* key : {"oneOf", "anyOf", "allOf"}) {
+      auto branches = schema.find(key);
+      if (branches == schema.end() || !branches->is_array()) continue;
+      std::string out;
+      for (const Json& branch : *branches) out += (out.empty() ? "" : std::string(key[1] == 'l' ? " & " : " | ")) + Write(branch);
+      return out;
+    }
+    return Typed(schema);
+  }
+
+  // The definitions the written shapes referred to, in the order first met,
+  // including those their own shapes refer to.
+  std::string Definitions() {
+    std::string out;
+    for (size_t i = 0; i < order_.size(); ++i) {
+      const std::string name = order_[i];  // Write may append to order_
+      out += "\n  " + name + " = " + Write(defs_.at(name));
+    }
+    return out.empty() ? "" : "\nwhere" + out;
+  }
+
+ private:
+  std::string Reference(const Json& ref) {
+    const std::string& target = ref.get_ref<const std::string&>();
+    if (!target.starts_with(kShapeDefsPrefix)) return "any";
+    std::string name = target.substr(kShapeDefsPrefix.size());
+    if (!defs_.is_object() || !defs_.contains(name)) return "any";
+    if (seen_.insert(name).second) order_.push_back(name);
+    return name;
+  }
+
+  std::string Typed(const Json& schema) {
+    auto type = schema.find("type");
+    if (type == schema.end()) return schema.contains("properties") ? Object(schema) : "any";
+    if (type->is_array()) {
+      std::string out;
+      for (const Json& one : *type) out += (out.empty() ? "" : " | ") + OfType(schema, one.get<std::string>());
+      return out;
+    }
+    return type->is_string() ? OfType(schema, type->get<std::string>()) : "any";
+  }
+
+  std::string OfType(const Json& schema, const std::string& type) {
+    if (type == "object") return Object(schema);
+    if (type == "array") {
+      auto items = schema.find("items");
+      return "[" + (items == schema.end() ? std::string("any") : Write(*items)) + "]" + ShapeRange(schema, "minItems", "maxItems");
+    }
+    if (type == "string") {
+      std::string out = "string" + ShapeRange(schema, "minLength", "maxLength");
+      if (auto pattern = schema.find("pattern"); pattern != schema.end() && pattern->is_string()) {
+        out += ShapePattern(pattern->get<std::string>());
+      }
+      return out;
+    }
+    if (type == "integer") return "int" + ShapeRange(schema, "minimum", "maximum");
+    if (type == "number") return "number" + ShapeRange(schema, "minimum", "maximum");
+    if (type == "boolean") return "bool";
+    return type;  // "null"
+  }
+
+  std::string Object(const Json& schema) {
+    std::set<std::string> required;
+    if (auto names = schema.find("required"); names != schema.end() && names->is_array()) {
+      for (const Json& name : *names) {
+        if (name.is_string()) required.insert(name.get<std::string>());
+      }
+    }
+    std::string out;
+    if (auto properties = schema.find("properties"); properties != schema.end() && properties->is_object()) {
+      for (const auto& [name, member] : properties->items()) {
+        out += (out.empty() ? "" : ", ") + name + (required.contains(name) ? ": " : "?: ") + Write(member);
+        if (member.is_object() && member.contains("default")) out += " = " + ShapeLiteral(member["default"]);
+      }
+    }
+    auto extra = schema.find("additionalProperties");
+    if (extra != schema.end() && extra->is_object() && !extra->empty()) {
+      out += (out.empty() ? "" : ", ") + std::string("string: ") + Write(*extra);
+    } else if (extra == schema.end() || extra->is_object() || (extra->is_boolean() && extra->get<bool>())) {
+      out += out.empty() ? "..." : ", ...";
+    }
+    return "{" + out + "}";
+  }
+
+  const Json& defs_;
+  std::vector<std::string> order_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+std::string CompactShape(std::string_view name, const Json& schema) {
+  static const Json kNoDefs = Json::object();
+  auto defs = schema.is_object() ? schema.find("$defs") : schema.end();
+  ShapeWriter writer(schema.is_object() && defs != schema.end() ? *defs : kNoDefs);
+  std::string out(name);
+  if (schema.is_object() && schema.contains("description") && schema["description"].is_string()) {
+    out += " (" + schema["description"].get<std::string>() + ")";
+  }
+  out += ": " + writer.Write(schema);
+  return out + writer.Definitions();
+}
+
+Result<const std::string*> ArtifactCompactShape(std::string_view type) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<const std::string>, std::less<>> shapes;
+  TELIC_ASSIGN_OR_RETURN(const HostSchema* schema, ArtifactHostSchema(type));
+  std::lock_guard lock(mutex);
+  if (auto it = shapes.find(type); it != shapes.end()) return it->second.get();
+  auto [it, added] = shapes.emplace(std::string(type), std::make_unique<const std::string>(CompactShape(type, schema->json())));
+  return it->second.get();
+}
+
+}  // namespace telic::schema

@@ -1,0 +1,39 @@
+// The compact, readable form of a served artifact schema (issue 39): what a
+// model needs to write a valid artifact in a fraction of the schema's tokens.
+//
+// One line per type: `Name: <shape>`, then `where` and one line per
+// definition the shape refers to. The notation:
+//   {a: T, b?: T}     an object; `?` marks an optional member; an object
+//                     admits no other member unless it ends in `, ...`
+//   {string: T}       an object mapping any name to T
+//   [T]               an array of T;  `(1..256)` after it: item count
+//   string(1..128)    a string and its length (characters); a `/re/` after
+//                     it is the pattern it must match, `starting x` the
+//                     literal start of a longer one
+//   Counts of 256 items or more and lengths of 1024 or more are left out
+//   (bounds against abuse; refused with pointer and reason all the same).
+//   int(0..100), number(0..1), bool, null, 'text' (a constant), A | B, A & B
+//   Name              a definition, listed after `where`
+//   = default         the value taken when the member is left out
+// Every rule the shape cannot say (for example that an id is unique) is
+// still checked on submission, and a refusal names the JSON pointer and the
+// reason; the full schema is the one `telic schema NAME` prints.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/canonical_json.h"
+#include "base/status.h"
+
+namespace telic::schema {
+
+// The compact form of `schema` (a self-contained bundle: refs are
+// "#/$defs/X"), named `name`.
+std::string CompactShape(std::string_view name, const Json& schema);
+
+// The compact form of artifact `type`'s served schema, built once per
+// process; fails as ArtifactHostSchema does.
+Result<const std::string*> ArtifactCompactShape(std::string_view type);
+
+}  // namespace telic::schema

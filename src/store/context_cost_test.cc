@@ -1,0 +1,88 @@
+// The context cost kept beside a run (issue 39, docs/DECISIONS.md D-C3), on
+// SQLite and on PostgreSQL (a real server, testing/postgres_server.h).
+#include <gtest/gtest.h>
+
+#include "store/open_store.h"
+#include "store/store.h"
+#include "testing/postgres_server.h"
+#include "testing/temp_dir.h"
+
+namespace telic::store {
+namespace {
+
+enum class CostBackend { kSqlite, kPostgres };
+
+Change RunChange(const std::string& id) {
+  Change change;
+  change.run.run_id = id;
+  change.run.repository_root = "/repo";
+  change.run.requested_mode = "report_only";
+  change.run.status = "running";
+  change.run.phase = "context_grounding";
+  change.run.created_at = change.run.updated_at = "2026-12-02T00:00:00.000Z";
+  TraceEventRecord event;
+  event.event_id = id + "-e1";
+  event.timestamp = "2026-12-02T00:00:00.000Z";
+  event.actor = "controller";
+  event.phase = "context_grounding";
+  event.event_type = "run_started";
+  event.summary = "started";
+  change.events.push_back(event);
+  return change;
+}
+
+class ContextCostTest : public ::testing::TestWithParam<CostBackend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == CostBackend::kPostgres) {
+      TELIC_SHARED_POSTGRES_OR_SKIP(server);
+      location_ = server.NewSchemaUrl();
+    } else {
+      location_ = dir_.File("telic.sqlite3");
+    }
+    auto opened = OpenStore(location_);
+    ASSERT_TRUE(opened) << opened.error().message();
+    store_ = std::move(*opened);
+  }
+
+  testing::TempDir dir_;
+  std::string location_;
+  std::unique_ptr<Store> store_;
+};
+
+// covers issue 39 item 5: counts add up per tool, across instances, and a
+// ledger without the table (an older one) reads as no cost.
+TEST_P(ContextCostTest, CostsAddUpPerToolAcrossInstances) {
+  ASSERT_TRUE(store_->CreateRun(RunChange("r1")));
+  auto none = store_->GetContextCost("r1");
+  ASSERT_TRUE(none) << none.error().message();
+  EXPECT_TRUE(none->empty());
+  ASSERT_TRUE(store_->AddContextCost("r1", {{"telic_get_run", 2, 900}, {"telic_start_run", 1, 4000}}));
+  auto other = OpenStore(location_);
+  ASSERT_TRUE(other);
+  ASSERT_TRUE((*other)->AddContextCost("r1", {{"telic_get_run", 1, 100}}));
+  auto costs = store_->GetContextCost("r1");
+  ASSERT_TRUE(costs) << costs.error().message();
+  EXPECT_EQ(*costs, (std::vector<ContextCost>{{"telic_get_run", 3, 1000}, {"telic_start_run", 1, 4000}}));
+}
+
+// The run's version and trace are untouched, nothing is kept for a run that
+// does not exist, and deleting the run deletes its costs.
+TEST_P(ContextCostTest, CostsStayOutsideTheRunAndGoWithIt) {
+  ASSERT_TRUE(store_->CreateRun(RunChange("r1")));
+  ASSERT_TRUE(store_->AddContextCost("r1", {{"telic_get_run", 1, 10}}));
+  EXPECT_EQ(store_->GetRun("r1")->version, 1);
+  EXPECT_EQ(store_->GetTrace("r1", 0, 10)->events.size(), 1u);
+  ASSERT_TRUE(store_->AddContextCost("nope", {{"telic_get_run", 1, 10}}));
+  EXPECT_TRUE(store_->GetContextCost("nope")->empty());
+  ASSERT_TRUE(store_->DeleteRun("r1", 1, {"2026-12-03T00:00:00.000Z", "tester@host", "delete"}));
+  EXPECT_TRUE(store_->GetContextCost("r1")->empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ContextCostTest, ::testing::Values(CostBackend::kSqlite, CostBackend::kPostgres),
+                         [](const ::testing::TestParamInfo<CostBackend>& info) -> std::string {
+                           return info.param == CostBackend::kSqlite ? "Sqlite" : "Postgres";
+                         });
+
+}  // namespace
+}  // namespace telic::store
