@@ -298,18 +298,21 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   std::string event_type = clarification_exhausted           ? "budget_consumed"
                            : type == "ClarificationRequest" ? "clarification_requested"
                                                              : "phase_submitted";
+  // telic's own evidence of this submission (provenance observed): its events
+  // come before the submission's, so a terminal report's event stays the last.
+  std::vector<store::StoredArtifact> observed_artifacts;
+  for (size_t i = 0; i < observed.artifacts.size(); ++i) {
+    auto event = NewEvent(event_run, "controller", std::string(store::kEvidenceObservedEvent), observed.summaries[i], now);
+    event.input_refs = {uri};
+    event.output_refs = {snapshot.Uri(observed.artifacts[i].meta.id)};
+    observed_artifacts.push_back(std::move(observed.artifacts[i]));
+    change.events.push_back(std::move(event));
+  }
   auto main_event = NewEvent(event_run, producer, event_type, transition.summary, now);
   main_event.input_refs = source_refs;
   main_event.output_refs = {uri};
   change.events.push_back(std::move(main_event));
-  for (size_t i = 0; i < observed.artifacts.size(); ++i) {
-    // telic's own evidence of this submission (provenance observed), chained right after it.
-    auto event = NewEvent(event_run, "controller", std::string(store::kEvidenceObservedEvent), observed.summaries[i], now);
-    event.input_refs = {uri};
-    event.output_refs = {snapshot.Uri(observed.artifacts[i].meta.id)};
-    change.artifacts.push_back(std::move(observed.artifacts[i]));
-    change.events.push_back(std::move(event));
-  }
+  for (auto& artifact : observed_artifacts) change.artifacts.push_back(std::move(artifact));
 
   if (type == "ProblemFrame" && run.topology == "micro" && (next.phase == "agent_4_execute" || next.phase == "agent_3_review")) {
     TELIC_ASSIGN_OR_RETURN(std::vector<Companion> pack, BuildMicroPack(snapshot, id, body));
