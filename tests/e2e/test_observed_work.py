@@ -91,6 +91,8 @@ class ObservedWorkTest(unittest.TestCase):
         return failure
 
     def review_and_report(self, changes, status="completed"):
+        """The spot review and a report: changeRefs holds the host's diff (the WorkResult's diffRef, exactly);
+        the claim cites the evidence after it (telic's own diff)."""
         h = self.h
         verification = [{"requirementId": "VR-MICRO", "capability": "repository.read", "status": "pass",
                          "evidenceRefs": [h.ref("read-1")], "rationaleSummary": "Re-read after the write."}]
@@ -99,7 +101,7 @@ class ObservedWorkTest(unittest.TestCase):
         return {"id": "report-01", "terminalStatus": status, "summary": "Answer fixed.",
                 "completionClaims": [{"id": "c1", "text": "The answer is 43.", "status": "observed",
                                       "evidenceRefs": [h.ref("read-1")] + changes[1:], "confidence": 1}],
-                "findingRefs": [], "changeRefs": changes, "verificationRefs": [], "unresolvedRisks": [],
+                "findingRefs": [], "changeRefs": changes[:1], "verificationRefs": [], "unresolvedRisks": [],
                 "permissionsHonored": True, "nextActions": [], "traceRef": "trace://" + h.id,
                 "rationaleSummary": "Evidence-backed."}
 
