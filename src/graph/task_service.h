@@ -70,6 +70,13 @@ struct VerificationRequest {
   std::vector<std::string> evidence;
   bool concerns_addressed = false;
   std::optional<bool> ablation_passed;
+  // Who established the result (issue 38): kClaimed when a host reports it
+  // (telic_record_verification), kObserved when telic ran the check itself;
+  // recorded in the verification_recorded event's payload as "provenance".
+  store::Provenance provenance = store::Provenance::kClaimed;
+  // The observed check's Evidence artifact (artifact://...), recorded as
+  // "evidenceRef" when set.
+  std::optional<std::string> evidence_ref;
 };
 
 struct ResolveRequest {
