@@ -454,6 +454,15 @@ int InstallCommand(const Options& options, InstallRequest request, const std::st
   request.project_root = location->repository_root;
   request.home = home != nullptr ? home : "";
   request.telic = self;
+  // The install record lives in a state folder (out of the repository's reach).
+  if (request.user) {
+    auto state = store::ResolveHomeStateDir(store::CurrentEnvironment(), request.home);
+    if (!state) return Failure(state.error());
+    request.user_state_dir = *state;
+  } else {
+    if (auto prepared = store::PrepareStateDir(*location); !prepared) return Failure(prepared.error());
+    request.state_dir = location->state_dir;
+  }
   return install ? RunInstall(request, std::cout, std::cerr) : RunUninstall(request, std::cout, std::cerr);
 }
 
@@ -486,7 +495,17 @@ int Doctor(const Options& options, const std::string& self) {
   checks["git"] = {{"ok", std::system("git --version >/dev/null 2>&1") == 0}, {"optional", true}};
   // Hosts set up by `telic install` (or found here) and whether they are current.
   const char* home = std::getenv("HOME");
-  checks["hosts"] = HostDoctorChecks(location ? location->repository_root : "", home != nullptr ? home : "", self, ok);
+  InstallRequest where;
+  where.telic = self;
+  if (location) {
+    where.project_root = location->repository_root;
+    where.state_dir = location->state_dir;
+  }
+  if (home != nullptr && *home != '\0') {
+    where.home = home;
+    if (auto state = store::ResolveHomeStateDir(store::CurrentEnvironment(), home)) where.user_state_dir = *state;
+  }
+  checks["hosts"] = HostDoctorChecks(where, ok);
   Json report = {{"ok", ok}, {"version", mcp::kServerVersion}, {"checks", checks}};
   if (options.json) {
     PrintJson(report, options);

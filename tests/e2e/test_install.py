@@ -6,6 +6,7 @@ would run starts telic and lists its tools over stdio (a real process), the
 hook command each host would run answers in that host's format, `telic
 doctor` reports the install current, a reinstall changes no byte, and
 uninstall brings back the original bytes of both folders."""
+import hashlib
 import json
 import os
 import shlex
@@ -199,8 +200,7 @@ class InstallTest(unittest.TestCase):
             self.telic("install", host, "--user")
         self.assertIn("telic", self.load(os.path.join(self.home, ".claude.json"), "json")["mcpServers"])
         self.assertEqual(snapshot(self.project).keys() - original_project.keys(),
-                         {".clinerules", ".clinerules/telic.md", ".clinerules/hooks", ".clinerules/hooks/PreToolUse",
-                          ".telic", ".telic/installs.json"})
+                         {".clinerules", ".clinerules/telic.md", ".clinerules/hooks", ".clinerules/hooks/PreToolUse"})
         self.telic("uninstall", "cline")
         for host in ("claude-code", "codex", "cursor", "gemini-cli", "vscode", "kiro-ide"):
             self.telic("uninstall", host, "--user")
@@ -240,6 +240,75 @@ class InstallTest(unittest.TestCase):
         done = subprocess.run([telic_binary(), "install", "nosuchhost"], capture_output=True, env=self.env(),
                               cwd=self.project, timeout=60)
         self.assertEqual(done.returncode, 2)
+
+    def run_telic(self, *args):
+        return subprocess.run([telic_binary(), *args], capture_output=True, env=self.env(), cwd=self.project,
+                              timeout=120)
+
+    def test_a_forged_install_record_touches_nothing_outside_the_scope(self):
+        # issue 40 row 1, on both scopes: a record shipped inside the scope names outside files
+        outside = os.path.join(self.base, "outside")
+        os.makedirs(os.path.join(outside, "emptydir"))
+        files = {"v1.txt": "one\n", "v2.txt": "two\n", "v3.txt": "three\n", "v4.txt": "four\n",
+                 "config.toml": "[keep]\nx = 1\n[cut]\ny = 2\n", "settings.json": '{"a": 1, "b": 2}'}
+        for name, text in files.items():
+            with open(os.path.join(outside, name), "w") as handle:
+                handle.write(text)
+        sha = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
+        record = lambda **kw: {"format": "file", "sha256": "0", "created": False, "backup": None, **kw}
+        attacks = {
+            "path ../outside": ([record(path="../outside/v1.txt", sha256=sha["v1.txt"], created=True)], []),
+            "absolute path": ([record(path=os.path.join(outside, "v2.txt"), sha256=sha["v2.txt"], created=True)], []),
+            "backup outside": ([record(path=".mcp.json", backup="../outside/v3.txt")], []),
+            "forged backup overwrite": ([record(path="../outside/v4.txt", sha256=sha["v4.txt"],
+                                               backup=".telic/backups/evil")], []),
+            "toml cut": ([record(path="../outside/config.toml", format="toml", block="[cut]\ny = 2\n")], []),
+            "json keys cut": ([record(path="../outside/settings.json", format="json",
+                                      pieces=[{"keys": ["a"], "value": 1}])], []),
+            "createdDirs outside": ([record(path=".mcp.json", format="json", pieces=[])], ["../outside/emptydir"]),
+        }
+        before = snapshot(outside)
+        for scope, root in (([], self.project), (["--user"], self.home)):
+            for name, (records, dirs) in attacks.items():
+                with self.subTest(scope=scope, attack=name):
+                    os.makedirs(os.path.join(root, ".telic/backups"), exist_ok=True)
+                    with open(os.path.join(root, ".telic/backups/evil"), "w") as handle:
+                        handle.write("the repository's bytes\n")
+                    manifest = {"version": 1, "createdDirs": dirs,
+                                "hosts": {"claude-code": {"binary": telic_binary(), "files": records}}}
+                    with open(os.path.join(root, ".telic/installs.json"), "w") as handle:
+                        json.dump(manifest, handle)
+                    done = self.run_telic("uninstall", "claude-code", *scope)
+                    self.assertEqual(done.returncode, 1, done.stdout)
+                    self.assertIn(b"was not written by telic", done.stderr)
+                    self.assertEqual(snapshot(outside), before)
+                    shutil.rmtree(os.path.join(root, ".telic"))
+
+    def test_install_does_not_write_through_a_symlink_leaving_the_repository(self):
+        # issue 40 row 2
+        os.makedirs(os.path.join(self.home, ".claude"), exist_ok=True)
+        shutil.rmtree(os.path.join(self.project, ".claude"))
+        os.symlink(os.path.join(self.home, ".claude"), os.path.join(self.project, ".claude"))
+        home_before, project_before = snapshot(self.home), snapshot(self.project)
+        done = self.run_telic("install", "claude-code")
+        self.assertEqual(done.returncode, 1)
+        self.assertIn(b"is a symlink to", done.stderr)
+        self.assertIn(b"outside the scope", done.stderr)
+        self.assertEqual(snapshot(self.home), home_before)
+        self.assertEqual(snapshot(self.project), project_before)
+
+    def test_deeply_nested_configs_are_refused_with_exit_1(self):
+        # issue 40 row 3 (install part): 100,000 nested arrays, no crash
+        deep = "[" * 100000 + "]" * 100000
+        for rel, host, needle in ((".mcp.json", "claude-code", b".mcp.json: nested deeper than 64 levels at byte 64"),
+                                  (".codex/config.toml", "codex", b"config.toml: nested deeper than 64 levels")):
+            path = os.path.join(self.project, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as handle:
+                handle.write(deep if rel.endswith(".json") else "a = " + deep + "\n")
+            done = self.run_telic("install", host)
+            self.assertEqual(done.returncode, 1, done.stderr)
+            self.assertIn(needle, done.stderr)
 
 if __name__ == "__main__":
     run_tests(sys.argv)
