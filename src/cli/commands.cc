@@ -714,6 +714,7 @@ int RunCli(int argc, char** argv) {
   auto* broker_gate = add("broker-gate", "host hook: decide one tool call read from stdin against the active run");
   std::string hook_host;
   std::string gate = "all";
+  std::string outside_run = "deny";
   if (broker_gate != nullptr) {
     broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
     broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
@@ -721,6 +722,10 @@ int RunCli(int argc, char** argv) {
         ->check(CLI::IsMember(HookHostNames()));
     broker_gate->add_option("--gate", gate, "all (default) or mutating: leave reads and web fetches ungated")
         ->check(CLI::IsMember({"all", "mutating"}));
+    broker_gate
+        ->add_option("--outside-run", outside_run,
+                     "deny (default) or host: with no active run, let the host's own permissions decide")
+        ->check(CLI::IsMember({"deny", "host"}));
   }
   InstallRequest install_request;
   auto* install = add("install", "set a host up: MCP server entry, workflow skill, broker-gate hook");
@@ -731,6 +736,12 @@ int RunCli(int argc, char** argv) {
     sub->add_flag("--user", install_request.user, "the host's user scope ($HOME) instead of this repository");
     sub->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
     sub->add_flag("--json", install_request.json, "machine-readable JSON output");
+  }
+  if (install != nullptr) {
+    install
+        ->add_option("--gate", install_request.gate,
+                     "run (default): the hook gates only while a telic run is active; strict: also deny when none is")
+        ->check(CLI::IsMember({"run", "strict"}));
   }
   auto* ui = add("ui", "serve the read-only web trace viewer (default http://127.0.0.1:7420/ui/)");
   if (ui != nullptr) {
@@ -814,7 +825,7 @@ int RunCli(int argc, char** argv) {
   if (Chosen(broker_gate)) {
     HookHost host = hook_host.empty() ? HookHost::kTelic : *ParseHookHost(hook_host);
     return RunBrokerGate(store::CurrentEnvironment(), CurrentDirectory(), options.repo, options.db, host, std::cin,
-                         std::cout, gate == "mutating");
+                         std::cout, gate == "mutating", outside_run == "host" ? OutsideRun::kHost : OutsideRun::kDeny);
   }
   if (Chosen(install) || Chosen(uninstall)) return InstallCommand(options, install_request, SelfExecutable(argv[0]), Chosen(install));
   std::cout << app.help();

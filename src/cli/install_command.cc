@@ -952,6 +952,12 @@ Status UninstallLegacy(const Scope& scope, const std::string& host, const Ordere
 
 // --- doctor -----------------------------------------------------------------
 
+// The gate mode an install recorded; installs recorded before modes existed wired strict hooks.
+GateMode RecordedGate(const OrderedJson& install) {
+  if (!install.contains("gate") || !install["gate"].is_string()) return GateMode::kStrict;
+  return ParseGateMode(install["gate"].get<std::string>()).value_or(GateMode::kStrict);
+}
+
 // Whether an install recorded in `scope` is still what this binary would write.
 Json CheckInstall(const Scope& scope, const std::string& host, const OrderedJson& install, const std::string& telic,
                   bool& ok) {
@@ -960,7 +966,8 @@ Json CheckInstall(const Scope& scope, const std::string& host, const OrderedJson
   std::error_code ec;
   if (!fs::is_regular_file(binary, ec)) problems.push_back(fmt::format("the configured binary {} is missing", binary));
   if (binary != telic) problems.push_back(fmt::format("configured for {}, not this telic ({})", binary, telic));
-  auto plan = PlanHost(host, scope.name == "user", binary);
+  const GateMode gate = RecordedGate(install);
+  auto plan = PlanHost(host, scope.name == "user", binary, gate);
   std::optional<bool> hook;
   if (plan) {
     for (const Piece& piece : plan->pieces) {
@@ -985,7 +992,52 @@ Json CheckInstall(const Scope& scope, const std::string& host, const OrderedJson
   ok = ok && current;
   Json report = {{"scope", scope.name}, {"binary", binary}, {"current", current}, {"problems", problems}};
   report["hook"] = hook.has_value() ? Json(*hook ? "wired" : "not wired") : Json("host has no hook");
+  report["gate"] = hook.has_value() ? GateModeName(gate) : "no hook";
   return report;
+}
+
+// What install tells the user besides the files: what was wired where, the
+// gate mode and what it means, and what to do next.
+struct InstallSummary {
+  Json wired = Json::array();  // [{"role", "path"}]
+  std::string gate;            // "run" | "strict" | "no hook"
+  std::string gate_meaning;
+  std::string next;
+};
+
+InstallSummary Summarize(const Scope& scope, const HostPlan& plan, GateMode gate) {
+  static const std::map<std::string, std::string> kRoles = {
+      {"mcp", "MCP server"}, {"instructions", "instructions"}, {"hook", "hook (telic broker-gate)"}};
+  InstallSummary summary;
+  bool hook = false;
+  for (const Piece& piece : plan.pieces) {
+    const std::string path = (scope.base / piece.path).string();
+    const Json entry = {{"role", kRoles.at(piece.role)}, {"path", path}};
+    if (std::find(summary.wired.begin(), summary.wired.end(), entry) == summary.wired.end()) summary.wired.push_back(entry);
+    hook = hook || piece.role == "hook";
+  }
+  if (!hook) {
+    summary.gate = "no hook";
+    summary.gate_meaning = fmt::format("telic wires no hook for {}; the host's own permissions decide its tool calls",
+                                       plan.host);
+  } else if (gate == GateMode::kRun) {
+    summary.gate = "run";
+    summary.gate_meaning = fmt::format(
+        "while a telic run is active for this folder, the hook decides shell and file changes by the run's "
+        "permissions (deny by default); with no run active, {}'s own permissions decide. `telic install {} "
+        "--gate strict` denies them when no run is active",
+        plan.host, plan.host);
+  } else {
+    summary.gate = "strict";
+    summary.gate_meaning = fmt::format(
+        "the hook decides shell and file changes by the active telic run's permissions and denies them when no run "
+        "is active. `telic install {}` (run mode) leaves calls outside a run to {}",
+        plan.host, plan.host);
+  }
+  summary.next = fmt::format("restart {} (or reload its window) so it reads the new configuration, and approve the "
+                             "`telic` MCP server when it asks; `telic doctor` checks the install",
+                             plan.host);
+  return summary;
 }
 
 int UninstallScope(const InstallRequest& request, const Scope& scope, std::ostream& out, std::ostream& err) {
@@ -1034,7 +1086,9 @@ int UninstallScope(const InstallRequest& request, const Scope& scope, std::ostre
 }  // namespace
 
 int RunInstall(const InstallRequest& request, std::ostream& out, std::ostream& err) {
-  auto plan = PlanHost(request.host, request.user, request.telic);
+  const std::optional<GateMode> gate = ParseGateMode(request.gate);
+  if (!gate) return Refuse(err, fmt::format("unknown gate mode {} (run or strict)", request.gate));
+  auto plan = PlanHost(request.host, request.user, request.telic, *gate);
   if (!plan) return Refuse(err, plan.error().message());
   auto scope_found = ScopeOf(request);
   if (!scope_found) return Refuse(err, scope_found.error().message());
@@ -1075,22 +1129,34 @@ int RunInstall(const InstallRequest& request, std::ostream& out, std::ostream& e
     }
   }
   if (!files.empty()) {
-    (*manifest)["hosts"][request.host] = {
-        {"binary", request.telic}, {"telicVersion", mcp::kServerVersion}, {"files", files}};
+    (*manifest)["hosts"][request.host] = {{"binary", request.telic},
+                                          {"telicVersion", mcp::kServerVersion},
+                                          {"gate", GateModeName(*gate)},
+                                          {"files", files}};
   }
   if (auto saved = SaveManifest(scope, *manifest); !saved) return Refuse(err, saved.error().message());
   if (!status) return Refuse(err, status.error().message());
+  const InstallSummary summary = Summarize(scope, *plan, *gate);
   if (request.json) {
     out << Json{{"host", request.host},
                 {"scope", scope.name},
                 {"changed", outcome.changed},
                 {"unchanged", outcome.unchanged},
+                {"wired", summary.wired},
+                {"gate", summary.gate},
+                {"gateMeaning", summary.gate_meaning},
+                {"next", summary.next},
                 {"note", plan->note}}
                .dump()
         << "\n";
   } else {
     out << fmt::format("telic installed for {} ({} scope, {}): {} file(s) written, {} already current\n", request.host,
                        scope.name, scope.base.string(), outcome.changed.size(), outcome.unchanged.size());
+    for (const auto& wired : summary.wired) {
+      out << fmt::format("  wired {}: {}\n", wired["role"].get<std::string>(), wired["path"].get<std::string>());
+    }
+    out << fmt::format("  gate: {}: {}\n", summary.gate, summary.gate_meaning);
+    out << "  next: " << summary.next << "\n";
     for (const auto& path : outcome.changed) out << "  wrote " << path << "\n";
     if (!plan->note.empty()) out << "  note: " << plan->note << "\n";
     for (const auto& note : notes) out << "  note: " << note << "\n";

@@ -39,6 +39,7 @@ struct InstallRequest {
   bool json = false;
   std::string state_dir;       // the repository's state directory (project scope record)
   std::string user_state_dir;  // the state folder of $HOME (user scope record)
+  std::string gate = "run";    // the hook's mode: "run" | "strict" (install_hosts.h GateMode)
 };
 
 // Exit codes: 0 done (or nothing to do), 1 refused or failed (nothing
@@ -49,7 +50,8 @@ int RunUninstall(const InstallRequest& request, std::ostream& out, std::ostream&
 
 // Per host found in the project or the home folder (a marker folder exists
 // or telic is recorded as installed there): {"found", "installs": [{"scope",
-// "binary", "current", "hook", "problems"}]} ("recordedBy" for a record an
+// "binary", "current", "hook", "gate", "problems"}]} (gate "run", "strict" or
+// "no hook") ("recordedBy" for a record an
 // older telic left inside the scope). `ok` turns false when an install is not
 // current (binary moved or not this one, a piece missing). `where` gives the
 // roots, state folders and this binary (host and user are not read).

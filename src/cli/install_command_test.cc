@@ -87,7 +87,8 @@ TEST_F(InstallCommandTest, JsonMergeKeepsUserKeysAndUninstallRestoresBytes) {
   EXPECT_EQ(merged["mcpServers"]["telic"]["args"], Json::array({"serve"}));
   Json hooks = Json::parse(Read(project() / ".cursor/hooks.json"));
   EXPECT_EQ(hooks["version"], 1);
-  EXPECT_EQ(hooks["hooks"]["beforeShellExecution"][0]["command"], "'/opt/telic/bin/telic' broker-gate --host cursor");
+  EXPECT_EQ(hooks["hooks"]["beforeShellExecution"][0]["command"],
+            "'/opt/telic/bin/telic' broker-gate --host cursor --outside-run host");
 
   const auto installed = Tree(project());
   ASSERT_EQ(Install("cursor"), 0) << err_.str();
@@ -160,7 +161,7 @@ TEST_F(InstallCommandTest, JsoncArraysAndCreatedObjectsComeOutByteForByte) {
   ASSERT_TRUE(parsed.has_value()) << installed;
   EXPECT_EQ((*parsed)["version"], 1);
   EXPECT_EQ((*parsed)["hooks"]["beforeShellExecution"][0]["command"],
-            "'/opt/telic/bin/telic' broker-gate --host cursor");
+            "'/opt/telic/bin/telic' broker-gate --host cursor --outside-run host");
   EXPECT_EQ(Read(project() / ".cursor/mcp.json").rfind("/* servers */ {\n  \"mcpServers\": {\n", 0), 0u);
 
   const std::string edited_hooks = installed + "// later\r\n";
@@ -192,7 +193,7 @@ TEST_F(InstallCommandTest, JsoncReinstallWithAnotherBinaryReplacesOnlyTelicsValu
   ASSERT_TRUE(parsed.has_value()) << installed;
   EXPECT_EQ((*parsed)["hooks"]["preToolUse"].size(), 1u) << installed;
   EXPECT_EQ((*parsed)["hooks"]["beforeShellExecution"][0]["command"],
-            "'/usr/local/bin/telic' broker-gate --host cursor");
+            "'/usr/local/bin/telic' broker-gate --host cursor --outside-run host");
   EXPECT_EQ(installed.rfind("{\n  // mine\n  \"version\": 1,\n  \"hooks\": {\"stop\": [{\"command\": \"x\"}], ", 0), 0u)
       << installed;
   Write(project() / ".cursor/hooks.json", installed + "// later\n");
@@ -264,6 +265,32 @@ TEST_F(InstallCommandTest, SharedFilesStayUntilTheLastHostLeaves) {
   EXPECT_FALSE(fs::exists(project() / ".kiro/agents"));
   ASSERT_EQ(Uninstall("kiro-ide"), 0) << err_.str();
   EXPECT_TRUE(Tree(project()).empty()) << Tree(project()).size();
+}
+
+TEST_F(InstallCommandTest, GateModeIsWiredRecordedAndSwitchedInPlace) {
+  ASSERT_EQ(Install("claude-code"), 0) << err_.str();
+  EXPECT_NE(out_.str().find("gate: run: "), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("next: restart claude-code"), std::string::npos) << out_.str();
+  auto command = [&] {
+    Json settings = Json::parse(Read(project() / ".claude/settings.json"));
+    EXPECT_EQ(settings["hooks"]["PreToolUse"].size(), 1u) << settings.dump();
+    return settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"].get<std::string>();
+  };
+  EXPECT_EQ(command(), "'/opt/telic/bin/telic' broker-gate --host claude-code --outside-run host");
+  InstallRequest strict = Request("claude-code");
+  strict.gate = "strict";
+  ASSERT_EQ(RunInstall(strict, out_, err_), 0) << err_.str();
+  EXPECT_EQ(command(), "'/opt/telic/bin/telic' broker-gate --host claude-code");
+  bool ok = true;
+  Json report = HostDoctorChecks(Where("/opt/telic/bin/telic"), ok);
+  EXPECT_EQ(report["claude-code"]["installs"][0]["gate"], "strict") << report.dump();
+  EXPECT_EQ(report["claude-code"]["installs"][0]["hook"], "wired") << report.dump();
+  ASSERT_EQ(Install("vscode"), 0) << err_.str();
+  EXPECT_NE(out_.str().find("gate: no hook: "), std::string::npos) << out_.str();
+  strict.gate = "sometimes";
+  EXPECT_EQ(RunInstall(strict, out_, err_), 1);
+  ASSERT_EQ(Uninstall("claude-code"), 0) << err_.str();
+  EXPECT_FALSE(fs::exists(project() / ".claude"));
 }
 
 TEST_F(InstallCommandTest, DoctorReportsCurrentAndStaleInstalls) {

@@ -58,18 +58,18 @@ HOSTS = {
     "vscode": {"user": False, "mcp": (".vscode/mcp.json", "json", ["servers", "telic"]), "hook": None},
 }
 
-# A shell call each host's hook sees, and how its deny looks (no run: strict deny).
+# A shell call each host's hook sees, and how its deny looks (no run: a strict install denies).
 HOOK_PAYLOADS = {
     "claude-code": ({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}},
-                    lambda a: a["hookSpecificOutput"]["permissionDecision"] == "deny"),
+                    lambda a: a.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"),
     "codex": ({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}},
-              lambda a: a["hookSpecificOutput"]["permissionDecision"] == "deny"),
+              lambda a: a.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"),
     "cursor": ({"hook_event_name": "beforeShellExecution", "command": "ls", "cwd": "."},
-               lambda a: a["permission"] == "deny"),
+               lambda a: a.get("permission") == "deny"),
     "cline": ({"hookName": "PreToolUse", "preToolUse": {"toolName": "execute_command", "parameters": {"command": "ls"}}},
-              lambda a: a["cancel"] is True),
+              lambda a: a.get("cancel") is True),
     "gemini-cli": ({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
-                    "tool_input": {"command": "ls"}}, lambda a: a["decision"] == "deny"),
+                    "tool_input": {"command": "ls"}}, lambda a: a.get("decision") == "deny"),
 }
 
 
@@ -136,7 +136,7 @@ class InstallTest(unittest.TestCase):
         finally:
             self.assertEqual(mcp.close(), 0)
 
-    def check_hook_answers(self, host, spec):
+    def check_hook_answers(self, host, spec, strict=False):
         rel, find = spec["hook"]
         path = os.path.join(self.home if spec["user"] else self.project, rel)
         if find is None:  # a hook script (Cline): run the file itself
@@ -149,7 +149,8 @@ class InstallTest(unittest.TestCase):
                               cwd=self.project, timeout=60)
         self.assertEqual(done.returncode, 0, done.stderr)
         answer = json.loads(done.stdout)
-        self.assertTrue(denies(answer), f"{host}: {answer}")
+        # No run is active: a strict install denies, the default leaves the call to the host.
+        self.assertEqual(denies(answer), strict, f"{host}: {answer}")
 
     def test_every_host_installs_launches_reinstalls_and_uninstalls(self):
         original_project, original_home = snapshot(self.project), snapshot(self.home)
@@ -173,6 +174,7 @@ class InstallTest(unittest.TestCase):
                 installs = doctor["checks"]["hosts"][host]["installs"]
                 self.assertEqual([i["current"] for i in installs], [True], installs)
                 self.assertEqual(installs[0]["hook"], "wired" if spec["hook"] else "host has no hook")
+                self.assertEqual(installs[0]["gate"], "run" if spec["hook"] else "no hook")
         # The user's own keys are still there.
         self.assertEqual(self.load(os.path.join(self.project, ".mcp.json"), "json")["note"], "mine")
         self.assertEqual(self.load(os.path.join(self.project, ".codex/config.toml"), "toml")["mcp_servers"]["docs"],
@@ -190,6 +192,31 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(snapshot(self.home), original_home)
         # Uninstalling again is a no-op.
         self.assertIn("nothing to remove", self.telic("uninstall", "cursor"))
+
+    def test_strict_gate_denies_outside_a_run_and_install_says_what_it_wired(self):
+        # issue 42 item 1: install prints what it wired, the gate mode and the next step; doctor shows the mode
+        out = self.telic("install", "claude-code")
+        for needle in ("wired MCP server: %s" % os.path.join(self.project, ".mcp.json"),
+                       "wired hook (telic broker-gate): %s" % os.path.join(self.project, ".claude/settings.json"),
+                       "gate: run: while a telic run is active", "--gate strict", "next: restart claude-code",
+                       "approve the `telic` MCP server"):
+            self.assertIn(needle, out)
+        for host, spec in HOSTS.items():
+            if not spec["hook"]:
+                continue
+            with self.subTest(host=host):
+                scope = ["--user"] if spec["user"] else []
+                out = self.telic("install", host, "--gate", "strict", *scope)
+                self.assertIn("gate: strict: ", out)
+                self.check_hook_answers(host, spec, strict=True)
+                installs = json.loads(self.telic("doctor", "--json"))["checks"]["hosts"][host]["installs"]
+                self.assertEqual([(i["gate"], i["current"]) for i in installs], [("strict", True)], installs)
+        # Back to the default: the hook is replaced in place, then removed.
+        self.telic("install", "claude-code")
+        settings = self.load(os.path.join(self.project, ".claude/settings.json"), "json")
+        commands = [group["hooks"][0]["command"] for group in settings["hooks"]["PreToolUse"]]
+        self.assertEqual(len(commands), 1, commands)
+        self.assertTrue(commands[0].endswith("--outside-run host"), commands)
 
     def test_project_scope_of_user_only_hosts_and_user_scope_of_the_rest(self):
         original_project, original_home = snapshot(self.project), snapshot(self.home)
