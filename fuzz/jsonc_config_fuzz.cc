@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   if (telic::cli::CheckTomlBounds(text, "fuzz.toml")) {
     try {
-      (void)toml::parse(text, "fuzz.toml");
+      (void)toml::parse(text, std::string("fuzz.toml"));
     } catch (const toml::parse_error&) {
     }
   }
