@@ -63,46 +63,73 @@ constexpr size_t kMaxHookInputBytes = 16 * 1024 * 1024;
 constexpr const char* kStartOrResume =
     "Start or resume a Telic run before mutating tools, or set TELIC_BROKER_PERMISSIVE=1 for local development only.";
 
+// The agent's side of a deny inside a run: the capability and target, the
+// deciding layer and rule, and how to ask for it through the run.
+std::string RunDenyMessage(const GatedCall& call, const std::string& run_id, const controller::BrokerDecision& decision) {
+  const std::string target =
+      call.target.empty() ? "" : fmt::format(" `{}`", CleanMessage(RedactedText(call.target), 200));
+  const std::string layer = decision.detail.deciding_layer.empty() ? "none grants it" : decision.detail.deciding_layer;
+  const std::string how = call.capability == "shell.execute"
+                              ? "the exact command in the contract's shell allowlist"
+                              : fmt::format("{} for this target in the contract's permissions", call.capability);
+  return fmt::format(
+      "Telic denied {}{} for run {} ({}): deciding layer {}, rule: {}. Do not bypass it. To ask for it, "
+      "raise it in the run: a ClarificationRequest to the user, or a contract revision that adds {}.",
+      call.capability, target, run_id, decision.reason_code, layer,
+      CleanMessage(RedactedText(decision.detail.rule), 400), how);
+}
+
 Verdict Decide(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
-               const std::string& db_flag, HookHost host, const std::string& input, bool reads_ungated) {
+               const std::string& db_flag, HookHost host, const std::string& input, bool reads_ungated,
+               OutsideRun outside_run) {
   auto var = env.find("TELIC_BROKER_PERMISSIVE");
   const bool strict = var == env.end() || var->second != "1";
   auto unavailable = [&](const std::string& user_message, const std::string& agent_message) {
     return strict ? Deny(user_message, agent_message) : Allow();
   };
+  // No run of this repository is active: the host decides, or (strict) deny.
+  auto no_run = [&](const std::string& user_message) {
+    return outside_run == OutsideRun::kHost ? Allow() : unavailable(user_message, kStartOrResume);
+  };
 
+  // Input telic cannot read is denied; with --outside-run host only while a run is active.
+  std::optional<Verdict> unreadable;
   Json hook = Json::object();
   if (input.size() > kMaxHookInputBytes) {
-    return unavailable("Telic broker could not read the hook input.",
-                       fmt::format("The hook input is larger than {} bytes; Telic denies tool calls it cannot read.",
-                                   kMaxHookInputBytes));
-  }
-  if (!TrimJs(input).empty()) {
+    unreadable = unavailable("Telic broker could not read the hook input.",
+                             fmt::format("The hook input is larger than {} bytes; Telic denies tool calls it cannot read.",
+                                         kMaxHookInputBytes));
+  } else if (!TrimJs(input).empty()) {
     auto parsed = ParseJsonStrict(input);
     if (!parsed || !parsed->is_object()) {
-      return unavailable("Telic broker could not read the hook input.",
-                         "The hook input must be one JSON object; Telic denies tool calls it cannot read.");
+      unreadable = unavailable("Telic broker could not read the hook input.",
+                               "The hook input must be one JSON object; Telic denies tool calls it cannot read.");
+    } else {
+      hook = std::move(*parsed);
     }
-    hook = std::move(*parsed);
   }
   std::vector<GatedCall> calls;
-  if (host == HookHost::kTelic) {
+  if (unreadable) {
+    // nothing to map
+  } else if (host == HookHost::kTelic) {
     if (std::optional<HookToolCall> call = MapHookInput(hook)) calls.push_back({call->capability, call->target});
   } else {
     auto request = MapHostHookInput(host, hook);
     if (!request) {
-      return unavailable("Telic broker could not read the hook input.",
-                         fmt::format("Telic denies tool calls it cannot read: {}.",
-                                     CleanMessage(request.error().message(), 300)));
+      unreadable = unavailable("Telic broker could not read the hook input.",
+                               fmt::format("Telic denies tool calls it cannot read: {}.",
+                                           CleanMessage(request.error().message(), 300)));
+    } else {
+      calls = std::move(request->calls);
     }
-    calls = std::move(request->calls);
   }
+  if (unreadable && outside_run == OutsideRun::kDeny) return *unreadable;
   if (reads_ungated) {
     std::erase_if(calls, [](const GatedCall& call) {
       return call.capability == "repository.read" || call.capability == "network.read";
     });
   }
-  if (calls.empty()) return Allow();
+  if (!unreadable && calls.empty()) return Allow();
 
   store::Environment located_env = env;
   if (!repo_flag.empty()) located_env["TELIC_REPOSITORY_ROOT"] = repo_flag;
@@ -117,8 +144,7 @@ Verdict Decide(const store::Environment& env, const std::string& cwd, const std:
   // No ledger, or no running run in it: no session to evaluate against.
   std::error_code ec;
   if (!std::filesystem::is_regular_file(location->ledger_path, ec)) {
-    return unavailable("Telic broker is in strict mode but no active Telic session matches this repository.",
-                       kStartOrResume);
+    return no_run("Telic broker is in strict mode but no active Telic session matches this repository.");
   }
   auto store = store::SqliteStore::Open(location->ledger_path);
   if (!store) {
@@ -130,15 +156,13 @@ Verdict Decide(const store::Environment& env, const std::string& cwd, const std:
     return unavailable("Telic broker is in strict mode but the ledger cannot be read.",
                        "Run telic doctor and ensure Telic state is initialized before mutating tools.");
   }
-  if (!*found) {
-    return unavailable("Telic broker is in strict mode but no active Telic session matches this repository.",
-                       kStartOrResume);
-  }
+  if (!*found) return no_run("Telic broker is in strict mode but no active Telic session matches this repository.");
   const store::RunRecord& active = **found;
   auto run = (*store)->GetRun(active.run_id);
   if (!run || run->status != "running" || run->version != active.version) {
-    return unavailable("Telic broker is in strict mode but the active session run is not running.", kStartOrResume);
+    return no_run("Telic broker is in strict mode but the active session run is not running.");
   }
+  if (unreadable) return *unreadable;
   SystemClock clock;
   RandomIdSource ids;
   // Every call is decided and recorded until one is denied: one deny denies.
@@ -153,10 +177,7 @@ Verdict Decide(const store::Environment& env, const std::string& cwd, const std:
     }
     if (decision->allowed) continue;
     return Deny(fmt::format("Telic denied {} for this run ({}).", call.capability, decision->reason_code),
-                fmt::format("Telic broker denied {} ({}). Do not bypass; adjust the plan or escalate permissions. "
-                            "Rule: {}.",
-                            call.capability, decision->reason_code,
-                            CleanMessage(RedactedText(decision->detail.rule), 400)));
+                RunDenyMessage(call, run->run_id, *decision));
   }
   return Allow();
 }
@@ -193,11 +214,11 @@ std::optional<HookToolCall> MapHookInput(const Json& hook) {
 
 int RunBrokerGate(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
                   const std::string& db_flag, HookHost host, std::istream& in, std::ostream& out,
-                  bool reads_ungated) {
+                  bool reads_ungated, OutsideRun outside_run) {
   try {
     std::stringstream input;
     input << in.rdbuf();
-    out << Render(host, Decide(env, cwd, repo_flag, db_flag, host, input.str(), reads_ungated))
+    out << Render(host, Decide(env, cwd, repo_flag, db_flag, host, input.str(), reads_ungated, outside_run))
                .dump(-1, ' ', false, Json::error_handler_t::replace)
         << "\n";
     return 0;

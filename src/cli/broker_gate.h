@@ -41,11 +41,19 @@ std::optional<HookToolCall> MapHookInput(const Json& hook_input);
 //
 // Strict by default: when no run can be evaluated (no ledger, no running run
 // of this repository, unreadable hook input, a decision that cannot be
-// recorded) the
-// call is denied. TELIC_BROKER_PERMISSIVE=1 fails open instead (local
-// development only). Returns 0; 1 only on an unexpected exception.
+// recorded) the call is denied. TELIC_BROKER_PERMISSIVE=1 fails open instead
+// (local development only). Returns 0; 1 only on an unexpected exception.
+//
+// `outside_run` kHost (--outside-run host, what `telic install` wires by
+// default): when no run of this repository is active (no ledger, no running
+// run) the answer is the host's allow / no objection, so the host's own
+// permission system decides; unreadable input then also passes, since
+// outside a run telic governs nothing. A ledger that cannot be opened or read
+// and a decision that cannot be recorded still deny. Inside a run nothing
+// changes: the run's permissions decide, deny by default.
+enum class OutsideRun { kDeny, kHost };
 int RunBrokerGate(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
                   const std::string& db_flag, HookHost host, std::istream& in, std::ostream& out,
-                  bool reads_ungated = false);
+                  bool reads_ungated = false, OutsideRun outside_run = OutsideRun::kDeny);
 
 }  // namespace telic::cli

@@ -111,6 +111,39 @@ TEST_F(BrokerGateTest, NoRunningRunOfThisRepositoryIsDenied) {
   EXPECT_EQ(Gate(R"({"command":"npm test"})")["permission"], "deny");
 }
 
+TEST_F(BrokerGateTest, OutsideRunHostLetsTheHostDecideOnlyWhileNoRunIsActive) {
+  auto gate = [&](const std::string& input) {
+    std::istringstream in(input);
+    std::ostringstream out;
+    EXPECT_EQ(RunBrokerGate(env_, "/", "", "", HookHost::kClaudeCode, in, out, false, OutsideRun::kHost), 0);
+    return Json::parse(out.str());
+  };
+  const std::string ls = R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls -la"}})";
+  const std::string unknown = R"({"hook_event_name":"PreToolUse","tool_name":"Teleport","tool_input":{}})";
+  EXPECT_EQ(gate(ls), Json::object()) << "no ledger: Claude Code's own permissions decide";
+  EXPECT_EQ(gate(unknown), Json::object());
+  EXPECT_EQ(gate("{broken"), Json::object());
+  auto run = StartActiveRun();  // allows exactly `npm test`
+  Json denied = gate(ls);
+  EXPECT_EQ(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+  const std::string reason = denied["hookSpecificOutput"]["permissionDecisionReason"];
+  const std::vector<std::string> needles = {"Telic denied shell.execute `ls -la` for run " + run.run_id,
+                                            "deciding layer ",      "rule: ",
+                                            "ClarificationRequest", "contract revision",
+                                            "shell allowlist"};
+  for (const std::string& needle : needles) {
+    EXPECT_NE(reason.find(needle), std::string::npos) << needle << " in " << reason;
+  }
+  EXPECT_EQ(gate(R"({"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"npm test"}})"),
+            Json::object());
+  EXPECT_EQ(gate(unknown)["hookSpecificOutput"]["permissionDecision"], "deny") << "inside a run, unreadable is denied";
+  // The run ended: the host decides again.
+  auto store = std::move(*store::SqliteStore::Open(state_ + "/telic.sqlite3"));
+  controller::RunService service(*store, clock_, ids_, root_);
+  ASSERT_TRUE(service.CancelRun(run.run_id, "action:" + run.run_id + ":1", 1));
+  EXPECT_EQ(gate(ls), Json::object());
+}
+
 // covers TEL-045, TEL-047, TEL-048
 TEST_F(BrokerGateTest, ActiveRunIsEvaluatedAndRecorded) {
   auto run = StartActiveRun();

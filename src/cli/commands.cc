@@ -575,6 +575,15 @@ int InstallCommand(const Options& options, InstallRequest request, const std::st
   request.project_root = location->repository_root;
   request.home = home != nullptr ? home : "";
   request.telic = self;
+  // The install record lives in a state folder (out of the repository's reach).
+  if (request.user) {
+    auto state = store::ResolveHomeStateDir(store::CurrentEnvironment(), request.home);
+    if (!state) return Failure(state.error());
+    request.user_state_dir = *state;
+  } else {
+    if (auto prepared = store::PrepareStateDir(*location); !prepared) return Failure(prepared.error());
+    request.state_dir = location->state_dir;
+  }
   return install ? RunInstall(request, std::cout, std::cerr) : RunUninstall(request, std::cout, std::cerr);
 }
 
@@ -607,7 +616,17 @@ int Doctor(const Options& options, const std::string& self) {
   checks["git"] = {{"ok", std::system("git --version >/dev/null 2>&1") == 0}, {"optional", true}};
   // Hosts set up by `telic install` (or found here) and whether they are current.
   const char* home = std::getenv("HOME");
-  checks["hosts"] = HostDoctorChecks(location ? location->repository_root : "", home != nullptr ? home : "", self, ok);
+  InstallRequest where;
+  where.telic = self;
+  if (location) {
+    where.project_root = location->repository_root;
+    where.state_dir = location->state_dir;
+  }
+  if (home != nullptr && *home != '\0') {
+    where.home = home;
+    if (auto state = store::ResolveHomeStateDir(store::CurrentEnvironment(), home)) where.user_state_dir = *state;
+  }
+  checks["hosts"] = HostDoctorChecks(where, ok);
   Json report = {{"ok", ok}, {"version", mcp::kServerVersion}, {"checks", checks}};
   if (options.json) {
     PrintJson(report, options);
@@ -823,6 +842,7 @@ int RunCli(int argc, char** argv) {
   auto* broker_gate = add("broker-gate", "host hook: decide one tool call read from stdin against the active run");
   std::string hook_host;
   std::string gate = "all";
+  std::string outside_run = "deny";
   if (broker_gate != nullptr) {
     broker_gate->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
     broker_gate->add_option("--db", options.db, "SQLite ledger file to use instead of the state directory's");
@@ -830,6 +850,10 @@ int RunCli(int argc, char** argv) {
         ->check(CLI::IsMember(HookHostNames()));
     broker_gate->add_option("--gate", gate, "all (default) or mutating: leave reads and web fetches ungated")
         ->check(CLI::IsMember({"all", "mutating"}));
+    broker_gate
+        ->add_option("--outside-run", outside_run,
+                     "deny (default) or host: with no active run, let the host's own permissions decide")
+        ->check(CLI::IsMember({"deny", "host"}));
   }
   InstallRequest install_request;
   auto* install = add("install", "set a host up: MCP server entry, workflow skill, broker-gate hook");
@@ -840,6 +864,12 @@ int RunCli(int argc, char** argv) {
     sub->add_flag("--user", install_request.user, "the host's user scope ($HOME) instead of this repository");
     sub->add_option("--repo", options.repo, "repository root (default: $TELIC_REPOSITORY_ROOT or the current directory)");
     sub->add_flag("--json", install_request.json, "machine-readable JSON output");
+  }
+  if (install != nullptr) {
+    install
+        ->add_option("--gate", install_request.gate,
+                     "run (default): the hook gates only while a telic run is active; strict: also deny when none is")
+        ->check(CLI::IsMember({"run", "strict"}));
   }
   auto* ui = add("ui", "serve the read-only web trace viewer (default http://127.0.0.1:7420/ui/)");
   if (ui != nullptr) {
@@ -951,7 +981,7 @@ int RunCli(int argc, char** argv) {
   if (Chosen(broker_gate)) {
     HookHost host = hook_host.empty() ? HookHost::kTelic : *ParseHookHost(hook_host);
     return RunBrokerGate(store::CurrentEnvironment(), CurrentDirectory(), options.repo, options.db, host, std::cin,
-                         std::cout, gate == "mutating");
+                         std::cout, gate == "mutating", outside_run == "host" ? OutsideRun::kHost : OutsideRun::kDeny);
   }
   if (Chosen(install) || Chosen(uninstall)) return InstallCommand(options, install_request, SelfExecutable(argv[0]), Chosen(install));
   std::cout << app.help();

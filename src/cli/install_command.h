@@ -9,12 +9,18 @@
 //   - TOML (Codex's config.toml): one table appended as a text block, the
 //     rest of the file untouched byte for byte; checked with toml++;
 //   - whole files telic owns (skills, rules, hook scripts).
-// A file is backed up (<base>/.telic/backups/) before its first change; a
+// A file is backed up (<state>/backups/) before its first change; a
 // reinstall that changes nothing writes nothing. What was written is recorded
-// in <base>/.telic/installs.json, so uninstall removes exactly that: when a
-// file still holds the bytes install left, its original bytes come back (or
-// it is deleted if install created it); otherwise only telic's keys, items
-// or block are taken out and the user's later edits stay.
+// in <state>/installs.json, where <state> is the repository's state directory
+// (project scope) or <XDG_STATE_HOME or ~/.local/state>/telic/homes/<key of
+// $HOME> (user scope): out of the repository's reach, so a repository cannot
+// forge what uninstall removes. Uninstall removes exactly what is recorded:
+// when a file still holds the bytes install left (same sha256), its original
+// bytes come back from a backup whose sha256 is also recorded (or it is
+// deleted if install created it); otherwise only telic's keys, items or block
+// are taken out and the user's later edits stay. Every path, recorded or
+// planned, is confined to the scope (cli/install_paths.h). A record an older
+// telic left in <base>/.telic/installs.json is advisory (D-S1.2).
 #pragma once
 
 #include <iosfwd>
@@ -31,6 +37,9 @@ struct InstallRequest {
   std::string home;          // absolute: $HOME
   std::string telic;         // absolute path of the telic binary to configure
   bool json = false;
+  std::string state_dir;       // the repository's state directory (project scope record)
+  std::string user_state_dir;  // the state folder of $HOME (user scope record)
+  std::string gate = "run";    // the hook's mode: "run" | "strict" (install_hosts.h GateMode)
 };
 
 // Exit codes: 0 done (or nothing to do), 1 refused or failed (nothing
@@ -41,8 +50,11 @@ int RunUninstall(const InstallRequest& request, std::ostream& out, std::ostream&
 
 // Per host found in the project or the home folder (a marker folder exists
 // or telic is recorded as installed there): {"found", "installs": [{"scope",
-// "binary", "current", "hook", "problems"}]}. `ok` turns false when an
-// install is not current (binary moved or not this one, a piece missing).
-Json HostDoctorChecks(const std::string& project_root, const std::string& home, const std::string& telic, bool& ok);
+// "binary", "current", "hook", "gate", "problems"}]} (gate "run", "strict" or
+// "no hook") ("recordedBy" for a record an
+// older telic left inside the scope). `ok` turns false when an install is not
+// current (binary moved or not this one, a piece missing). `where` gives the
+// roots, state folders and this binary (host and user are not read).
+Json HostDoctorChecks(const InstallRequest& where, bool& ok);
 
 }  // namespace telic::cli

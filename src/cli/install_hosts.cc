@@ -96,8 +96,10 @@ Piece FilePiece(std::string role, std::string path, std::string text, bool execu
   return piece;
 }
 
-std::string GateCommand(const std::string& telic, const std::string& host) {
-  return fmt::format("{} broker-gate --host {}", ShellQuote(telic), host);
+// The hook command; in run mode outside a run the host's own permissions decide.
+std::string GateCommand(const std::string& telic, const std::string& host, GateMode gate) {
+  return fmt::format("{} broker-gate --host {}{}", ShellQuote(telic), host,
+                     gate == GateMode::kRun ? " --outside-run host" : "");
 }
 
 // Claude Code and Codex share the hook layout: event → matcher groups → hooks.
@@ -108,17 +110,17 @@ OrderedJson MatcherGroup(const std::string& matcher, const std::string& command)
 // VS Code's user profile, and the VS Code extensions' global storage (Linux).
 constexpr const char* kVsCodeUser = ".config/Code/User";
 
-void ClaudeCode(HostPlan& plan, const std::string& telic) {
+void ClaudeCode(HostPlan& plan, const std::string& telic, GateMode gate) {
   const std::string base = ".claude";
   plan.pieces.push_back(
       JsonPiece("mcp", plan.user ? ".claude.json" : ".mcp.json", {"mcpServers", "telic"}, StdioServer(telic)));
   plan.pieces.push_back(FilePiece("instructions", base + "/skills/telic/SKILL.md", SkillFile()));
   plan.pieces.push_back(
       AppendPiece("hook", base + "/settings.json", {"hooks", "PreToolUse"},
-                  MatcherGroup("Bash|Write|Edit|MultiEdit|NotebookEdit", GateCommand(telic, "claude-code"))));
+                  MatcherGroup("Bash|Write|Edit|MultiEdit|NotebookEdit", GateCommand(telic, "claude-code", gate))));
 }
 
-void Codex(HostPlan& plan, const std::string& telic) {
+void Codex(HostPlan& plan, const std::string& telic, GateMode gate) {
   Piece mcp;
   mcp.role = "mcp";
   mcp.format = PieceFormat::kToml;
@@ -129,16 +131,16 @@ void Codex(HostPlan& plan, const std::string& telic) {
   plan.pieces.push_back(std::move(mcp));
   plan.pieces.push_back(FilePiece("instructions", ".agents/skills/telic/SKILL.md", SkillFile()));
   plan.pieces.push_back(AppendPiece("hook", ".codex/hooks.json", {"hooks", "PreToolUse"},
-                                    MatcherGroup("Bash|apply_patch", GateCommand(telic, "codex"))));
+                                    MatcherGroup("Bash|apply_patch", GateCommand(telic, "codex", gate))));
 }
 
-void Cursor(HostPlan& plan, const std::string& telic) {
+void Cursor(HostPlan& plan, const std::string& telic, GateMode gate) {
   plan.pieces.push_back(JsonPiece("mcp", ".cursor/mcp.json", {"mcpServers", "telic"}, StdioServer(telic)));
   plan.pieces.push_back(FilePiece("instructions", ".cursor/skills/telic/SKILL.md", SkillFile()));
   Piece version = JsonPiece("hook", ".cursor/hooks.json", {"version"}, 1);
   version.only_if_absent = true;
   plan.pieces.push_back(std::move(version));
-  const std::string command = GateCommand(telic, "cursor");
+  const std::string command = GateCommand(telic, "cursor", gate);
   plan.pieces.push_back(
       AppendPiece("hook", ".cursor/hooks.json", {"hooks", "preToolUse"},
                   OrderedJson{{"command", command}, {"matcher", "Write|StrReplace|Delete|ApplyPatch|EditNotebook"}}));
@@ -146,13 +148,13 @@ void Cursor(HostPlan& plan, const std::string& telic) {
       AppendPiece("hook", ".cursor/hooks.json", {"hooks", "beforeShellExecution"}, OrderedJson{{"command", command}}));
 }
 
-void Cline(HostPlan& plan, const std::string& telic) {
+void Cline(HostPlan& plan, const std::string& telic, GateMode gate) {
   // Cline runs every hook for every tool (no matcher): reads stay ungated
   // with --gate mutating, so the agent can look around outside a run.
   const std::string script = fmt::format(
       "#!/bin/sh\n# telic: added by `telic install cline`; removed by `telic uninstall cline`.\n"
       "exec {} --gate mutating\n",
-      GateCommand(telic, "cline"));
+      GateCommand(telic, "cline", gate));
   if (plan.user) {
     plan.pieces.push_back(JsonPiece(
         "mcp", std::string(kVsCodeUser) + "/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
@@ -208,7 +210,7 @@ void Antigravity(HostPlan& plan, const std::string& telic) {
   }
 }
 
-void GeminiCli(HostPlan& plan, const std::string& telic) {
+void GeminiCli(HostPlan& plan, const std::string& telic, GateMode gate) {
   plan.pieces.push_back(JsonPiece("mcp", ".gemini/settings.json", {"mcpServers", "telic"}, StdioServer(telic)));
   plan.pieces.push_back(FilePiece("instructions", ".gemini/skills/telic/SKILL.md", SkillFile()));
   plan.pieces.push_back(AppendPiece(
@@ -216,7 +218,7 @@ void GeminiCli(HostPlan& plan, const std::string& telic) {
       OrderedJson{
           {"matcher", "run_shell_command|write_file|replace"},
           {"hooks",
-           {{{"name", "telic-broker-gate"}, {"type", "command"}, {"command", GateCommand(telic, "gemini-cli")}}}}}));
+           {{{"name", "telic-broker-gate"}, {"type", "command"}, {"command", GateCommand(telic, "gemini-cli", gate)}}}}}));
 }
 
 void VsCode(HostPlan& plan, const std::string& telic) {
@@ -235,18 +237,26 @@ const std::vector<std::string>& InstallHostNames() {
   return kHosts;
 }
 
-Result<HostPlan> PlanHost(const std::string& host, bool user, const std::string& telic) {
+const char* GateModeName(GateMode mode) { return mode == GateMode::kStrict ? "strict" : "run"; }
+
+std::optional<GateMode> ParseGateMode(const std::string& name) {
+  if (name == "run") return GateMode::kRun;
+  if (name == "strict") return GateMode::kStrict;
+  return std::nullopt;
+}
+
+Result<HostPlan> PlanHost(const std::string& host, bool user, const std::string& telic, GateMode gate) {
   HostPlan plan;
   plan.host = host;
   plan.user = user;
   if (host == "claude-code") {
-    ClaudeCode(plan, telic);
+    ClaudeCode(plan, telic, gate);
   } else if (host == "codex") {
-    Codex(plan, telic);
+    Codex(plan, telic, gate);
   } else if (host == "cursor") {
-    Cursor(plan, telic);
+    Cursor(plan, telic, gate);
   } else if (host == "cline") {
-    Cline(plan, telic);
+    Cline(plan, telic, gate);
   } else if (host == "roo-code") {
     RooCode(plan, telic);
   } else if (host == "kiro") {
@@ -256,7 +266,7 @@ Result<HostPlan> PlanHost(const std::string& host, bool user, const std::string&
   } else if (host == "antigravity") {
     Antigravity(plan, telic);
   } else if (host == "gemini-cli") {
-    GeminiCli(plan, telic);
+    GeminiCli(plan, telic, gate);
   } else if (host == "vscode") {
     VsCode(plan, telic);
   } else {

@@ -5,6 +5,7 @@
 // has one. This file is only the table; src/cli/install_command.cc merges it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,9 +53,20 @@ struct HostPlan {
 // The hosts `telic install` knows, in a fixed order.
 const std::vector<std::string>& InstallHostNames();
 
+// How an installed hook treats calls made while no telic run is active.
+enum class GateMode {
+  kRun,     // the default: only a run's calls are gated; outside a run the host decides (--outside-run host)
+  kStrict,  // deny every gated call while no run is active (`--gate strict`)
+};
+// "run" | "strict", and back (nullopt for anything else).
+const char* GateModeName(GateMode mode);
+std::optional<GateMode> ParseGateMode(const std::string& name);
+
 // The plan for `host` at project scope (user false) or user scope, with
-// `telic` the absolute path of the binary to start. Fails for an unknown host.
-Result<HostPlan> PlanHost(const std::string& host, bool user, const std::string& telic);
+// `telic` the absolute path of the binary to start and `gate` the hook's
+// mode. Fails for an unknown host.
+Result<HostPlan> PlanHost(const std::string& host, bool user, const std::string& telic,
+                          GateMode gate = GateMode::kRun);
 
 // The folders whose presence means a host is used here (for `telic doctor`),
 // relative to the project root and to $HOME.

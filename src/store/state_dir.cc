@@ -117,6 +117,14 @@ Result<StateLocation> ResolveStateLocation(const Environment& env, const std::st
   return location;
 }
 
+Result<std::string> ResolveHomeStateDir(const Environment& env, const std::string& home) {
+  TELIC_ASSIGN_OR_RETURN(std::string real, RealPath(home));
+  std::string base = Get(env, "XDG_STATE_HOME");
+  if (base.empty()) base = (fs::path(real) / ".local" / "state").string();
+  const std::string key = Sha256Hex(real).substr(0, 24);
+  return (fs::absolute(fs::path(base)) / "telic" / "homes" / key).lexically_normal().string();
+}
+
 Status PrepareStateDir(const StateLocation& location) {
   fs::path dir(location.state_dir);
   fs::path root(location.repository_root);

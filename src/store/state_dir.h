@@ -26,6 +26,12 @@ struct StateLocation {
 // sha256(root)>. Does not touch the file system beyond realpath.
 Result<StateLocation> ResolveStateLocation(const Environment& env, const std::string& cwd);
 
+// The state folder of the user scope (`telic install --user` keeps its record
+// there): <XDG_STATE_HOME or $HOME/.local/state>/telic/homes/<first 24 hex of
+// sha256(real path of `home`)>. TELIC_STATE_DIR (one repository's) does not
+// apply. Does not touch the file system beyond realpath.
+Result<std::string> ResolveHomeStateDir(const Environment& env, const std::string& home);
+
 // Creates the state dir (mode 0700, parents too) and refuses unsafe layouts:
 // a state dir that is a symlink or not a directory, one that lies inside the
 // repository or contains it (lexically and after resolving the nearest

@@ -238,11 +238,11 @@ class HostHookContractTest(unittest.TestCase):
         self.assertEqual(len(lines), 1, done.stdout)
         return json.loads(lines[0])
 
-    def start(self, denied=()):
+    def start(self, denied=(), allowlist=("npm test", "git status")):
         granted = ["repository.read", "repository.write", "shell.execute", "network.read"]
         args = {"original_request": "Fix the failing test in src/app.ts", "mode": "analyze_and_fix",
                 "host_capabilities": granted + ["repository.delete", "external.write"],
-                "authorization_granted": granted, "shell_execute_allowlist": ["npm test", "git status"],
+                "authorization_granted": granted, "shell_execute_allowlist": list(allowlist),
                 "network_read_domains": ["api.example.com"]}
         if denied:
             args["authorization_denied"] = list(denied)
@@ -318,6 +318,35 @@ class HostHookContractTest(unittest.TestCase):
                 with self.subTest(host=host.name, payload=text[:60]):
                     answer = self.gate(host.name, text)
                     self.assertTrue(host_class.answer_denies(answer), f"{host.name} {text[:60]}: {answer}")
+
+    def test_outside_a_run_the_host_decides_unless_strict(self):
+        # issue 42 item 1: the installed hook (--outside-run host) gates only a run's calls
+        for host_class in HOSTS:
+            host = host_class(self.ws.repo)
+            for case, payload in (("shell", host.shell("ls -la")), ("write", host.write("src/app.ts")),
+                                  ("unknown tool", _unknown_tool(host))):
+                with self.subTest(host=host.name, case=case):
+                    answer = self.gate(host.name, payload, "--outside-run", "host")
+                    self.assertTrue(host_class.answer_allows(answer), f"{host.name} {case}: {answer}")
+                    self.assertTrue(host_class.answer_denies(self.gate(host.name, payload)), "strict by default")
+                    strict = self.gate(host.name, payload, "--outside-run", "deny")
+                    self.assertTrue(host_class.answer_denies(strict), f"{host.name} {case}: {strict}")
+        # Inside a run both modes decide by the run: the exact allowlist passes, the rest is denied.
+        self.start(allowlist=["npm test", "ls -la"])
+        for host_class in HOSTS:
+            host = host_class(self.ws.repo)
+            for mode in ("host", "deny"):
+                with self.subTest(host=host.name, mode=mode):
+                    allowed = self.gate(host.name, host.shell("ls -la"), "--outside-run", mode)
+                    self.assertTrue(host_class.answer_allows(allowed), f"{host.name}: {allowed}")
+                    denied = self.gate(host.name, host.shell("ls -l"), "--outside-run", mode)
+                    self.assertTrue(host_class.answer_denies(denied), f"{host.name}: {denied}")
+                    reason = json.dumps(denied)
+                    for needle in ("`ls -l`", "deciding layer", "rule:", "ClarificationRequest", "contract revision",
+                                   "shell allowlist"):
+                        self.assertIn(needle, reason, host.name)
+                    unknown = self.gate(host.name, _unknown_tool(host), "--outside-run", mode)
+                    self.assertTrue(host_class.answer_denies(unknown), f"{host.name}: inside a run unreadable is denied")
 
     def test_gate_mutating_leaves_reads_ungated(self):
         # No run: with --gate mutating (Cline's installed hook) reads and

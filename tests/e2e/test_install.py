@@ -6,6 +6,7 @@ would run starts telic and lists its tools over stdio (a real process), the
 hook command each host would run answers in that host's format, `telic
 doctor` reports the install current, a reinstall changes no byte, and
 uninstall brings back the original bytes of both folders."""
+import hashlib
 import json
 import os
 import shlex
@@ -57,18 +58,18 @@ HOSTS = {
     "vscode": {"user": False, "mcp": (".vscode/mcp.json", "json", ["servers", "telic"]), "hook": None},
 }
 
-# A shell call each host's hook sees, and how its deny looks (no run: strict deny).
+# A shell call each host's hook sees, and how its deny looks (no run: a strict install denies).
 HOOK_PAYLOADS = {
     "claude-code": ({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}},
-                    lambda a: a["hookSpecificOutput"]["permissionDecision"] == "deny"),
+                    lambda a: a.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"),
     "codex": ({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}},
-              lambda a: a["hookSpecificOutput"]["permissionDecision"] == "deny"),
+              lambda a: a.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"),
     "cursor": ({"hook_event_name": "beforeShellExecution", "command": "ls", "cwd": "."},
-               lambda a: a["permission"] == "deny"),
+               lambda a: a.get("permission") == "deny"),
     "cline": ({"hookName": "PreToolUse", "preToolUse": {"toolName": "execute_command", "parameters": {"command": "ls"}}},
-              lambda a: a["cancel"] is True),
+              lambda a: a.get("cancel") is True),
     "gemini-cli": ({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
-                    "tool_input": {"command": "ls"}}, lambda a: a["decision"] == "deny"),
+                    "tool_input": {"command": "ls"}}, lambda a: a.get("decision") == "deny"),
 }
 
 
@@ -135,7 +136,7 @@ class InstallTest(unittest.TestCase):
         finally:
             self.assertEqual(mcp.close(), 0)
 
-    def check_hook_answers(self, host, spec):
+    def check_hook_answers(self, host, spec, strict=False):
         rel, find = spec["hook"]
         path = os.path.join(self.home if spec["user"] else self.project, rel)
         if find is None:  # a hook script (Cline): run the file itself
@@ -148,7 +149,8 @@ class InstallTest(unittest.TestCase):
                               cwd=self.project, timeout=60)
         self.assertEqual(done.returncode, 0, done.stderr)
         answer = json.loads(done.stdout)
-        self.assertTrue(denies(answer), f"{host}: {answer}")
+        # No run is active: a strict install denies, the default leaves the call to the host.
+        self.assertEqual(denies(answer), strict, f"{host}: {answer}")
 
     def test_every_host_installs_launches_reinstalls_and_uninstalls(self):
         original_project, original_home = snapshot(self.project), snapshot(self.home)
@@ -172,6 +174,7 @@ class InstallTest(unittest.TestCase):
                 installs = doctor["checks"]["hosts"][host]["installs"]
                 self.assertEqual([i["current"] for i in installs], [True], installs)
                 self.assertEqual(installs[0]["hook"], "wired" if spec["hook"] else "host has no hook")
+                self.assertEqual(installs[0]["gate"], "run" if spec["hook"] else "no hook")
         # The user's own keys are still there.
         self.assertEqual(self.load(os.path.join(self.project, ".mcp.json"), "json")["note"], "mine")
         self.assertEqual(self.load(os.path.join(self.project, ".codex/config.toml"), "toml")["mcp_servers"]["docs"],
@@ -190,6 +193,31 @@ class InstallTest(unittest.TestCase):
         # Uninstalling again is a no-op.
         self.assertIn("nothing to remove", self.telic("uninstall", "cursor"))
 
+    def test_strict_gate_denies_outside_a_run_and_install_says_what_it_wired(self):
+        # issue 42 item 1: install prints what it wired, the gate mode and the next step; doctor shows the mode
+        out = self.telic("install", "claude-code")
+        for needle in ("wired MCP server: %s" % os.path.join(self.project, ".mcp.json"),
+                       "wired hook (telic broker-gate): %s" % os.path.join(self.project, ".claude/settings.json"),
+                       "gate: run: while a telic run is active", "--gate strict", "next: restart claude-code",
+                       "approve the `telic` MCP server"):
+            self.assertIn(needle, out)
+        for host, spec in HOSTS.items():
+            if not spec["hook"]:
+                continue
+            with self.subTest(host=host):
+                scope = ["--user"] if spec["user"] else []
+                out = self.telic("install", host, "--gate", "strict", *scope)
+                self.assertIn("gate: strict: ", out)
+                self.check_hook_answers(host, spec, strict=True)
+                installs = json.loads(self.telic("doctor", "--json"))["checks"]["hosts"][host]["installs"]
+                self.assertEqual([(i["gate"], i["current"]) for i in installs], [("strict", True)], installs)
+        # Back to the default: the hook is replaced in place, then removed.
+        self.telic("install", "claude-code")
+        settings = self.load(os.path.join(self.project, ".claude/settings.json"), "json")
+        commands = [group["hooks"][0]["command"] for group in settings["hooks"]["PreToolUse"]]
+        self.assertEqual(len(commands), 1, commands)
+        self.assertTrue(commands[0].endswith("--outside-run host"), commands)
+
     def test_project_scope_of_user_only_hosts_and_user_scope_of_the_rest(self):
         original_project, original_home = snapshot(self.project), snapshot(self.home)
         out = self.telic("install", "cline")
@@ -199,8 +227,7 @@ class InstallTest(unittest.TestCase):
             self.telic("install", host, "--user")
         self.assertIn("telic", self.load(os.path.join(self.home, ".claude.json"), "json")["mcpServers"])
         self.assertEqual(snapshot(self.project).keys() - original_project.keys(),
-                         {".clinerules", ".clinerules/telic.md", ".clinerules/hooks", ".clinerules/hooks/PreToolUse",
-                          ".telic", ".telic/installs.json"})
+                         {".clinerules", ".clinerules/telic.md", ".clinerules/hooks", ".clinerules/hooks/PreToolUse"})
         self.telic("uninstall", "cline")
         for host in ("claude-code", "codex", "cursor", "gemini-cli", "vscode", "kiro-ide"):
             self.telic("uninstall", host, "--user")
@@ -240,6 +267,75 @@ class InstallTest(unittest.TestCase):
         done = subprocess.run([telic_binary(), "install", "nosuchhost"], capture_output=True, env=self.env(),
                               cwd=self.project, timeout=60)
         self.assertEqual(done.returncode, 2)
+
+    def run_telic(self, *args):
+        return subprocess.run([telic_binary(), *args], capture_output=True, env=self.env(), cwd=self.project,
+                              timeout=120)
+
+    def test_a_forged_install_record_touches_nothing_outside_the_scope(self):
+        # issue 40 row 1, on both scopes: a record shipped inside the scope names outside files
+        outside = os.path.join(self.base, "outside")
+        os.makedirs(os.path.join(outside, "emptydir"))
+        files = {"v1.txt": "one\n", "v2.txt": "two\n", "v3.txt": "three\n", "v4.txt": "four\n",
+                 "config.toml": "[keep]\nx = 1\n[cut]\ny = 2\n", "settings.json": '{"a": 1, "b": 2}'}
+        for name, text in files.items():
+            with open(os.path.join(outside, name), "w") as handle:
+                handle.write(text)
+        sha = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in files.items()}
+        record = lambda **kw: {"format": "file", "sha256": "0", "created": False, "backup": None, **kw}
+        attacks = {
+            "path ../outside": ([record(path="../outside/v1.txt", sha256=sha["v1.txt"], created=True)], []),
+            "absolute path": ([record(path=os.path.join(outside, "v2.txt"), sha256=sha["v2.txt"], created=True)], []),
+            "backup outside": ([record(path=".mcp.json", backup="../outside/v3.txt")], []),
+            "forged backup overwrite": ([record(path="../outside/v4.txt", sha256=sha["v4.txt"],
+                                               backup=".telic/backups/evil")], []),
+            "toml cut": ([record(path="../outside/config.toml", format="toml", block="[cut]\ny = 2\n")], []),
+            "json keys cut": ([record(path="../outside/settings.json", format="json",
+                                      pieces=[{"keys": ["a"], "value": 1}])], []),
+            "createdDirs outside": ([record(path=".mcp.json", format="json", pieces=[])], ["../outside/emptydir"]),
+        }
+        before = snapshot(outside)
+        for scope, root in (([], self.project), (["--user"], self.home)):
+            for name, (records, dirs) in attacks.items():
+                with self.subTest(scope=scope, attack=name):
+                    os.makedirs(os.path.join(root, ".telic/backups"), exist_ok=True)
+                    with open(os.path.join(root, ".telic/backups/evil"), "w") as handle:
+                        handle.write("the repository's bytes\n")
+                    manifest = {"version": 1, "createdDirs": dirs,
+                                "hosts": {"claude-code": {"binary": telic_binary(), "files": records}}}
+                    with open(os.path.join(root, ".telic/installs.json"), "w") as handle:
+                        json.dump(manifest, handle)
+                    done = self.run_telic("uninstall", "claude-code", *scope)
+                    self.assertEqual(done.returncode, 1, done.stdout)
+                    self.assertIn(b"was not written by telic", done.stderr)
+                    self.assertEqual(snapshot(outside), before)
+                    shutil.rmtree(os.path.join(root, ".telic"))
+
+    def test_install_does_not_write_through_a_symlink_leaving_the_repository(self):
+        # issue 40 row 2
+        os.makedirs(os.path.join(self.home, ".claude"), exist_ok=True)
+        shutil.rmtree(os.path.join(self.project, ".claude"))
+        os.symlink(os.path.join(self.home, ".claude"), os.path.join(self.project, ".claude"))
+        home_before, project_before = snapshot(self.home), snapshot(self.project)
+        done = self.run_telic("install", "claude-code")
+        self.assertEqual(done.returncode, 1)
+        self.assertIn(b"is a symlink to", done.stderr)
+        self.assertIn(b"outside the scope", done.stderr)
+        self.assertEqual(snapshot(self.home), home_before)
+        self.assertEqual(snapshot(self.project), project_before)
+
+    def test_deeply_nested_configs_are_refused_with_exit_1(self):
+        # issue 40 row 3 (install part): 100,000 nested arrays, no crash
+        deep = "[" * 100000 + "]" * 100000
+        for rel, host, needle in ((".mcp.json", "claude-code", b".mcp.json: nested deeper than 64 levels at byte 64"),
+                                  (".codex/config.toml", "codex", b"config.toml: nested deeper than 64 levels")):
+            path = os.path.join(self.project, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as handle:
+                handle.write(deep if rel.endswith(".json") else "a = " + deep + "\n")
+            done = self.run_telic("install", host)
+            self.assertEqual(done.returncode, 1, done.stderr)
+            self.assertIn(needle, done.stderr)
 
 if __name__ == "__main__":
     run_tests(sys.argv)
