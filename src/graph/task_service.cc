@@ -612,6 +612,7 @@ Result<Transition> TaskService::RecordVerification(const VerificationRequest& re
   }
   Transition tr;
   Json payload = {{"passed", request.passed}, {"evidence", request.evidence}};
+  if (request.observed) payload["observed"] = true;
   if (request.passed) {
     if (t.pending.value("ablationRequired", false) && request.ablation_passed != true) {
       return Fail(ErrorCode::kFailedPrecondition,

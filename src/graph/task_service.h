@@ -70,6 +70,9 @@ struct VerificationRequest {
   std::vector<std::string> evidence;
   bool concerns_addressed = false;
   std::optional<bool> ablation_passed;
+  // True when telic ran the verifier itself (telic_run_check): the event's
+  // payload says "observed": true. A host's telic_record_verification is a claim.
+  bool observed = false;
 };
 
 struct ResolveRequest {

@@ -60,6 +60,15 @@ size_t ValidSequenceLength(std::string_view text, size_t i) {
   return length;
 }
 
+// CheckExactCommand's refusal, with the argument's pointer.
+Status CheckExact(const std::string& text) {
+  auto checked = policy::CheckExactCommand(text);
+  if (checked) return Ok();
+  return Fail(ErrorCode::kPermissionDenied,
+              fmt::format("the command is refused: a shell would interpret it ({})", checked.error().message()),
+              {{"/command", "custom", checked.error().message()}});
+}
+
 }  // namespace
 
 std::string RepairUtf8(std::string_view text) {
@@ -82,7 +91,7 @@ Result<CheckCommand> ParseCheckCommand(const Json& command) {
   CheckCommand parsed;
   if (command.is_string()) {
     parsed.text = command.get<std::string>();
-    TELIC_RETURN_IF_ERROR(policy::CheckExactCommand(parsed.text));
+    TELIC_RETURN_IF_ERROR(CheckExact(parsed.text));
     parsed.argv = SplitAtSpaces(parsed.text);
     if (parsed.argv.size() > kMaxCommandWords) {
       return Fail(ErrorCode::kInvalidArgument, fmt::format("the command has more than {} words", kMaxCommandWords));
@@ -112,7 +121,7 @@ Result<CheckCommand> ParseCheckCommand(const Json& command) {
     if (i > 0) parsed.text += ' ';
     parsed.text += text;
   }
-  TELIC_RETURN_IF_ERROR(policy::CheckExactCommand(parsed.text));
+  TELIC_RETURN_IF_ERROR(CheckExact(parsed.text));
   return parsed;
 }
 
