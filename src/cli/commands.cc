@@ -41,6 +41,7 @@
 #include "controller/run_service.h"
 #include "controller/verify.h"
 #include "controller/views.h"
+#include "observation/work_tree.h"
 #include "mcp/child_client.h"
 #include "mcp/http_transport.h"
 #include "mcp/server.h"
@@ -65,6 +66,11 @@ struct Options {
   std::vector<std::string> allow_origins;
   std::vector<std::string> allow_hosts;
   bool ui = false;  // serve --http --ui: the web UI under /ui
+  // serve: whether telic shares the host's work tree (issue 38) and how
+  // strictly runs observe it (observe_work.h); also TELIC_WORKTREE=none and
+  // TELIC_OBSERVATION=checked|require_observed.
+  bool no_worktree = false;
+  std::string observation;
 };
 
 // Everything a command needs: where state lives, the open store, the service.
@@ -187,6 +193,31 @@ Result<std::unique_ptr<Context>> OpenServingContextInBackground(const Options& o
   return context;
 }
 
+// `telic serve`'s observation settings: the host's work tree (the
+// repository root) is observed unless --no-worktree or TELIC_WORKTREE=none
+// says the server does not see it; --observation or TELIC_OBSERVATION sets
+// the policy of runs that do not choose one.
+Status ConfigureObservation(Context& context, const Options& options) {
+  store::Environment env = store::CurrentEnvironment();
+  std::string worktree = env.count("TELIC_WORKTREE") ? env["TELIC_WORKTREE"] : "shared";
+  if (worktree != "shared" && worktree != "none") {
+    return Fail(ErrorCode::kInvalidArgument, "TELIC_WORKTREE must be shared or none");
+  }
+  if (options.no_worktree || worktree == "none") {
+    context.service->set_work_tree(nullptr);
+  } else {
+    context.service->set_work_tree(std::make_shared<observation::LazyGitWorkTree>(
+        context.location.repository_root, std::vector<std::string>{context.location.state_dir}));
+  }
+  std::string policy = !options.observation.empty()         ? options.observation
+                       : env.count("TELIC_OBSERVATION") ? env["TELIC_OBSERVATION"]
+                                                          : "checked";
+  auto parsed = controller::ParseObservationPolicy(policy);
+  if (!parsed) return Fail(ErrorCode::kInvalidArgument, "The observation policy must be checked or require_observed");
+  context.service->set_default_observation_policy(*parsed);
+  return Ok();
+}
+
 int Failure(const Error& error) {
   std::cerr << "telic: " << CleanMessage(error.message()) << "\n";
   return 1;
@@ -268,6 +299,10 @@ int Serve(const Options& options) {
                                     : OpenContext(options, true, /*serving=*/true);
   if (!context) {
     std::cerr << "Telic MCP failed: " << CleanMessage(context.error().message()) << "\n";
+    return 1;
+  }
+  if (auto configured = ConfigureObservation(**context, options); !configured) {
+    std::cerr << "Telic MCP failed: " << CleanMessage(configured.error().message()) << "\n";
     return 1;
   }
   // Retention (issue 22): the state directory's config.json may ask to prune
@@ -377,27 +412,55 @@ int Runs(const Options& options, const RunsArgs& args) {
   return 0;
 }
 
+// "observed" | "claimed" for Evidence, "-" for every other artifact.
+std::string ProvenanceColumn(const store::ArtifactMeta& meta) {
+  auto provenance = store::ProvenanceOf(meta);
+  return provenance ? std::string(store::ProvenanceName(*provenance)) : "-";
+}
+
+// What the run says about observation: its policy and whether telic saw the work tree.
+Json ObservationSummary(const store::RunRecord& run) {
+  controller::RunObservation observed = controller::RunObservationOf(run);
+  Json out = {{"policy", std::string(controller::ObservationPolicyName(observed.policy))},
+              {"workTree", observed.shared ? "shared" : "not shared"}};
+  if (!observed.shared) out["reason"] = observed.unobserved_reason;
+  if (observed.baseline) out["groundedCommit"] = observed.baseline->value("headCommit", Json());
+  return out;
+}
+
 int Show(const Options& options, const std::string& run_id) {
   auto context = OpenContext(options, false);
   if (!context) return Failure(context.error());
   auto detail = (*context)->service->GetRun(run_id);
   if (!detail) return Failure(detail.error());
   Json artifacts = Json::array();
-  for (const auto& meta : detail->artifacts) artifacts.push_back(controller::ArtifactMetaToJson(meta));
+  for (const auto& meta : detail->artifacts) {
+    Json item = controller::ArtifactMetaToJson(meta);
+    if (auto provenance = store::ProvenanceOf(meta)) item["provenance"] = std::string(store::ProvenanceName(*provenance));
+    artifacts.push_back(std::move(item));
+  }
+  Json observation = ObservationSummary(detail->run);
   if (options.json) {
-    PrintJson(Json{{"run", controller::RunToJson(detail->run)}, {"artifacts", artifacts}, {"nextAction", detail->next_action}},
+    PrintJson(Json{{"run", controller::RunToJson(detail->run)}, {"observation", observation}, {"artifacts", artifacts},
+                   {"nextAction", detail->next_action}},
               options);
     return 0;
   }
   const auto& run = detail->run;
   std::cout << fmt::format("run        {}\nmode       {}\ntopology   {}\nstatus     {}\nphase      {}\nversion    {}\n"
-                           "repository {}\ncreated    {}\nupdated    {}\nnext       {} ({})\n\n",
+                           "repository {}\ncreated    {}\nupdated    {}\nnext       {} ({})\n",
                            run.run_id, run.requested_mode, run.topology, run.status, run.phase, run.version,
                            run.repository_root, run.created_at, run.updated_at,
                            detail->next_action.value("phase", ""), detail->next_action.value("kind", ""));
+  std::cout << fmt::format("observed   {} (policy {})\n\n",
+                           observation.contains("reason") ? observation["reason"].get<std::string>()
+                                                          : std::string("the work tree telic shares with the host"),
+                           observation["policy"].get<std::string>());
   std::vector<std::vector<std::string>> rows;
-  for (const auto& meta : detail->artifacts) rows.push_back({meta.id, meta.type, meta.producer, meta.sha256.substr(0, 19), meta.created_at});
-  std::cout << FormatTable({"ARTIFACT", "TYPE", "PRODUCER", "SHA256", "CREATED"}, rows);
+  for (const auto& meta : detail->artifacts) {
+    rows.push_back({meta.id, meta.type, meta.producer, ProvenanceColumn(meta), meta.sha256.substr(0, 19), meta.created_at});
+  }
+  std::cout << FormatTable({"ARTIFACT", "TYPE", "PRODUCER", "PROVENANCE", "SHA256", "CREATED"}, rows);
   return 0;
 }
 
@@ -411,9 +474,15 @@ int Trace(const Options& options, const std::string& run_id) {
     auto page = (*context)->service->GetTrace(run_id, after, 500);
     if (!page) return Failure(page.error());
     for (const auto& event : page->events) {
-      events.push_back(controller::TraceEventToInternal(event));
-      rows.push_back({std::to_string(event.sequence), event.timestamp, event.actor, event.phase, event.event_type,
-                      event.summary});
+      Json internal = controller::TraceEventToInternal(event);
+      // Evidence events say whose it is (store::Provenance): telic's own, or the host's claim.
+      std::string provenance = event.event_type == store::kEvidenceObservedEvent  ? "observed"
+                               : event.event_type == store::kEvidenceClaimedEvent ? "claimed"
+                                                                                   : "";
+      if (!provenance.empty()) internal["provenance"] = provenance;
+      events.push_back(std::move(internal));
+      rows.push_back({std::to_string(event.sequence), event.timestamp, event.actor, event.phase,
+                      provenance.empty() ? event.event_type : event.event_type + " (" + provenance + ")", event.summary});
       after = event.sequence;
     }
     if (!page->has_more) break;
@@ -731,7 +800,13 @@ int RunCli(int argc, char** argv) {
     add_common(ui);
   }
   for (auto* sub : {serve, mcp_alias}) {
-    if (sub != nullptr) sub->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
+    if (sub == nullptr) continue;
+    sub->add_flag("--ui", options.ui, "with --http: also serve the web trace viewer under /ui");
+    sub->add_flag("--no-worktree", options.no_worktree,
+                  "the server does not see the host's work tree: observations say \"not observed\" (also TELIC_WORKTREE=none)");
+    sub->add_option("--observation", options.observation,
+                    "how strictly runs observe the work: checked (default) or require_observed (also TELIC_OBSERVATION)")
+        ->check(CLI::IsMember({"checked", "require_observed"}));
   }
   for (auto* sub : {serve, mcp_alias, ui}) {
     if (sub == nullptr) continue;

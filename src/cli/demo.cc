@@ -1,5 +1,9 @@
 #include "cli/demo.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -61,6 +65,55 @@ std::string PhaseOf(const Json& action) {
   return action.value("kind", "") == "terminal" ? "terminal: " + action.value("status", "") : action.value("phase", "");
 }
 
+// Commits the demo repository with `git`, so the server shares a Git work
+// tree and observes the host's work (issue 38). False when git is missing or
+// fails: the demo then runs unobserved, and every result says so.
+bool CommitDemoRepository(const fs::path& repo) {
+  const std::string dir = repo.string();
+  std::vector<std::vector<std::string>> steps = {
+      {"git", "-C", dir, "init", "-q"},
+      {"git", "-C", dir, "add", "-A"},
+      {"git", "-C", dir, "-c", "user.name=telic demo", "-c", "user.email=demo@telic.invalid", "commit", "-qm",
+       "the demo repository"}};
+  std::vector<std::string> env_text = {"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null", "LC_ALL=C",
+                                       std::string("PATH=") + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin")};
+  std::vector<char*> env;
+  for (auto& e : env_text) env.push_back(e.data());
+  env.push_back(nullptr);
+  for (auto& step : steps) {
+    std::vector<char*> argv;
+    for (auto& a : step) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    int spawned = posix_spawnp(&pid, "git", &actions, nullptr, argv.data(), env.data());
+    posix_spawn_file_actions_destroy(&actions);
+    int status = 0;
+    if (spawned != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+  }
+  return true;
+}
+
+// One line saying what telic observed of a submission's work, or "".
+std::string ObservationLine(const Json& payload) {
+  if (!payload.contains("observation")) return "";
+  const Json& o = payload["observation"];
+  if (!o.value("observed", false)) return "  telic: " + o.value("reason", std::string("not observed"));
+  std::string line;
+  for (const Json& file : o.value("filesChecked", Json::array())) {
+    line += fmt::format("  telic checked {} against the work tree (now {}); its own diff: {}\n",
+                        file.value("path", ""), file.value("afterHash", "").substr(0, 19), file.value("diffRef", ""));
+  }
+  if (o.contains("undeclaredChanges")) {
+    line += fmt::format("  telic found {} undeclared change(s) in the work tree\n", o["undeclaredChanges"].size());
+  }
+  if (!line.empty()) line.pop_back();
+  return line;
+}
+
 }  // namespace
 
 Result<Json> LoadScenario(const std::string& name) {
@@ -102,6 +155,7 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
   for (auto it = scenario["repository"].begin(); it != scenario["repository"].end(); ++it) {
     TELIC_RETURN_IF_ERROR(WriteFile(repo / it.key(), it->get<std::string>()));
   }
+  bool observed = CommitDemoRepository(repo);
   std::vector<std::string> argv = {options.telic_binary, "serve"};
   if (!options.db.empty()) argv.insert(argv.end(), {"--db", options.db});
   TELIC_ASSIGN_OR_RETURN(auto client, mcp::ChildClient::Start(argv, {{"TELIC_REPOSITORY_ROOT", repo.string()},
@@ -113,7 +167,9 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
   TELIC_RETURN_IF_ERROR(client->Notify("notifications/initialized", Json::object()));
   say(fmt::format("telic demo: {} — {}", options.scenario, scenario.value("description", "")));
   say(fmt::format("  host: this process, talking MCP {} over stdio to a child `telic serve`", init.value("protocolVersion", "")));
-  say(fmt::format("  repository: {}", repo.string()));
+  say(fmt::format("  repository: {}{}", repo.string(),
+                  observed ? " (a Git work tree: telic checks the host's file changes itself)"
+                           : " (git is unavailable: telic cannot observe the work, and says so)"));
 
   RunState s;
   Json start = scenario["start"];
@@ -129,6 +185,7 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
   say(fmt::format("\nrun {} · mode {} · topology {}", run_id, s.run["requestedMode"].get<std::string>(),
                   s.run["topology"].get<std::string>()));
   say(fmt::format("  [v{}] next: {}", s.run["version"].get<int64_t>(), PhaseOf(s.action)));
+  std::vector<std::string> observed_diffs;  // telic's own diff Evidence, cited by the report
   for (const Json& step : scenario["steps"]) {
     std::string text = step.value("say", "");
     if (step.contains("write_file")) {
@@ -153,11 +210,18 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
       Json args = s.Tokens();
       args["artifact_type"] = step["submit"];
       args["body"] = SubstituteNames(step["body"], names);
+      if (step["submit"] == "UserReport") {
+        for (const std::string& ref : observed_diffs) args["body"]["changeRefs"].push_back(ref);
+      }
       TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_submit_artifact", args));
       text = fmt::format("{} — {} accepted", text, step["submit"].get<std::string>());
+      if (payload.contains("observation")) {
+        for (const Json& ref : payload["observation"].value("diffEvidenceRefs", Json::array())) observed_diffs.push_back(ref);
+      }
     }
     s.Update(payload);
     say(fmt::format("  [v{}] {} → next: {}", s.run["version"].get<int64_t>(), text, PhaseOf(s.action)));
+    if (std::string line = ObservationLine(payload); !line.empty()) say(line);
   }
   if (s.action.value("kind", "") == "terminal" && s.action["reportRef"].is_string()) {
     std::string ref = s.action["reportRef"];

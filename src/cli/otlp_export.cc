@@ -99,10 +99,12 @@ Json DecisionSpan(const store::RunRecord& run, const store::TraceEventRecord& e,
 }
 
 Json SpanEvent(const store::TraceEventRecord& e, const std::string& at) {
-  return {{"name", e.event_type},
-          {"timeUnixNano", at},
-          {"attributes", Json::array({IntAttr("telic.event.sequence", e.sequence), Attr("telic.event.hash", e.hash),
-                                      Attr("telic.actor", e.actor), Attr("telic.summary", e.summary)})}};
+  Json attributes = Json::array({IntAttr("telic.event.sequence", e.sequence), Attr("telic.event.hash", e.hash),
+                                 Attr("telic.actor", e.actor), Attr("telic.summary", e.summary)});
+  // The event that stored an Evidence says whose it is (store::Provenance).
+  if (e.event_type == store::kEvidenceObservedEvent) attributes.push_back(Attr("telic.evidence.provenance", "observed"));
+  if (e.event_type == store::kEvidenceClaimedEvent) attributes.push_back(Attr("telic.evidence.provenance", "claimed"));
+  return {{"name", e.event_type}, {"timeUnixNano", at}, {"attributes", std::move(attributes)}};
 }
 
 Json RootSpan(const store::RunRecord& run, const std::string& start, const std::string& end, int64_t events) {

@@ -384,6 +384,35 @@ Result<RunBundle> ParseBundle(std::string_view bytes) {
   return b;
 }
 
+// Every Evidence's provenance (its producer, store::ProvenanceOf) must be
+// what the hash-chained event that stored it says: an observed one by a
+// kEvidenceObservedEvent of actor "controller", a claimed one by any other
+// event. Appends problems; returns {"observed": n, "claimed": m}.
+Json CheckProvenance(const RunBundle& b, std::vector<std::string>& problems) {
+  int64_t observed = 0, claimed = 0;
+  for (const auto& a : b.artifacts) {
+    auto provenance = store::ProvenanceOf(a.meta);
+    if (!provenance) continue;
+    (*provenance == store::Provenance::kObserved ? observed : claimed) += 1;
+    std::string uri = store::ArtifactUri(b.run.run_id, a.meta.id);
+    auto stored_by = std::find_if(b.trace.begin(), b.trace.end(), [&](const store::TraceEventRecord& e) {
+      return std::find(e.output_refs.begin(), e.output_refs.end(), uri) != e.output_refs.end() &&
+             (e.event_type == store::kEvidenceObservedEvent || e.event_type == store::kEvidenceClaimedEvent);
+    });
+    if (stored_by == b.trace.end()) {
+      problems.push_back(fmt::format("evidence {} has no trace event that stored it, so its provenance is not covered", a.meta.id));
+      continue;
+    }
+    bool event_observed = stored_by->event_type == store::kEvidenceObservedEvent && stored_by->actor == "controller";
+    if (event_observed != (*provenance == store::Provenance::kObserved)) {
+      problems.push_back(fmt::format("evidence {} is {} by its producer, but trace event {} ({}) says {}", a.meta.id,
+                                     store::ProvenanceName(*provenance), stored_by->sequence, stored_by->event_type,
+                                     event_observed ? "observed" : "claimed"));
+    }
+  }
+  return {{"observed", observed}, {"claimed", claimed}};
+}
+
 Json CheckBundle(const RunBundle& b) {
   std::vector<std::string> problems;
   std::vector<std::string> ids;
@@ -407,8 +436,10 @@ Json CheckBundle(const RunBundle& b) {
     if (store::ComputeTraceEventHash(e) != e.hash) problems.push_back(fmt::format("event {} hash mismatch", e.sequence));
     prev = e.hash;
   }
+  Json provenance = CheckProvenance(b, problems);
   if (problems.empty()) CheckByReplay(b, problems);
   return Json{{"ok", problems.empty()},
+              {"evidenceProvenance", std::move(provenance)},
               {"runId", b.run.run_id},
               {"bundleDigest", b.bundle_digest},
               {"artifacts", b.artifacts.size()},

@@ -117,6 +117,16 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   run.status = "running";
   run.phase = "context_grounding";
   run.created_at = run.updated_at = now;
+  ObservationPolicy observation_policy = default_observation_policy_;
+  if (r.observation) {
+    auto parsed = ParseObservationPolicy(*r.observation);
+    if (!parsed) {
+      return Fail(ErrorCode::kInvalidArgument, "observation must be \"checked\" or \"require_observed\"",
+                  {Issue{"/observation", "invalid_enum_value", "observation must be \"checked\" or \"require_observed\""}});
+    }
+    observation_policy = *parsed;
+  }
+  SetRunObservation(run, NewRunObservation(observation_policy));
 
   std::string request_id = ids_.NewUuid();
   std::string request_ref = store::ArtifactUri(run.run_id, request_id);
@@ -302,6 +312,8 @@ Result<GroundResult> RunService::GroundContext(const GroundContextRequest& reque
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting context grounding", run.run_id));
   }
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
+  // The work tree as the run is grounded on it, before the grounder reads it.
+  TELIC_ASSIGN_OR_RETURN(RunObservation observed, TakeBaseline(run));
   GroundingOutput output;
   if (run.requested_mode == "report_only") {
     output.manifest = ReportOnlyManifest(run.run_id);
@@ -323,6 +335,7 @@ Result<GroundResult> RunService::GroundContext(const GroundContextRequest& reque
   next.phase = "agent_1_frame";
   next.version = run.version + 1;
   next.updated_at = now;
+  if (RunObservationOf(run).shared) SetRunObservation(next, observed);
   store::Change change;
   change.run = next;
   std::vector<std::string> source_refs = action["inputRefs"].get<std::vector<std::string>>();

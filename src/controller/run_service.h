@@ -19,6 +19,10 @@
 #include "controller/artifact_index.h"
 #include "controller/body_cache.h"
 #include "controller/next_action.h"
+#include "controller/observe_work.h"
+#include "observation/file_claims.h"
+#include "observation/observer.h"
+#include "observation/undeclared_changes.h"
 #include "store/store.h"
 
 namespace telic::controller {
@@ -38,6 +42,8 @@ struct StartRunRequest {
   std::vector<std::string> network_read_domains;
   std::optional<std::string> topology_override;
   std::optional<std::string> prior_run_id;
+  // "checked" | "require_observed" (observe_work.h); nullopt: the server's setting.
+  std::optional<std::string> observation;
 };
 
 // A run with its current NextAction.
@@ -105,6 +111,19 @@ struct SubmitResult {
   Json next_action;
   // Set for supporting artifacts (Evidence, ScenarioSpec): the stored metadata.
   std::optional<store::ArtifactMeta> artifact;
+  // What telic observed of the work behind this submission (a WorkResult
+  // with filesChanged, a UserReport): {"observed": true, ...} with the
+  // files checked and telic's diff Evidence refs, or the undeclared changes;
+  // {"observed": false, "reason": "not observed: ..."} when telic could not
+  // look. Unset for submissions that claim nothing about the work tree.
+  std::optional<Json> observation;
+};
+
+// What observing one submission adds to its transaction.
+struct ObservedSubmission {
+  std::vector<store::StoredArtifact> artifacts;  // observed Evidence (ObservedEvidenceArtifact)
+  std::vector<std::string> summaries;            // their events' summaries, in the same order
+  Json note;                                     // SubmitResult::observation (null: nothing to say)
 };
 
 // Validates an artifact body against its embedded schema and refinements,
@@ -175,6 +194,17 @@ class RunService {
   // not report_only fails with kFailedPrecondition).
   void set_grounder(Grounder grounder) { grounder_ = std::move(grounder); }
 
+  // Installs the observer of the host's work tree (issue 38). With one, runs
+  // started afterwards have their FileChanges checked, diffed and their
+  // undeclared changes found (RunObservation::shared). nullptr: telic does
+  // not see the host's work tree, and every observation of later runs says
+  // `unobserved_reason` instead (observation::kNotShared unless the
+  // observer could not be opened, e.g. the root is not a Git work tree).
+  void set_work_tree(std::shared_ptr<observation::WorkTreeObserver> observer,
+                     std::string unobserved_reason = std::string(observation::kNotShared));
+  // The policy of runs whose start request does not name one (server setting).
+  void set_default_observation_policy(ObservationPolicy policy) { default_observation_policy_ = policy; }
+
   // Called with the run id after each committed change that can concern the
   // task graph: an accepted WorkPlan or WorkResult, a submission that ended
   // the run, a cancellation. The run's artifacts stay the source of truth: a
@@ -193,6 +223,28 @@ class RunService {
   // nothing, except a DENY permission_checked event for a permission
   // violation and the escalation-by-rejection transition (§11.3).
   Result<SubmitResult> SubmitArtifact(const SubmitRequest& request);
+
+  // Stores one Evidence artifact that telic captured itself (a diff it
+  // computed, the output of a check it ran in its sandbox): provenance
+  // observed (store::ProvenanceOf), producer store::kObservedEvidenceProducer,
+  // appended with one kEvidenceObservedEvent (actor "controller") whose
+  // output ref names it, so the trace's hash chain covers the fact. Only
+  // telic's own code may call this; nothing a host sends reaches it.
+  //   - `body` is a complete Evidence body (schemas/artifacts/Evidence.json)
+  //     with its own `id` and `runId` == run_id; it is validated like a
+  //     host's (kInvalidArgument with the violations) and stored as given.
+  //   - The caller redacts first (base/redact.h RedactSecrets, listing what
+  //     it replaced in `redactions`); a body still holding a likely
+  //     credential is refused (kInvalidArgument) and nothing is stored.
+  //   - Accepted in any phase of a run that has not ended (kFailedPrecondition
+  //     once it has); it does not bump the run's version, does not count
+  //     against the host's Evidence quota per WorkPlan, and is guarded by the
+  //     run's artifact count (retried on a concurrent append).
+  //   - `sourceRefs` artifact refs must name artifacts of this run.
+  //   - Replaying an identical body with the same id returns the stored
+  //     metadata; a different body under a taken id is kAlreadyExists.
+  // Returns the stored metadata (its sha256 is the body's digest).
+  [[nodiscard]] Result<store::ArtifactMeta> RecordObservedEvidence(const std::string& run_id, Json body);
 
   // telic_replay_run (§17.3) plus telic's own state check: the run's
   // transitions re-derived from its stored artifacts and events through the
@@ -229,6 +281,27 @@ class RunService {
                                         const std::vector<std::string>& supplied_refs);
   Result<SubmitResult> SubmitSupportingAttempt(const store::RunRecord& run, const std::string& type, const Json& body,
                                                const std::vector<std::string>& supplied_refs);
+  RunObservation NewRunObservation(ObservationPolicy policy) const;
+  // The observation state of a run about to leave context_grounding: with
+  // the work tree's baseline when it is shared and readable; marked not
+  // shared, with the reason, when it cannot be read (e.g. not a Git work tree).
+  Result<RunObservation> TakeBaseline(const store::RunRecord& run);
+  // The digest `path` held at grounding (its bytes too when `bytes` is set
+  // and the content is known: committed, or absent).
+  Result<std::string> GroundedDigest(const observation::Baseline& baseline, const std::string& path,
+                                     std::optional<std::string>* bytes);
+  // Item 1 and 3: every FileChange of `body` checked against the work tree
+  // (a mismatch is a rule violation at its JSON pointer) and telic's diff of each.
+  Result<ObservedSubmission> ObserveWorkResult(RunSnapshot& snapshot, const std::string& work_result_id,
+                                               const Json& body, const std::string& now);
+  // Item 2 and 6: undeclared changes refuse a completion claim and are named
+  // (as observed Evidence) by an honest outcome; require_observed's rules.
+  Result<ObservedSubmission> ObserveUserReport(RunSnapshot& snapshot, const std::string& report_id, const Json& body,
+                                               const std::string& now);
+  Result<std::vector<observation::UndeclaredChange>> FindUndeclared(RunSnapshot& snapshot,
+                                                                    const observation::Baseline& baseline);
+  Status CheckRequireObserved(RunSnapshot& snapshot, const Json& body);
+  Result<store::ArtifactMeta> RecordObservedEvidenceAttempt(const std::string& run_id, const Json& body);
   Status RecordDenial(const store::RunRecord& run, RunSnapshot& snapshot, const PermissionDenial& denial,
                       const std::string& message, const std::string& now);
   Result<SubmitResult> EscalateByRejection(const store::RunRecord& run, const std::string& artifact_uri,
@@ -242,6 +315,9 @@ class RunService {
   IdSource& ids_;
   std::string repository_root_;
   Grounder grounder_;
+  std::shared_ptr<observation::WorkTreeObserver> work_tree_;
+  std::string unobserved_reason_ = std::string(observation::kNotShared);
+  ObservationPolicy default_observation_policy_ = ObservationPolicy::kChecked;
   std::atomic<ActionSchemas> action_schemas_ = ActionSchemas::kCopies;
   ArtifactIndexCache artifact_index_{store_};
   BodyCache bodies_;  // parsed artifact bodies, shared by reads and submissions

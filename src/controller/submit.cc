@@ -255,6 +255,12 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
     if (denial) TELIC_RETURN_IF_ERROR(RecordDenial(run, snapshot, *denial, rules.error().message(), now));
     return std::unexpected(rules.error());
   }
+  ObservedSubmission observed;
+  if (type == "WorkResult") {
+    TELIC_ASSIGN_OR_RETURN(observed, ObserveWorkResult(snapshot, id, body, now));
+  } else if (type == "UserReport") {
+    TELIC_ASSIGN_OR_RETURN(observed, ObserveUserReport(snapshot, id, body, now));
+  }
   std::vector<Json> permission_decisions;
   std::optional<bool> execution_complete;
   if (type == "WorkResult") {
@@ -292,10 +298,21 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   std::string event_type = clarification_exhausted           ? "budget_consumed"
                            : type == "ClarificationRequest" ? "clarification_requested"
                                                              : "phase_submitted";
+  // telic's own evidence of this submission (provenance observed): its events
+  // come before the submission's, so a terminal report's event stays the last.
+  std::vector<store::StoredArtifact> observed_artifacts;
+  for (size_t i = 0; i < observed.artifacts.size(); ++i) {
+    auto event = NewEvent(event_run, "controller", std::string(store::kEvidenceObservedEvent), observed.summaries[i], now);
+    event.input_refs = {uri};
+    event.output_refs = {snapshot.Uri(observed.artifacts[i].meta.id)};
+    observed_artifacts.push_back(std::move(observed.artifacts[i]));
+    change.events.push_back(std::move(event));
+  }
   auto main_event = NewEvent(event_run, producer, event_type, transition.summary, now);
   main_event.input_refs = source_refs;
   main_event.output_refs = {uri};
   change.events.push_back(std::move(main_event));
+  for (auto& artifact : observed_artifacts) change.artifacts.push_back(std::move(artifact));
 
   if (type == "ProblemFrame" && run.topology == "micro" && (next.phase == "agent_4_execute" || next.phase == "agent_3_review")) {
     TELIC_ASSIGN_OR_RETURN(std::vector<Companion> pack, BuildMicroPack(snapshot, id, body));
@@ -330,7 +347,9 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
   TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(next));
-  return SubmitResult{std::move(next), std::move(action), std::nullopt};
+  std::optional<Json> note;
+  if (!observed.note.is_null()) note = std::move(observed.note);
+  return SubmitResult{std::move(next), std::move(action), std::nullopt, std::move(note)};
 }
 
 Status RunService::RecordDenial(const store::RunRecord& run, RunSnapshot& snapshot, const PermissionDenial& denial,
@@ -425,7 +444,7 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
     if (existing->type == type && existing->schema_version == "1.0" && existing->producer == producer &&
         existing->sha256 == artifact.meta.sha256 && existing->source_refs == source_refs && existing->redaction == "none") {
       TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
-      return SubmitResult{run, std::move(action), *existing};
+      return SubmitResult{run, std::move(action), *existing, std::nullopt};
     }
     return Fail(ErrorCode::kAlreadyExists, fmt::format("Supporting artifact replay conflicts with immutable artifact: {}", id));
   }
@@ -436,7 +455,7 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
       if (meta.type == "WorkPlan") {
         seen_plan = true;
         after_plan = 0;
-      } else if (meta.type == "Evidence" && seen_plan) {
+      } else if (meta.type == "Evidence" && seen_plan && meta.producer != store::kObservedEvidenceProducer) {
         ++after_plan;
       }
     }
@@ -468,7 +487,7 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
   snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
   TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
-  return SubmitResult{run, std::move(action), artifact.meta};
+  return SubmitResult{run, std::move(action), artifact.meta, std::nullopt};
 }
 
 Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run, const std::string& response) {
@@ -522,7 +541,7 @@ Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run
   snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
   TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(next));
-  return SubmitResult{std::move(next), std::move(action), std::nullopt};
+  return SubmitResult{std::move(next), std::move(action), std::nullopt, std::nullopt};
 }
 
 }  // namespace telic::controller

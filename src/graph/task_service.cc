@@ -611,8 +611,10 @@ Result<Transition> TaskService::RecordVerification(const VerificationRequest& re
                 fmt::format("Task {} is not awaiting verification; submit its report first", t.task_id));
   }
   Transition tr;
-  Json payload = {{"passed", request.passed}, {"evidence", request.evidence}};
-  if (request.observed) payload["observed"] = true;
+  Json payload = {{"passed", request.passed},
+                  {"evidence", request.evidence},
+                  {"provenance", std::string(store::ProvenanceName(request.provenance))}};
+  if (request.evidence_ref) payload["evidenceRef"] = *request.evidence_ref;
   if (request.passed) {
     if (t.pending.value("ablationRequired", false) && request.ablation_passed != true) {
       return Fail(ErrorCode::kFailedPrecondition,

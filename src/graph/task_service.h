@@ -70,9 +70,13 @@ struct VerificationRequest {
   std::vector<std::string> evidence;
   bool concerns_addressed = false;
   std::optional<bool> ablation_passed;
-  // True when telic ran the verifier itself (telic_run_check): the event's
-  // payload says "observed": true. A host's telic_record_verification is a claim.
-  bool observed = false;
+  // Who established the result (issue 38): kClaimed when a host reports it
+  // (telic_record_verification), kObserved when telic ran the check itself;
+  // recorded in the verification_recorded event's payload as "provenance".
+  store::Provenance provenance = store::Provenance::kClaimed;
+  // The observed check's Evidence artifact (artifact://...), recorded as
+  // "evidenceRef" when set.
+  std::optional<std::string> evidence_ref;
 };
 
 struct ResolveRequest {

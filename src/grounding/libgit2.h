@@ -41,7 +41,8 @@ inline constexpr const char* kLibraryName = "libgit2.so." LIBGIT2_SOVERSION;
   X(diff_tree_to_index) X(ignore_path_is_ignored) X(index_entrycount) X(index_free) X(index_get_byindex)       \
   X(index_path) X(odb_hash) X(oid_tostr) X(reference_name_to_id) X(repository_config_snapshot)                 \
   X(repository_free) X(repository_hashfile) X(repository_index) X(repository_open_ext) X(repository_path)     \
-  X(repository_workdir) X(tree_free) X(tree_lookup)
+  X(repository_workdir) X(tree_free) X(tree_lookup) X(blob_free) X(blob_lookup) X(blob_rawcontent) X(blob_rawsize)   \
+  X(diff_tree_to_tree) X(oid_fromstr) X(tree_entry_bypath) X(tree_entry_free) X(tree_entry_id) X(tree_entry_type)
 
 struct Api {
 #define TELIC_LIBGIT2_POINTER(name) decltype(&::git_##name) name = nullptr;

@@ -69,7 +69,8 @@ Result<Json> RunCheck(controller::RunService& runs, graph::TaskService& tasks, c
     verification.task_id = *request.task_id;
     verification.passed = result.record.passed();
     verification.evidence = {check["evidenceRef"].get<std::string>()};
-    verification.observed = true;
+    verification.provenance = store::Provenance::kObserved;
+    verification.evidence_ref = check["evidenceRef"].get<std::string>();
     auto transition = tasks.RecordVerification(verification);
     if (!transition) {
       return Fail(transition.error().code(),

@@ -37,6 +37,7 @@ Result<Json> StartRun(RunService& service, const Json& args) {
   request.network_read_domains = Strings(args, "network_read_domains");
   request.topology_override = OptionalString(args, "topology_override");
   request.prior_run_id = OptionalString(args, "prior_run_id");
+  request.observation = OptionalString(args, "observation");
   TELIC_ASSIGN_OR_RETURN(controller::RunAndAction result, service.StartRun(request));
   return RunAndActionPayload(std::move(result));
 }
@@ -116,6 +117,7 @@ Result<Json> SubmitArtifact(RunService& service, const Json& args) {
   Json payload = {{"run", controller::RunToJson(result.run)}};
   if (result.artifact) payload["artifact"] = controller::ArtifactMetaToJson(*result.artifact);
   payload["nextAction"] = std::move(result.next_action);
+  if (result.observation) payload["observation"] = std::move(*result.observation);
   return payload;
 }
 

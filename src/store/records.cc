@@ -110,6 +110,15 @@ std::string ComputeTraceEventHash(const TraceEventRecord& event) {
   return Sha256Ref(TraceEventHashInput(event));
 }
 
+std::optional<Provenance> ProvenanceOf(const ArtifactMeta& meta) {
+  if (meta.type != "Evidence") return std::nullopt;
+  return meta.producer == kObservedEvidenceProducer ? Provenance::kObserved : Provenance::kClaimed;
+}
+
+std::string_view ProvenanceName(Provenance provenance) {
+  return provenance == Provenance::kObserved ? "observed" : "claimed";
+}
+
 std::string ArtifactUri(const std::string& run_id, const std::string& artifact_id) {
   return "artifact://" + run_id + "/" + artifact_id;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/canonical_json.h"
@@ -51,6 +52,25 @@ struct ArtifactMeta {
   int64_t seq = 0;
   bool operator==(const ArtifactMeta&) const = default;
 };
+
+// Where an Evidence artifact's content comes from (issue 38). kObserved:
+// captured by telic itself (its own diffs, the output of a check it ran, the
+// work tree it compared); kClaimed: submitted by the host, which telic
+// stored as it was told. The fact lives outside the body, which keeps the
+// wire schema: an observed Evidence's producer is kObservedEvidenceProducer
+// (a host's is "executor", and producers are assigned by the server, never
+// by a caller), and the event that stored it is kEvidenceObservedEvent with
+// that actor, so the trace's hash chain covers it. Ledgers written before
+// observed evidence existed hold claimed evidence only and read so unchanged.
+enum class Provenance { kObserved, kClaimed };
+inline constexpr std::string_view kObservedEvidenceProducer = "controller";
+inline constexpr std::string_view kEvidenceObservedEvent = "evidence_observed";
+inline constexpr std::string_view kEvidenceClaimedEvent = "evidence_captured";
+
+// The provenance of an Evidence artifact; nullopt for every other type.
+std::optional<Provenance> ProvenanceOf(const ArtifactMeta& meta);
+// "observed" | "claimed".
+std::string_view ProvenanceName(Provenance provenance);
 
 // An artifact with its canonical body (the exact bytes its sha256 covers).
 struct StoredArtifact {

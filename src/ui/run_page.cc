@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "controller/observe_work.h"
 #include "controller/phases.h"
 #include "controller/verify.h"
 #include "ui/dag_layout.h"
@@ -146,12 +147,91 @@ void BudgetUse(Html& out, const std::vector<store::TraceEventRecord>& trace) {
   out.Raw("</tbody></table>");
 }
 
+// "observed" | "claimed" of an Evidence, "" for other artifacts.
+std::string ProvenanceText(const store::ArtifactMeta& meta) {
+  auto provenance = store::ProvenanceOf(meta);
+  return provenance ? std::string(store::ProvenanceName(*provenance)) : "";
+}
+
+void ProvenanceBadge(Html& out, const std::string& provenance) {
+  if (provenance.empty()) return;
+  out.Element("span", {{"class", "provenance " + provenance}, {"data-provenance", provenance},
+                       {"title", provenance == "observed" ? "captured by telic itself" : "submitted by the host, as told"}},
+              provenance);
+}
+
+// Issue 38: what telic saw of the work itself, at a glance: the run's policy,
+// whether it shares the work tree, and how much evidence is its own.
+void Observation(Html& out, const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts) {
+  controller::RunObservation observed = controller::RunObservationOf(run);
+  size_t own = 0, claimed = 0;
+  for (const auto& meta : artifacts) {
+    std::string provenance = ProvenanceText(meta);
+    own += provenance == "observed";
+    claimed += provenance == "claimed";
+  }
+  out.Open("section", {{"class", "card"}, {"id", "observation"}}).Element("h2", {}, "Observed or claimed");
+  out.Open("dl", {{"class", "kv"}});
+  out.Element("dt", {}, "work tree")
+      .Element("dd", {{"id", "observation-worktree"}},
+               observed.shared ? "shared: telic checks the files, diffs them and finds undeclared changes"
+                               : observed.unobserved_reason);
+  out.Element("dt", {}, "policy").Element("dd", {{"id", "observation-policy"}}, std::string(controller::ObservationPolicyName(observed.policy)));
+  out.Element("dt", {}, "evidence").Open("dd", {{"id", "observation-counts"}});
+  out.Element("span", {{"class", "provenance observed"}, {"id", "observed-count"}}, std::to_string(own));
+  out.Text(" observed by telic, ");
+  out.Element("span", {{"class", "provenance claimed"}, {"id", "claimed-count"}}, std::to_string(claimed));
+  out.Text(" claimed by the host").Close("dd");
+  out.Close("dl").Close("section");
+}
+
+// Each completion claim of the run's UserReport with the provenance of every
+// piece of evidence it cites: a claim is "observed" only when all of it is.
+void ReportClaims(Html& out, store::Store& store, const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts) {
+  auto report = std::find_if(artifacts.rbegin(), artifacts.rend(), [](const auto& m) { return m.type == "UserReport"; });
+  if (report == artifacts.rend()) return;
+  auto stored = store.GetArtifact(run.run_id, report->id);
+  if (!stored) return;
+  Json body = Json::parse(stored->canonical_body, nullptr, false);
+  if (body.is_discarded()) return;
+  const std::string prefix = "artifact://" + run.run_id + "/";
+  out.Element("h2", {}, "Report claims and their evidence");
+  out.Open("ul", {{"id", "report-claims"}});
+  for (const Json& claim : body.value("completionClaims", Json::array())) {
+    std::string overall;
+    Html refs;
+    for (const Json& ref : claim.value("evidenceRefs", Json::array())) {
+      std::string text = ref.is_string() ? ref.get<std::string>() : "";
+      std::string provenance;
+      if (text.starts_with(prefix)) {
+        std::string id = text.substr(prefix.size());
+        auto meta = std::find_if(artifacts.begin(), artifacts.end(), [&](const auto& m) { return m.id == id; });
+        if (meta != artifacts.end()) provenance = ProvenanceText(*meta);
+      }
+      std::string shown = provenance.empty() ? "not evidence" : provenance;
+      overall = overall.empty() || overall == shown ? shown : "mixed";
+      refs.Open("li").Element("code", {}, text).Text(" ");
+      ProvenanceBadge(refs, provenance.empty() ? "claimed" : provenance);
+      refs.Close("li");
+    }
+    if (overall.empty() || overall == "not evidence") overall = "claimed";
+    if (overall == "mixed") overall = "claimed";  // observed only when every piece is telic's own
+    out.Open("li", {{"class", "report-claim"}, {"data-provenance", overall}});
+    ProvenanceBadge(out, overall);
+    out.Text(" " + claim.value("text", "")).Open("ul").Raw(refs.Take()).Close("ul").Close("li");
+  }
+  out.Close("ul");
+}
+
 void ArtifactTable(Html& out, const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts) {
   out.Open("table", {{"id", "artifacts"}});
-  out.Raw("<thead><tr><th>artifact</th><th>type</th><th>producer</th><th>sha256</th><th>created</th></tr></thead><tbody>");
+  out.Raw("<thead><tr><th>artifact</th><th>type</th><th>producer</th><th>provenance</th><th>sha256</th><th>created</th></tr></thead><tbody>");
   for (const auto& meta : artifacts) {
     out.Open("tr").Open("td").Link(ArtifactPath(run.run_id, meta.id), meta.id, {{"class", "artifact-link"}}).Close("td");
     out.Element("td", {}, meta.type).Element("td", {}, meta.producer);
+    out.Open("td");
+    ProvenanceBadge(out, ProvenanceText(meta));
+    out.Close("td");
     out.Element("td", {{"class", "mono"}, {"title", meta.sha256}}, meta.sha256.substr(0, 23) + "…");
     out.Element("td", {{"class", "mono"}}, meta.created_at).Close("tr");
   }
@@ -170,6 +250,7 @@ Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
   Html out;
   Header(out, sources, run, trace, artifacts.size());
   Checks(out, verify, replay);
+  Observation(out, run, artifacts);
 
   out.Element("h2", {}, "Phases: the path this run took");
   DagOptions phase_options;
@@ -201,6 +282,7 @@ Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
       .Raw(RenderDagSvg(ArtifactGraph(sources.runs, run, artifacts), artifact_options))
       .Close("div");
   ArtifactTable(out, run, artifacts);
+  ReportClaims(out, sources.runs, run, artifacts);
   BudgetUse(out, trace);
   return PageShell("Run " + run_id, out.Take());
 }

@@ -40,6 +40,36 @@ def make_git_repo(root, files=None):
     return root
 
 
+def reset_git_repo(root):
+    """Restores a repository made by make_git_repo to its commit: tracked files back, untracked ones removed."""
+    env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_SYSTEM="/dev/null")
+    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=root, check=True, env=env)
+    subprocess.run(["git", "clean", "-qfd"], cwd=root, check=True, env=env)
+
+
+def sha256_file(path):
+    """The wire form of a file's digest ("sha256:<64 hex>"), or None when no file is there."""
+    import hashlib
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as handle:
+        return "sha256:" + hashlib.sha256(handle.read()).hexdigest()
+
+
+def apply_file_change(repo, path, change, marker="changed by the host"):
+    """Does to `repo`/`path` what a FileChange of `change` (created, modified, deleted) claims, and returns
+    (beforeHash, afterHash) as telic observes them: the host changes the files it claims."""
+    full = os.path.join(repo, path)
+    before = sha256_file(full)
+    if change == "deleted":
+        os.remove(full)
+    else:
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "a", encoding="utf-8") as handle:
+            handle.write(f"// {marker}\n")
+    return before, sha256_file(full)
+
+
 class Workspace:
     """A temporary repository and state directory, removed on close."""
 

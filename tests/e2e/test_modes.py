@@ -5,7 +5,7 @@ import copy
 import sys
 import unittest
 
-from mcp_client import Workspace, run_tests, serve
+from mcp_client import Workspace, apply_file_change, run_tests, serve
 import scenario as sc
 
 READ_ONLY = {"repository": {"read": ["**"], "write": [], "delete": []},
@@ -319,13 +319,14 @@ class ModesTest(unittest.TestCase):
         h.submit("Evidence", ev("read-1", "repository"))
         action = lambda i, cap, mutating, refs: {"id": i, "capability": cap, "target": "src/app.ts", "mutating": mutating,
                                                  "status": "completed", "evidenceRefs": refs, "rationaleSummary": "Done."}
+        before, after = apply_file_change(self.ws.repo, "src/app.ts", "modified")  # telic checks the claimed hashes
         result = {"id": "result-1", "workPlanRef": h.ref("plan-01"), "nodeId": "micro-execute", "status": "completed",
                   "observations": [], "inferences": [],
                   "actions": [action("p", "repository.read", False, [h.ref("read-1")]),
                               action("w", "repository.write", True, [h.ref("diff-1")]),
                               action("r", "repository.read", False, [h.ref("read-1")])],
-                  "filesChanged": [{"path": "src/app.ts", "changeType": "modified", "beforeHash": "sha256:" + "0" * 64,
-                                    "afterHash": "sha256:" + "1" * 64, "diffRef": h.ref("diff-1")}],
+                  "filesChanged": [{"path": "src/app.ts", "changeType": "modified", "beforeHash": before,
+                                    "afterHash": after, "diffRef": h.ref("diff-1")}],
                   "toolEventRefs": [], "evidenceRefs": [h.ref("diff-1"), h.ref("read-1")], "testResults": [],
                   "acceptanceCoverage": [passed("AC-1", [h.ref("read-1")])], "unresolvedIssues": [], "deviations": [],
                   "rationaleSummary": "Fixed and re-read."}

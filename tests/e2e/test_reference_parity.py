@@ -29,7 +29,7 @@ import sys
 import tempfile
 import unittest
 
-from mcp_client import McpProcess, make_git_repo, run_tests, telic_binary
+from mcp_client import McpProcess, apply_file_change, make_git_repo, reset_git_repo, run_tests, telic_binary
 
 ZERO = "sha256:" + "0" * 64
 ONES = "sha256:" + "1" * 64
@@ -121,6 +121,14 @@ class Run:
 
     def ref(self, artifact_id):
         return f"artifact://{self.id}/{artifact_id}"
+
+    def change_file(self, path, change):
+        """Makes the change once per run and path in the work tree telic shares, and returns its real
+        (beforeHash, afterHash): telic checks claimed FileChanges against the files (issue 38)."""
+        changes = self.__dict__.setdefault("changes", {})
+        if path not in changes:
+            changes[path] = apply_file_change(self.test.repo, path, change, f"changed by run {self.id}")
+        return changes[path]
 
     # -- submissions ---------------------------------------------------------------------------
     def args(self, artifact_type, body, source_refs=None):
@@ -315,8 +323,13 @@ def result_body(r, ev=None, rid="result-01", nid="investigate", pid="plan-01", a
             "unresolvedIssues": [], "deviations": [], "rationaleSummary": "The node finished with evidence."}
 
 
-def file_change(path, diff_ref, change="modified"):
-    before, after = {"created": (None, ZERO), "deleted": (ZERO, None), "modified": (ZERO, ONES)}[change]
+def file_change(path, diff_ref, change="modified", run=None):
+    """A FileChange; with `run`, the host really makes it (Run.change_file) and claims the real hashes. Without,
+    the hashes are invented: only for submissions refused by an earlier rule."""
+    if run is not None:
+        before, after = run.change_file(path, change)
+    else:
+        before, after = {"created": (None, ZERO), "deleted": (ZERO, None), "modified": (ZERO, ONES)}[change]
     return {"path": path, "changeType": change, "beforeHash": before, "afterHash": after, "diffRef": diff_ref}
 
 
@@ -435,6 +448,9 @@ class ParityCase(unittest.TestCase):
         cls.stack = contextlib.ExitStack()
         cls.server, cls.repo = cls.stack.enter_context(serving(cls.FILES))
 
+    def setUp(self):
+        reset_git_repo(self.repo)  # each run starts from the committed files (runs change the files they claim)
+
     @classmethod
     def tearDownClass(cls):
         cls.stack.close()
@@ -536,7 +552,7 @@ class FullFlowTest(ParityCase):
             preflight = [action("repository.read", API, [ev], f"preflight-{rid}")] if r.mode == "fix_only" else []
             body["actions"] = preflight + [action("repository.write", "src/fix.ts", [ev], f"action-{rid}"),
                                            action("repository.read", "src/fix.ts", [ev], f"verify-{rid}")]
-            body["filesChanged"] = [file_change("src/fix.ts", ev, "created")]
+            body["filesChanged"] = [file_change("src/fix.ts", ev, "created", run=r)]
         else:
             body["actions"] = [action("repository.read", API, [ev], f"action-{rid}")]
         return body
@@ -1150,7 +1166,7 @@ class ClosureAuthorityTest(ParityCase):
         result["actions"] = [dict(read, id="action-read-old", evidenceRefs=[old]),
                              action("repository.write", API, [old], "action-write"),
                              dict(read, id="action-read-new", evidenceRefs=[new])]
-        result["filesChanged"] = [file_change(API, old)]
+        result["filesChanged"] = [file_change(API, old, run=r)]
         result["evidenceRefs"] = [old, new]
         r.submit("WorkResult", result)
         r.refuse("QualityReview", self.review(r, new, verification_ev=old),
@@ -1175,7 +1191,7 @@ class ClosureAuthorityTest(ParityCase):
         diff = self.capture(r, "diff", "evidence-diff")
         mutation = self.result(r, "node-02", diff, "result-mutation", "repository.write", mutating=True)
         mutation["acceptanceCoverage"] = []
-        mutation["filesChanged"] = [file_change(API, diff)]
+        mutation["filesChanged"] = [file_change(API, diff, run=r)]
         r.submit("WorkResult", mutation)
         new = self.capture(r, "repository", "evidence-new")
         r.submit("WorkResult", self.result(r, "node-03", new, "result-verification"))
@@ -2261,7 +2277,7 @@ class TopologyLoopsTest(ParityCase):
                              actions=[action("repository.read", "src/foo.ts", [ev], "preflight-01"),  # TEL-031, D57
                                       action("repository.write", "src/foo.ts", [ev], "action-01"),
                                       action("repository.read", "src/foo.ts", [ev], "verify-01")],
-                             files=[file_change("src/foo.ts", ev)])
+                             files=[file_change("src/foo.ts", ev, run=r)])
         if not observations:
             result["observations"] = []
         r.submit("WorkResult", result)

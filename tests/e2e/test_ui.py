@@ -255,6 +255,21 @@ class UiBrowserTest(unittest.TestCase):
         allowed = self.driver.find_elements(By.CSS_SELECTOR, "tr.permission_checked .capability")
         self.assertIn("repository.write", [a.text for a in allowed])
         self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "tr.deny"), [])
+        # Issue 38: observed vs claimed at a glance. The demo commits its repository, so telic shares the work
+        # tree, checks the host's FileChange and stores its own diff (observed); the host's Evidence is claimed.
+        self.assertIn("shared", self.text("#observation-worktree"))
+        self.assertEqual(self.text("#observation-policy"), "checked")
+        provenance = [e.get_attribute("data-provenance")
+                      for e in self.driver.find_elements(By.CSS_SELECTOR, "#artifacts [data-provenance]")]
+        self.assertIn("observed", provenance)
+        self.assertIn("claimed", provenance)
+        self.assertEqual(int(self.text("#observed-count")), provenance.count("observed"))
+        self.assertEqual(int(self.text("#claimed-count")), provenance.count("claimed"))
+        claims = self.driver.find_elements(By.CSS_SELECTOR, "#report-claims li.report-claim")
+        self.assertTrue(claims)
+        for claim in claims:
+            self.assertIn(claim.get_attribute("data-provenance"), ("observed", "claimed"))
+            self.assertTrue(claim.find_elements(By.CSS_SELECTOR, "ul .provenance"))
         # The artifact graph: every artifact a node; a node leads to its page.
         artifacts = self.server.ok("telic_get_run", {"run_id": run_id})["artifacts"]
         nodes = self.driver.find_elements(By.CSS_SELECTOR, "#artifact-graph a.nodelink")
