@@ -5,7 +5,6 @@
 #include "base/clock.h"
 #include "base/ids.h"
 #include "controller/broker.h"
-#include "controller/next_action.h"
 #include "controller/views.h"
 #include "grounding/secrets.h"
 
@@ -45,14 +44,13 @@ Status CheckBinding(RunService& service, const CheckRunRequest& request, std::st
               {{"/node_id", "custom", "no such node in the latest WorkPlan"}});
 }
 
-// The run as it is now, executing: checks run (and their Evidence is stored)
-// during agent_4_execute only.
-Result<store::RunRecord> ExecutingRun(RunService& service, const std::string& run_id) {
+// The run as it is now, not ended: observed Evidence may be stored in any
+// phase of a live run (RunService::RecordObservedEvidence).
+Result<store::RunRecord> LiveRun(RunService& service, const std::string& run_id) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, service.store().GetRun(run_id));
-  if (run.status != "running" || run.phase != "agent_4_execute") {
+  if (run.status != "running") {
     return Fail(ErrorCode::kFailedPrecondition,
-                fmt::format("checks run while the run executes (agent_4_execute); run {} is {} in {}", run_id,
-                            run.status, run.phase));
+                fmt::format("checks run for a live run; run {} is {}", run_id, run.status));
   }
   return run;
 }
@@ -80,23 +78,6 @@ std::string KeepEnd(const std::string& tail, size_t bytes) {
 
 std::string Binding(const CheckRunRequest& request) {
   return request.node_id ? "node " + *request.node_id : "task " + request.task_id.value_or("");
-}
-
-// The single place a check's Evidence is stored: through the artifact path
-// under the run's current tokens (supporting artifacts do not move the run).
-// Provenance ("observed") is stated in the body (producer telic, rationale);
-// switch this call to the provenance store when it exists.
-Result<store::ArtifactMeta> StoreObservedEvidence(RunService& service, const std::string& run_id, Json body) {
-  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, ExecutingRun(service, run_id));
-  SubmitRequest submit;
-  submit.run_id = run_id;
-  submit.action_id = ActionId(run);
-  submit.expected_version = run.version;
-  submit.artifact_type = "Evidence";
-  submit.body = std::move(body);
-  TELIC_ASSIGN_OR_RETURN(SubmitResult stored, service.SubmitArtifact(submit));
-  if (!stored.artifact) return Fail(ErrorCode::kInternal, "the check's Evidence was not stored");
-  return *stored.artifact;
 }
 
 }  // namespace
@@ -159,7 +140,7 @@ Result<CheckRunResult> RunVerificationCheck(RunService& service, const CheckRunR
     return Fail(ErrorCode::kStaleVersion,
                 fmt::format("Stale run version {}; the run is at version {}", *request.expected_version, run.version));
   }
-  TELIC_ASSIGN_OR_RETURN(run, ExecutingRun(service, request.run_id));
+  TELIC_ASSIGN_OR_RETURN(run, LiveRun(service, request.run_id));
   std::string plan_uri;
   TELIC_RETURN_IF_ERROR(CheckBinding(service, request, &plan_uri));
   TELIC_ASSIGN_OR_RETURN(BrokerDecision decision, AuthorizeCommand(service, run, command.text));
@@ -178,7 +159,8 @@ Result<CheckRunResult> RunVerificationCheck(RunService& service, const CheckRunR
   Json body = CheckEvidenceBody(request.run_id, evidence_id, FormatIsoMillis(service.clock().NowMillis()), record,
                                 request);
   if (!plan_uri.empty()) body["sourceRefs"].push_back(plan_uri);
-  TELIC_ASSIGN_OR_RETURN(store::ArtifactMeta evidence, StoreObservedEvidence(service, request.run_id, std::move(body)));
+  // Stored with provenance observed (producer controller, evidence_observed event).
+  TELIC_ASSIGN_OR_RETURN(store::ArtifactMeta evidence, service.RecordObservedEvidence(request.run_id, std::move(body)));
   TELIC_ASSIGN_OR_RETURN(store::RunRecord after, service.store().GetRun(request.run_id));
   return CheckRunResult{std::move(after), std::move(evidence), std::move(record), decision.permission_decision};
 }

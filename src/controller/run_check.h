@@ -48,14 +48,15 @@ struct CheckRunResult {
 //   kInvalidArgument / kPermissionDenied: a malformed command or one a
 //     shell would interpret, an invalid limit, not exactly one binding;
 //   kNotFound: no such run; kStaleVersion: expected_version differs;
-//   kFailedPrecondition: the run is not executing (agent_4_execute), the
-//     node is not in its latest WorkPlan, the sandbox cannot start;
+//   kFailedPrecondition: the run has ended, the node is not in its latest
+//     WorkPlan, the sandbox cannot start;
 //   kPermissionDenied: the run's permission intersection does not allow
 //     shell.execute of this exact command (as telic_check_tool_action
 //     decides), or cwd escapes the repository.
 // A command that ran, whatever its end (failure, time limit, cancellation),
-// is stored as Evidence (kind "test") produced by telic, under the run's
-// tokens read again after the run (the check may take minutes).
+// is stored as Evidence (kind "test") with provenance observed
+// (RunService::RecordObservedEvidence: it does not move the run, so a
+// check that outlives other calls still stores its Evidence).
 [[nodiscard]] Result<CheckRunResult> RunVerificationCheck(RunService& service, const CheckRunRequest& request,
                                                           const CheckSettings& settings,
                                                           const observation::RunControl& control = {});

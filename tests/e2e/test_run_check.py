@@ -10,7 +10,8 @@ import sys
 import time
 import unittest
 
-from mcp_client import McpProcess, Workspace, run_tests, serve, telic_binary
+from mcp_client import Workspace, run_tests, serve
+from modern_client import ModernStdio
 import scenario as sc
 from test_task_graph import upward
 
@@ -20,6 +21,17 @@ GRANTED = ["repository.read", "repository.write", "shell.execute"]
 # A unique hang, so the test can find its process.
 HANG = "sleep 31.25"
 ALLOWED = ["sh check.sh", "sh fail.sh", "sh sub/check.sh", HANG]
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def wait_for(condition, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    return condition()
 
 
 def sandboxed_processes(needle):
@@ -115,6 +127,7 @@ class RunCheckTest(unittest.TestCase):
         run_after, artifacts_after = self.state()
         self.assertEqual(artifacts_after, artifacts_before + [ran["evidence"]["id"]])
         self.assertEqual(ran["evidence"]["type"], "Evidence")
+        self.assertEqual(ran["evidence"]["producer"], "controller")  # provenance observed, not the host's
         body = self.server.ok("telic_get_artifact", {"run_id": self.run_id, "artifact_id": ran["evidence"]["id"]})["artifact"]["body"]
         self.assertEqual(body["kind"], "test")
         self.assertEqual(body["contentType"], "application/vnd.telic.check+json")
@@ -161,7 +174,7 @@ class RunCheckTest(unittest.TestCase):
         recorded = [e for e in events if e["kind"] == "verification_recorded"]
         self.assertEqual(len(recorded), 1)
         self.assertEqual(recorded[0]["payload"], {"passed": True, "evidence": [ran["check"]["evidenceRef"]],
-                                                  "observed": True})
+                                                  "provenance": "observed", "evidenceRef": ran["check"]["evidenceRef"]})
         # Once verified, the task no longer awaits a check.
         self.refused_task(task["taskId"], "not awaiting verification")
 
@@ -172,14 +185,38 @@ class RunCheckTest(unittest.TestCase):
         self.assertIn(needle, failure["error"])
         self.assertEqual(self.state(), before)
 
-    def test_a_check_outside_execution_is_refused(self):
+    def test_a_check_for_an_ended_run_is_refused(self):
         started = self.server.ok("telic_start_run", {"original_request": "Run the tests", "mode": "fix_only",
                                                       "host_capabilities": GRANTED, "authorization_granted": GRANTED,
                                                       "shell_execute_allowlist": ALLOWED})
-        failure = self.server.fails("telic_run_check", {"run_id": started["run"]["runId"], "command": "sh check.sh",
-                                                         "node_id": "node-1"})
+        run_id = started["run"]["runId"]
+        self.server.ok("telic_cancel_run", {"run_id": run_id, "action_id": started["nextAction"]["id"],
+                                            "expected_run_version": started["run"]["version"]})
+        failure = self.server.fails("telic_run_check", {"run_id": run_id, "command": "sh check.sh", "node_id": "node-1"})
         self.assertEqual(failure["code"], "failed_precondition")
-        self.assertIn("agent_4_execute", failure["error"])
+        self.assertIn("is cancelled", failure["error"])
+
+    # covers issue 38: long runs through the tasks extension, tasks/cancel kills the process group
+    def test_a_check_as_a_task_reports_progress_and_is_cancelled(self):
+        self.execute()
+        client = ModernStdio(self.server, capabilities=TASKS)
+        task = client.request("tools/call", {"name": "telic_run_check",
+                                             "arguments": {"run_id": self.run_id, "command": HANG,
+                                                           "node_id": self.node}})["result"]
+        self.assertEqual(task["resultType"], "task", task)
+        self.assertTrue(wait_for(lambda: sandboxed_processes(HANG), 20), "the check never started")
+        progress = wait_for(lambda: client.request("tasks/get", {"taskId": task["taskId"]})["result"]
+                            .get("statusMessage", "").startswith(f"running `{HANG}`"), 10)
+        self.assertTrue(progress, "no progress message")
+        client.request("tasks/cancel", {"taskId": task["taskId"]})
+        self.assertEqual(wait_for(lambda: sandboxed_processes(HANG) == [], 10), True)
+        done = wait_for(lambda: (lambda t: t if t["status"] != "working" else None)(
+            client.request("tasks/get", {"taskId": task["taskId"]})["result"]), 10)
+        self.assertEqual(done["status"], "completed", done)
+        check = done["result"]["structuredContent"]["check"]
+        self.assertTrue(check["cancelled"])
+        self.assertFalse(check["passed"])
+        self.assertLess(check["durationMs"], 30000)
 
     # covers issue 38: the kill -9 tests still hold while a check runs
     def test_kill_minus_nine_while_a_check_runs(self):
@@ -189,16 +226,10 @@ class RunCheckTest(unittest.TestCase):
                    "params": {"name": "telic_run_check",
                               "arguments": {"run_id": self.run_id, "command": HANG, "node_id": self.node}}}
         self.server.send_raw(json.dumps(message) + "\n")
-        deadline = time.time() + 20
-        while not sandboxed_processes(HANG) and time.time() < deadline:
-            time.sleep(0.05)
-        self.assertTrue(sandboxed_processes(HANG), "the check never started")
+        self.assertTrue(wait_for(lambda: sandboxed_processes(HANG), 20), "the check never started")
         self.server.kill()
         # The sandbox dies with telic (--die-with-parent, PR_SET_PDEATHSIG).
-        deadline = time.time() + 10
-        while sandboxed_processes(HANG) and time.time() < deadline:
-            time.sleep(0.05)
-        self.assertEqual(sandboxed_processes(HANG), [])
+        self.assertEqual(wait_for(lambda: sandboxed_processes(HANG) == [], 10), True)
         self.server = serve(self.ws)
         self.assertEqual(self.state(), (run_before, artifacts_before))
         replay = self.server.ok("telic_replay_run", {"run_id": self.run_id})["report"]
