@@ -185,7 +185,6 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
   say(fmt::format("\nrun {} · mode {} · topology {}", run_id, s.run["requestedMode"].get<std::string>(),
                   s.run["topology"].get<std::string>()));
   say(fmt::format("  [v{}] next: {}", s.run["version"].get<int64_t>(), PhaseOf(s.action)));
-  std::vector<std::string> observed_diffs;  // telic's own diff Evidence, cited by the report
   for (const Json& step : scenario["steps"]) {
     std::string text = step.value("say", "");
     if (step.contains("write_file")) {
@@ -210,14 +209,8 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
       Json args = s.Tokens();
       args["artifact_type"] = step["submit"];
       args["body"] = SubstituteNames(step["body"], names);
-      if (step["submit"] == "UserReport") {
-        for (const std::string& ref : observed_diffs) args["body"]["changeRefs"].push_back(ref);
-      }
       TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_submit_artifact", args));
       text = fmt::format("{} — {} accepted", text, step["submit"].get<std::string>());
-      if (payload.contains("observation")) {
-        for (const Json& ref : payload["observation"].value("diffEvidenceRefs", Json::array())) observed_diffs.push_back(ref);
-      }
     }
     s.Update(payload);
     say(fmt::format("  [v{}] {} → next: {}", s.run["version"].get<int64_t>(), text, PhaseOf(s.action)));

@@ -92,7 +92,9 @@ TEST_F(ObserveWorkTest, InjectedFactsAcceptTheFixStoreTelicsDiffAndReplayWithout
   bool started = false;
   for (const Json& step : scenario_.Steps()) {
     if (step.value("say", "") == "Agent 3 reviews the fix") started = true;
-    if (started) ASSERT_TRUE(scenario_.Do(step));
+    if (started) {
+      ASSERT_TRUE(scenario_.Do(step));
+    }
   }
   EXPECT_EQ(scenario_.store().GetRun(scenario_.run().run_id)->status, "completed");
   ManualClock clock(1764662400000, 1);

@@ -88,7 +88,7 @@ class TaskServiceTest : public ::testing::TestWithParam<Backend> {
   void Complete(const TaskRecord& t) {
     auto outcome = service_->SubmitReport(t.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false);
     ASSERT_TRUE(outcome) << outcome.error().message();
-    auto v = service_->RecordVerification({t.task_id, true, {"ctest ok"}, false, std::nullopt});
+    auto v = service_->RecordVerification({t.task_id, true, {"ctest ok"}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt});
     ASSERT_TRUE(v) << v.error().message();
     ASSERT_EQ(v->task.state, "completed");
   }
@@ -387,7 +387,7 @@ TEST_P(ArbitrationTest, NoVerdictRoutesToReviewReadyWithoutApprovedField) {
                                                                   "  notes: REJECTED - the work is not acceptable\n"),
                                         false);
   ASSERT_TRUE(outcome) << outcome.error().message();
-  ASSERT_TRUE(service_->RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt}));
+  ASSERT_TRUE(service_->RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt}));
   EXPECT_EQ(store_->GetStory(story_.story_id)->status, "REVIEW_READY");
   Json payload = Decided();
   EXPECT_FALSE(payload.contains("approved"));
@@ -483,7 +483,7 @@ TEST_P(ArbitrationTest, UnreadableEventsReadAsNoVerdict) {
   FaultyTaskStore faulty(*store_);
   faulty.fail_list_events = true;
   TaskService service(faulty, clock_, ids_);
-  ASSERT_TRUE(service.RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt}));
+  ASSERT_TRUE(service.RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt}));
   EXPECT_EQ(store_->GetStory(story_.story_id)->status, "REVIEW_READY");
   EXPECT_FALSE(Decided().contains("approved"));
 }
@@ -496,13 +496,13 @@ TEST_P(ArbitrationTest, FailedDecisionWriteStoresNothingAndCanBeRetried) {
   FaultyTaskStore faulty(*store_);
   faulty.fail_arbitration_write = true;
   TaskService service(faulty, clock_, ids_);
-  auto failed = service.RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt});
+  auto failed = service.RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt});
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().code(), ErrorCode::kUnavailable);
   EXPECT_EQ(store_->GetStory(story_.story_id)->status, "VALIDATING");
   EXPECT_EQ(Get(arbitration_.task_id).state, "running");
   EXPECT_TRUE(Decided().is_null());
-  ASSERT_TRUE(service_->RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt}));
+  ASSERT_TRUE(service_->RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt}));
   EXPECT_EQ(store_->GetStory(story_.story_id)->status, "NEEDS_FIX");
 }
 
@@ -519,9 +519,15 @@ TEST_P(TaskServiceTest, ConfidentCompletionWaitsForTheVerifier) {
   auto second = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false);
   ASSERT_FALSE(second);  // no second report (and no LLM re-review) while the verifier is pending
   EXPECT_EQ(second.error().code(), ErrorCode::kFailedPrecondition);
-  auto v = service_->RecordVerification({a.task_id, true, {"ctest: 40 passed"}, false, std::nullopt});
+  auto v = service_->RecordVerification({a.task_id, true, {"ctest: 40 passed"}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt});
   ASSERT_TRUE(v);
   EXPECT_EQ(v->task.state, "completed");
+  // A host's report of the verifier is recorded as claimed (issue 38).
+  for (const auto& e : *store_->ListEvents(a.task_id)) {
+    if (e.kind == "verification_recorded") {
+      EXPECT_EQ(e.payload.value("provenance", ""), "claimed");
+    }
+  }
   ASSERT_EQ(v->now_ready.size(), 1u);
   EXPECT_EQ(v->now_ready[0].task_id, b.task_id);
 }
@@ -532,10 +538,10 @@ TEST_P(TaskServiceTest, LowConfidenceNeedsVerifierAndAblation) {
   auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.4), std::nullopt);
   ASSERT_TRUE(outcome);
   EXPECT_TRUE(outcome->decision.ablation_required);
-  auto no_ablation = service_->RecordVerification({a.task_id, true, {}, false, std::nullopt});
+  auto no_ablation = service_->RecordVerification({a.task_id, true, {}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt});
   ASSERT_FALSE(no_ablation);
   EXPECT_NE(no_ablation.error().message().find("ablation"), std::string::npos);
-  EXPECT_TRUE(service_->RecordVerification({a.task_id, true, {}, false, true}));
+  EXPECT_TRUE(service_->RecordVerification({a.task_id, true, {}, false, true, store::Provenance::kClaimed, std::nullopt}));
 }
 
 // covers RPT-013, RPT-023, RPT-014, RPT-016, RPT-029 (retries exhausted)
@@ -599,10 +605,10 @@ TEST_P(TaskServiceTest, EnvelopeStatusesApplyTheirMeaning) {
   concerns.concerns = {"slow"};
   concerns.next_owner = "invoking agent";
   ASSERT_TRUE(service_->SubmitReport(a.task_id, concerns, false));
-  auto unweighed = service_->RecordVerification({a.task_id, true, {}, false, std::nullopt});
+  auto unweighed = service_->RecordVerification({a.task_id, true, {}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt});
   ASSERT_FALSE(unweighed);
   EXPECT_NE(unweighed.error().message().find("concern"), std::string::npos);
-  ASSERT_TRUE(service_->RecordVerification({a.task_id, true, {}, true, std::nullopt}));
+  ASSERT_TRUE(service_->RecordVerification({a.task_id, true, {}, true, std::nullopt, store::Provenance::kClaimed, std::nullopt}));
 
   TaskRecord r = Running("reviewer", {}, 1);
   reports::ReviewEnvelope needs_work;
