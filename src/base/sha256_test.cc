@@ -40,3 +40,22 @@ TEST(BytesEqualConstantTimeTest, EqualOnlyForTheSameBytesAndLength) {
 
 }  // namespace
 }  // namespace telic
+
+namespace telic {
+namespace {
+
+TEST(Sha256StreamTest, PiecesDigestLikeTheWhole) {
+  std::string whole;
+  Sha256Stream stream;
+  for (int i = 0; i < 1000; ++i) {
+    std::string piece(static_cast<size_t>(i % 97), static_cast<char>('a' + i % 26));
+    whole += piece;
+    stream.Update(piece);
+  }
+  EXPECT_EQ(stream.HexDigest(), Sha256Hex(whole));
+  Sha256Stream empty;
+  EXPECT_EQ(empty.HexDigest(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+}  // namespace
+}  // namespace telic

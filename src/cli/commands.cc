@@ -31,6 +31,8 @@
 #include "cli/http_settings.h"
 #include "cli/retention_command.h"
 #include "cli/bundle_command.h"
+#include "mcp/check_tool.h"
+#include "store/state_config.h"
 #include "mcp/graph_tools.h"
 #include "cli/broker_gate.h"
 #include "cli/check_command.h"
@@ -331,6 +333,16 @@ int Serve(const Options& options) {
   mcp::Server server(*(*context)->service);
   server.set_profile(*profile);
   server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
+  // telic_run_check: sandboxed unless config.json says "checks": {"sandbox": "none"}.
+  auto checks = store::ReadCheckConfig((*context)->location.state_dir);
+  if (!checks) {
+    std::cerr << "Telic MCP failed: " << CleanMessage(checks.error().message()) << "\n";
+    return 1;
+  }
+  controller::CheckSettings check_settings;
+  if (checks->unsandboxed) check_settings.sandbox.mode = observation::SandboxMode::kUnsandboxed;
+  check_settings.protected_paths = {(*context)->location.state_dir};
+  server.AddTools({mcp::RunCheckTool(*(*context)->service, *(*context)->graph->service, std::move(check_settings))});
   // The per-store key that authenticates requestState (D-MCPB1), created on first use.
   server.set_request_state_key_file((std::filesystem::path((*context)->location.state_dir) / "request-state.key").string());
   // `telic broker-gate` finds the active run in the ledger (D-P2): nothing

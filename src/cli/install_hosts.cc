@@ -37,7 +37,11 @@ Telic to ..."). Do not start a run for ordinary questions.
    command, a write outside the plan), ask `telic_check_tool_action`. When
    this host's hook is installed, `telic broker-gate` asks for you and a deny
    stands: do not work around it; adjust the plan or ask the user.
-4. Repeat until the run completes; report what the final UserReport says,
+4. While executing, let Telic run the verification: `telic_run_check` runs an
+   allowed test command itself (in a sandbox) for the plan node or task and
+   stores its output as observed evidence; cite that evidence instead of
+   reporting test results yourself.
+5. Repeat until the run completes; report what the final UserReport says,
    with its evidence. `telic_cancel_run` when the user stops.
 
 ## Rules

@@ -64,7 +64,7 @@ Result<std::optional<RetentionPolicy>> ParseRetentionPolicy(std::string_view tex
   Json root = std::move(*parsed);
   if (!root.is_object()) return std::unexpected(Invalid(origin, "", "must be a JSON object"));
   for (const auto& [key, value] : root.items()) {
-    if (key != "retention") return std::unexpected(Invalid(origin, "/" + key, "unknown key"));
+    if (key != "retention" && key != "checks") return std::unexpected(Invalid(origin, "/" + key, "unknown key"));
   }
   if (!root.contains("retention")) return std::optional<RetentionPolicy>();
   const Json& r = root["retention"];
@@ -99,10 +99,12 @@ Result<std::optional<RetentionPolicy>> ParseRetentionPolicy(std::string_view tex
   return std::optional<RetentionPolicy>(policy);
 }
 
-Result<std::optional<RetentionPolicy>> ReadRetentionPolicy(const std::string& state_dir) {
-  std::string path = (std::filesystem::path(state_dir) / "config.json").string();
+namespace {
+
+// The text of <state_dir>/config.json; nullopt when there is none.
+Result<std::optional<std::string>> ReadConfigText(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::optional<RetentionPolicy>();
+  if (!std::filesystem::exists(path, ec)) return std::optional<std::string>();
   if (!std::filesystem::is_regular_file(path, ec)) return std::unexpected(Invalid(path, "", "is not a regular file"));
   if (std::filesystem::file_size(path, ec) > kMaxConfigBytes) {
     return std::unexpected(Invalid(path, "", fmt::format("is larger than {} bytes", kMaxConfigBytes)));
@@ -110,7 +112,46 @@ Result<std::optional<RetentionPolicy>> ReadRetentionPolicy(const std::string& st
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (!in.good() && !in.eof()) return std::unexpected(Invalid(path, "", "cannot be read"));
-  return ParseRetentionPolicy(text, path);
+  return std::optional<std::string>(std::move(text));
+}
+
+std::string ConfigPath(const std::string& state_dir) { return (std::filesystem::path(state_dir) / "config.json").string(); }
+
+}  // namespace
+
+Result<std::optional<RetentionPolicy>> ReadRetentionPolicy(const std::string& state_dir) {
+  std::string path = ConfigPath(state_dir);
+  TELIC_ASSIGN_OR_RETURN(std::optional<std::string> text, ReadConfigText(path));
+  if (!text) return std::optional<RetentionPolicy>();
+  return ParseRetentionPolicy(*text, path);
+}
+
+Result<CheckConfig> ParseCheckConfig(std::string_view text, const std::string& origin) {
+  Json root = Json::parse(text.begin(), text.end(), nullptr, false);
+  if (root.is_discarded()) return std::unexpected(Invalid(origin, "", "not valid JSON"));
+  if (!root.is_object()) return std::unexpected(Invalid(origin, "", "must be a JSON object"));
+  for (const auto& [key, value] : root.items()) {
+    if (key != "retention" && key != "checks") return std::unexpected(Invalid(origin, "/" + key, "unknown key"));
+  }
+  CheckConfig config;
+  if (!root.contains("checks")) return config;
+  const Json& checks = root["checks"];
+  if (!checks.is_object()) return std::unexpected(Invalid(origin, "/checks", "must be an object"));
+  for (const auto& [key, value] : checks.items()) {
+    if (key != "sandbox") return std::unexpected(Invalid(origin, "/checks/" + key, "unknown key"));
+    if (!value.is_string() || (value != "bubblewrap" && value != "none")) {
+      return std::unexpected(Invalid(origin, "/checks/sandbox", "must be \"bubblewrap\" or \"none\""));
+    }
+    config.unsandboxed = value == "none";
+  }
+  return config;
+}
+
+Result<CheckConfig> ReadCheckConfig(const std::string& state_dir) {
+  std::string path = ConfigPath(state_dir);
+  TELIC_ASSIGN_OR_RETURN(std::optional<std::string> text, ReadConfigText(path));
+  if (!text) return CheckConfig{};
+  return ParseCheckConfig(*text, path);
 }
 
 }  // namespace telic::store

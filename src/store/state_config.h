@@ -1,7 +1,8 @@
 // The state directory's config file, <state_dir>/config.json (issue 22):
 // settings that belong to a ledger rather than to one command line.
 //
-//   {"retention": {"olderThan": "30d", "statuses": ["completed", ...], "keep": 20}}
+//   {"retention": {"olderThan": "30d", "statuses": ["completed", ...], "keep": 20},
+//    "checks": {"sandbox": "bubblewrap"}}
 //
 // Every key is optional except retention.olderThan; unknown keys, wrong
 // types and malformed durations are refused with a JSON pointer.
@@ -44,5 +45,18 @@ Result<std::optional<RetentionPolicy>> ReadRetentionPolicy(const std::string& st
 
 // The same from the file's text (`origin` names it in messages).
 Result<std::optional<RetentionPolicy>> ParseRetentionPolicy(std::string_view text, const std::string& origin);
+
+// How telic_run_check runs commands: in bubblewrap (the default), or, only
+// when the operator writes "checks": {"sandbox": "none"}, without a sandbox
+// (argv, working directory, environment and limits still apply).
+struct CheckConfig {
+  bool unsandboxed = false;
+};
+
+// The "checks" settings of <state_dir>/config.json (defaults when the file
+// or the key is missing); kInvalidArgument with the file name and a JSON
+// pointer for a malformed value.
+Result<CheckConfig> ReadCheckConfig(const std::string& state_dir);
+Result<CheckConfig> ParseCheckConfig(std::string_view text, const std::string& origin);
 
 }  // namespace telic::store

@@ -81,3 +81,29 @@ TEST(RetentionPolicyTest, ReadsTheStateDirectorysConfigFile) {
 
 }  // namespace
 }  // namespace telic::store
+
+namespace telic::store {
+namespace {
+
+TEST(CheckConfigTest, ChecksAreSandboxedUnlessTheOperatorWritesNone) {
+  auto absent = ParseCheckConfig(R"({"retention": {"olderThan": "1d"}})", "config.json");
+  ASSERT_TRUE(absent) << absent.error().message();
+  EXPECT_FALSE(absent->unsandboxed);
+  auto sandboxed = ParseCheckConfig(R"({"checks": {"sandbox": "bubblewrap"}})", "config.json");
+  ASSERT_TRUE(sandboxed);
+  EXPECT_FALSE(sandboxed->unsandboxed);
+  auto none = ParseCheckConfig(R"({"checks": {"sandbox": "none"}})", "config.json");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->unsandboxed);
+  // The retention reader accepts the key beside its own.
+  EXPECT_TRUE(ParseRetentionPolicy(R"({"checks": {"sandbox": "none"}})", "config.json"));
+  for (const char* text : {R"({"checks": {"sandbox": "off"}})", R"({"checks": {"sandbox": false}})",
+                           R"({"checks": {"sandboxed": "none"}})", R"({"checks": []})", R"({"chekcs": {}})"}) {
+    auto parsed = ParseCheckConfig(text, "config.json");
+    ASSERT_FALSE(parsed) << text;
+    EXPECT_EQ(parsed.error().code(), ErrorCode::kInvalidArgument) << text;
+  }
+}
+
+}  // namespace
+}  // namespace telic::store

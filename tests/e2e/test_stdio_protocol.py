@@ -22,6 +22,8 @@ TOOLS = ["telic_start_run", "telic_ground_context", "telic_get_next_action", "te
 TOOLS += ["telic_create_task", "telic_spawn_subtask", "telic_dispatch_tasks", "telic_list_tasks", "telic_get_task",
           "telic_report_verdict", "telic_submit_report", "telic_record_verification", "telic_resolve_task",
           "telic_approve_action", "telic_use_approval", "telic_create_story", "telic_set_story_status"]
+# telic's check runner follows them (tests/e2e/test_run_check.py).
+TOOLS += ["telic_run_check"]
 
 
 def canonical(value):
