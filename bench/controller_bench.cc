@@ -1,6 +1,6 @@
 // Controller latency against run history (issue 5): get_next_action and
 // submit on a run holding N stored artifacts. The per-run cap is 2,048
-// artifacts (WIRE-CONTRACT §18), so N stops there; 10,000 stored artifacts
+// artifacts (PROTOCOL §18), so N stops there; 10,000 stored artifacts
 // are 5 runs of 2,000 (the measured run is the last one).
 #include <benchmark/benchmark.h>
 

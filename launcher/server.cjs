@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Telic MCP launcher for host configs written for the reference server, which
-// run `node <pack>/dist/mcp/server.js` with no arguments (WIRE-CONTRACT §1.1),
+// run `node <pack>/dist/mcp/server.js` with no arguments (PROTOCOL §1.1),
 // or import it and call startStdioServer() (the Kiro IDE pack's launch.mjs).
 // It starts the native `telic serve` with this process's stdio, environment
 // and working directory, forwards SIGINT/SIGTERM/SIGHUP, and exits with the

@@ -1,4 +1,4 @@
-// Canonical JSON (WIRE-CONTRACT §19): key order, string escaping and number
+// Canonical JSON (PROTOCOL §19): key order, string escaping and number
 // formatting must match what the reference produces with JavaScript, because
 // every sha256 digest in telic is computed over this byte form.
 #include "base/canonical_json.h"
@@ -271,7 +271,7 @@ TEST(CanonicalJsonTest, IntegersAreExact) {
   EXPECT_EQ(CanonicalJson(Json(std::numeric_limits<int64_t>::min())), "-9223372036854775808");
   EXPECT_EQ(CanonicalJson(Json(std::numeric_limits<uint64_t>::max())), "18446744073709551615");
   EXPECT_EQ(CanonicalJson(Json(uint64_t{0})), "0");
-  // The safe-integer bounds of §4.
+  // The safe-integer bounds of PROTOCOL §4.
   EXPECT_EQ(CanonicalJson(Json(int64_t{9007199254740991})), "9007199254740991");
   EXPECT_EQ(CanonicalJson(Json(int64_t{-9007199254740991})), "-9007199254740991");
 }

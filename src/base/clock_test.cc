@@ -1,4 +1,4 @@
-// Clocks and the ISO-8601 timestamp form the server writes (WIRE-CONTRACT §4).
+// Clocks and the ISO-8601 timestamp form the server writes (PROTOCOL §4).
 #include "base/clock.h"
 
 #include <cctype>

@@ -1,4 +1,4 @@
-// Identifiers and UUIDs (WIRE-CONTRACT §4 Identifier grammar, §6.1 prior_run_id).
+// Identifiers and UUIDs (PROTOCOL §4 Identifier grammar, PROTOCOL §6.1 prior_run_id).
 #include "base/ids.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // `telic broker-gate [--repo P]`: the host hook of the tool broker
-// (WIRE-CONTRACT §17.2; docs/PERMISSIONS.md "The broker").
+// (PROTOCOL §17.2; docs/PERMISSIONS.md "The broker").
 #pragma once
 
 #include <iosfwd>

@@ -74,7 +74,7 @@ Json EnvelopeAuthorization(RunSnapshot& snapshot, const Json& envelope) {
   return RunAuthorization(snapshot.run().requested_mode, envelope);
 }
 
-// The permission decision of an action for the trace (§17.1).
+// The permission decision of an action for the trace (PROTOCOL §17.1).
 Json TraceDecision(const Json& action, bool allowed, const std::vector<std::string>& policy_refs,
                    const std::string& summary) {
   std::string capability = action.contains("capability") && action["capability"].is_string()

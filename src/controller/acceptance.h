@@ -1,4 +1,4 @@
-// Per-artifact acceptance rules (WIRE-CONTRACT §15): deterministic checks of
+// Per-artifact acceptance rules (PROTOCOL §15): deterministic checks of
 // a schema-valid phase artifact against the run's stored artifacts.
 #pragma once
 
@@ -24,7 +24,7 @@ struct Submission {
   std::string id;
   std::string type;
   Json body;
-  std::vector<std::string> source_refs;  // stored source refs (§14.1)
+  std::vector<std::string> source_refs;  // stored source refs (PROTOCOL §14.1)
 };
 
 // Where execution stands on the latest WorkPlan.
@@ -37,13 +37,13 @@ struct ExecutionProgress {
 // complete the pending node of the latest plan.
 Result<ExecutionProgress> ComputeExecutionProgress(RunSnapshot& snapshot, const Json* candidate = nullptr);
 
-// The effective run permissions of the envelope for `mode` (§12.4).
+// The effective run permissions of the envelope for `mode` (PROTOCOL §12.4).
 Json RunAuthorization(const std::string& mode, const Json& envelope);
 
-// Whether the analyze_and_fix fix stage is unlocked (§15.6 "Fix unlocked").
+// Whether the analyze_and_fix fix stage is unlocked (PROTOCOL §15.6 "Fix unlocked").
 Result<bool> AnalysisFixUnlocked(RunSnapshot& snapshot);
 
-// Runs every §15 rule for the submission. On a permission failure the
+// Runs every PROTOCOL §15 rule for the submission. On a permission failure the
 // error is kPermissionDenied and `denial` receives the decision to trace.
 Status CheckCrossArtifactRules(RunSnapshot& snapshot, const Submission& submission,
                                std::optional<PermissionDenial>& denial);

@@ -20,7 +20,7 @@
 namespace telic::controller {
 namespace {
 
-// The trace scope of a decision (WIRE-CONTRACT §17.2), never empty.
+// The trace scope of a decision (PROTOCOL §17.2), never empty.
 std::string TraceScope(const std::string& capability, const std::optional<std::string>& target,
                        const policy::Decision& decision) {
   if (capability == "network.read" || capability == "external.write") {

@@ -1,5 +1,5 @@
 // The tool broker: whether a run permits one host-native tool call
-// (WIRE-CONTRACT §17.2; docs/PERMISSIONS.md "The broker"). Behind the MCP
+// (PROTOCOL §17.2; docs/PERMISSIONS.md "The broker"). Behind the MCP
 // tool telic_check_tool_action and the `telic broker-gate` hook command;
 // both are answered by the permission engine (src/policy/engine.h).
 #pragma once
@@ -34,7 +34,7 @@ struct BrokerDecision {
 // Evaluates `capability` (and its optional target) against the run-level
 // authority of `run`: the layers intent_mode:<mode> and run_envelope, whose
 // allow set is the effective run permissions (mode ceiling ∩ granted, a
-// denied family withdrawn; WIRE-CONTRACT §12.4) and whose deny set is the
+// denied family withdrawn; PROTOCOL §12.4) and whose deny set is the
 // envelope's denied set. Paths resolve against the run's repository root on
 // disk (symlinks followed). Strict where the reference is loose:
 //   - no RunEnvelope (or one without authorization) grants nothing;
@@ -61,7 +61,7 @@ Json BrokerDecisionToJson(const BrokerDecision& decision);
 // telic's explanation beside it: {decidingLayer, rule, scope, layers: [{layer, allowed, rule}]}.
 Json BrokerExplanationToJson(const BrokerDecision& decision);
 
-// The run the hook broker evaluates (WIRE-CONTRACT §17.4 names it in
+// The run the hook broker evaluates (PROTOCOL §17.4 names it in
 // active-session.json; telic reads it from the ledger instead, D-P2): of the
 // runs of `repository_root` that are running, the one whose state changed
 // last (greatest updated_at; on a tie the newer run). nullopt when none is

@@ -1,6 +1,6 @@
 // Artifacts the controller stores beside an accepted submission: the micro
-// bootstrap contract and plan (WIRE-CONTRACT §11.2) and the ReceiptAudit of a
-// passing spot-check (§11.4).
+// bootstrap contract and plan (PROTOCOL §11.2) and the ReceiptAudit of a
+// passing spot-check (PROTOCOL §11.4).
 #pragma once
 
 #include <string>

@@ -146,7 +146,7 @@ Result<Json> ClarificationAction(const RunRecord& run, const std::vector<Artifac
   return action;
 }
 
-// The inputRefs projection (§9.5), in ledger insertion order.
+// The inputRefs projection (PROTOCOL §9.5), in ledger insertion order.
 Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const PhaseInfo& phase,
                                                const std::vector<ArtifactMeta>& artifacts, const Json& envelope,
                                                const BodyLoader& load) {
@@ -199,7 +199,7 @@ Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const Phase
 }
 
 // The first dependency-ready node of the latest WorkPlan that has no result
-// yet (WIRE-CONTRACT §15.7), with the plan; node is null when none remains.
+// yet (PROTOCOL §15.7), with the plan; node is null when none remains.
 struct PendingWork {
   std::shared_ptr<const Json> plan;
   const Json* node = nullptr;  // inside *plan

@@ -1,4 +1,4 @@
-// NextAction: computed on demand from stored state, never stored (WIRE-CONTRACT §9).
+// NextAction: computed on demand from stored state, never stored (PROTOCOL §9).
 #pragma once
 
 #include <functional>
@@ -19,10 +19,10 @@ inline constexpr int64_t kMaxPlanToolCalls = 4000;
 // and a loader may keep them, controller/body_cache.h).
 using BodyLoader = std::function<Result<std::shared_ptr<const Json>>(const store::ArtifactMeta&)>;
 
-// Whether `key` is one of the reference fields of WIRE-CONTRACT §14.1.
+// Whether `key` is one of the reference fields of PROTOCOL §14.1.
 bool IsReferenceField(std::string_view key);
 
-// Every reference string in `body` (§14.1): string values at any depth under a
+// Every reference string in `body` (PROTOCOL §14.1): string values at any depth under a
 // reference-field key, starting with artifact://, repo:// or trace://.
 std::vector<std::string> CollectReferences(const Json& body);
 

@@ -1,6 +1,6 @@
 // NextAction and its phase projections (REQUIREMENTS TEL.16, TEL-209), driven
 // through RunService with the embedded analyze_and_fix scenario. The expected
-// tables below are copied from WIRE-CONTRACT §9-§10, not read from
+// tables below are copied from PROTOCOL §9-PROTOCOL §10, not read from
 // phases.cc, so a change to the phase table breaks these tests.
 #include "controller/next_action.h"
 
@@ -25,7 +25,7 @@ using testing_support::RevisedContract;
 using testing_support::ScenarioRun;
 using Types = std::set<std::string>;
 
-// WIRE-CONTRACT §10.1: internal → protocol phase name.
+// PROTOCOL §10.1: internal → protocol phase name.
 const std::map<std::string, std::string> kProtocolName = {
     {"context_grounding", "context_discovery"},
     {"agent_1_frame", "agent_1_frame"},
@@ -40,7 +40,7 @@ const std::map<std::string, std::string> kProtocolName = {
     {"agent_5_report", "user_report"},
 };
 
-// §10.1 roles and §10.2 required output type, by protocol phase.
+// PROTOCOL §10.1 roles and PROTOCOL §10.2 required output type, by protocol phase.
 const std::map<std::string, std::pair<std::string, std::string>> kRoleAndOutput = {
     {"context_discovery", {"controller", "ContextManifest"}},
     {"agent_1_frame", {"scenario_author", "ProblemFrame"}},
@@ -55,7 +55,7 @@ const std::map<std::string, std::pair<std::string, std::string>> kRoleAndOutput 
     {"user_report", {"release_auditor", "UserReport"}},
 };
 
-// §9.5 step 1: the artifact types each phase may see, by protocol phase.
+// PROTOCOL §9.5 step 1: the artifact types each phase may see, by protocol phase.
 const std::map<std::string, Types> kEligible = {
     {"context_discovery", {"RunEnvelope", "UserMessage", "ClarificationRequest"}},
     {"agent_1_frame", {"RunEnvelope", "UserMessage", "ContextManifest", "ClarificationRequest"}},
@@ -553,7 +553,7 @@ TEST(NextActionTest, GetArtifactReadsAnyArtifactOfTheRunButNotOfAnother) {
 // ------------------------------------------------------------------ TEL-199
 
 // covers TEL-199: along a complete run every phase's projection holds only
-// artifact types that phase needs (WIRE-CONTRACT §9.5) and never a
+// artifact types that phase needs (PROTOCOL §9.5) and never a
 // ScenarioSpec or ContextDocument, though the run stores them.
 TEST(NextActionTest, EachPhaseProjectionHoldsOnlyThatPhasesInputs) {
   ScenarioRun s;

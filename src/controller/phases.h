@@ -1,5 +1,5 @@
 // The phase table: internal and protocol names, roles, accepted artifact types
-// and the artifact types each phase may see (WIRE-CONTRACT §9.5, §10.1-10.2).
+// and the artifact types each phase may see (PROTOCOL §9.5, PROTOCOL §10.1-10.2).
 #pragma once
 
 #include <string>
@@ -23,7 +23,7 @@ const PhaseInfo* FindPhase(std::string_view internal_name);
 // Protocol name of an internal phase; names that are not phases map to themselves.
 std::string ProtocolPhaseName(std::string_view internal_name);
 
-// Internal trace event type → canonical TraceEvent type (§17.1).
+// Internal trace event type → canonical TraceEvent type (PROTOCOL §17.1).
 std::string CanonicalEventType(std::string_view internal_type);
 
 // Whether `role` is one of the logical roles of the TraceEvent actor enum.

@@ -204,7 +204,7 @@ Status CheckTraceReference(RunSnapshot& snapshot, const LocatedRef& reference, b
     return e.event_id == event || fmt::format("event-{:04d}", e.sequence) == event;
   });
   if (!exists) return RejectReference(reference.path, fmt::format("Trace event does not exist at {}", reference.path));
-  // No trace event type counts as direct evidence (WIRE-CONTRACT §14.2-4).
+  // No trace event type counts as direct evidence (PROTOCOL §14.2-4).
   if (direct) return RejectReference(reference.path, fmt::format("Trace event is not direct evidence at {}", reference.path));
   return Ok();
 }

@@ -1,4 +1,4 @@
-// Reference and evidence rules for submitted artifacts (WIRE-CONTRACT §14).
+// Reference and evidence rules for submitted artifacts (PROTOCOL §14).
 #pragma once
 
 #include <string>
@@ -18,10 +18,10 @@ struct LocatedRef {
   std::string path;
 };
 
-// Every reference-field string (§14.1) of `body`, depth first.
+// Every reference-field string (PROTOCOL §14.1) of `body`, depth first.
 std::vector<LocatedRef> CollectLocatedReferences(const Json& body);
 
-// The stored sourceRefs of a submission (§14.1): `supplied` (unique, else
+// The stored sourceRefs of a submission (PROTOCOL §14.1): `supplied` (unique, else
 // "Artifact sourceRefs must be unique") then every body string under a key
 // `ref`/`evidenceInspected` or ending in Ref/Refs that is a reference URI,
 // skipping artifact://system/… and artifact refs that do not name an
@@ -29,14 +29,14 @@ std::vector<LocatedRef> CollectLocatedReferences(const Json& body);
 Result<std::vector<std::string>> StoredSourceRefs(const RunSnapshot& snapshot, const Json& body,
                                                   const std::vector<std::string>& supplied);
 
-// Whether `path` is a direct-evidence path for a submission of `type` (§14.2-6).
+// Whether `path` is a direct-evidence path for a submission of `type` (PROTOCOL §14.2-6).
 bool RequiresDirectEvidence(const std::string& path, const std::string& type);
 
-// §14.2 checks 1-7 for every reference of `body` and of `source_refs`.
+// PROTOCOL §14.2 checks 1-7 for every reference of `body` and of `source_refs`.
 Status CheckArtifactReferences(RunSnapshot& snapshot, const std::string& type, const Json& body,
                                const std::vector<std::string>& source_refs);
 
-// §14.2-8: ContextDocument only behind WorkResult observations/inferences,
+// PROTOCOL §14.2-8: ContextDocument only behind WorkResult observations/inferences,
 // Evidence kinds fitting their path, lineage evidence from the prior run only.
 Status CheckEvidenceSemantics(RunSnapshot& snapshot, const std::string& type, const Json& body);
 

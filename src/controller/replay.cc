@@ -1,4 +1,4 @@
-// RunService::ReplayRun: the reference's replay report (WIRE-CONTRACT §17.3)
+// RunService::ReplayRun: the reference's replay report (PROTOCOL §17.3)
 // and telic's state check, which re-derives the run record from the stored
 // artifacts and events through the same state machine.
 #include <algorithm>

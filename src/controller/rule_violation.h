@@ -1,4 +1,4 @@
-// The error of a violated cross-artifact rule (§14, §15).
+// The error of a violated cross-artifact rule (PROTOCOL §14, PROTOCOL §15).
 #pragma once
 
 #include <string>

@@ -29,7 +29,7 @@ bool Contains(const std::vector<std::string>& list, std::string_view item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-// Validates the authorization extras (§6.1 "Processing") and returns the
+// Validates the authorization extras (PROTOCOL §6.1 "Processing") and returns the
 // normalised, de-duplicated, sorted network domains.
 Result<std::vector<std::string>> CheckAuthorizationExtras(const StartRunRequest& r,
                                                           const std::vector<std::string>& host,
@@ -298,7 +298,7 @@ Result<store::RunRecord> RunService::CheckTokens(const std::string& run_id, cons
 
 namespace {
 
-// The fixed manifest of a report_only run: discovery is skipped (§16.6).
+// The fixed manifest of a report_only run: discovery is skipped (PROTOCOL §16.6).
 Json ReportOnlyManifest(const std::string& run_id) {
   return {{"schemaVersion", "1.0"},
           {"id", "context-report-only-" + run_id.substr(0, 12)},

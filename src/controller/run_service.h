@@ -222,12 +222,12 @@ class RunService {
   // event). A terminal run is returned unchanged with no new event.
   Result<RunAndAction> CancelRun(const std::string& run_id, const std::string& action_id, int64_t expected_version);
 
-  // telic_submit_artifact (WIRE-CONTRACT §6.4, §10, §14, §15): accepted only
+  // telic_submit_artifact (PROTOCOL §6.4, PROTOCOL §10, PROTOCOL §14, PROTOCOL §15): accepted only
   // if it answers the current action, has an accepted type and passes the
   // schema, reference and cross-artifact rules; then stored with its trace
   // events and the state advance in one transaction. A rejection stores
   // nothing, except a DENY permission_checked event for a permission
-  // violation and the escalation-by-rejection transition (§11.3).
+  // violation and the escalation-by-rejection transition (PROTOCOL §11.3).
   Result<SubmitResult> SubmitArtifact(const SubmitRequest& request);
 
   // Stores one Evidence artifact that telic captured itself (a diff it
@@ -252,7 +252,7 @@ class RunService {
   // Returns the stored metadata (its sha256 is the body's digest).
   [[nodiscard]] Result<store::ArtifactMeta> RecordObservedEvidence(const std::string& run_id, Json body);
 
-  // telic_replay_run (§17.3) plus telic's own state check: the run's
+  // telic_replay_run (PROTOCOL §17.3) plus telic's own state check: the run's
   // transitions re-derived from its stored artifacts and events through the
   // same state machine, compared with the stored run record.
   Result<Json> ReplayRun(const std::string& run_id);

@@ -42,7 +42,7 @@ std::string ProducerFor(const store::RunRecord& run, const std::string& type) {
 }
 
 // The [request, answer] refs a resumed phase artifact must cite, or empty
-// when no answered clarification is pending (§10.5).
+// when no answered clarification is pending (PROTOCOL §10.5).
 std::vector<std::string> PendingClarificationLineage(const RunSnapshot& snapshot) {
   std::set<std::string> requests;
   for (const auto* meta : snapshot.All("ClarificationRequest")) requests.insert(meta->id);
@@ -346,7 +346,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   for (const Json& decision : permission_decisions) {
     auto event = NewEvent(event_run, "controller", "permission_checked", PermissionEventSummary(decision), now);
     event.input_refs = decision.value("policyRefs", std::vector<std::string>{});
-    event.output_refs = {uri};  // §17.1: the checks name the artifact they authorized
+    event.output_refs = {uri};  // PROTOCOL §17.1: the checks name the artifact they authorized
     event.permission_decision = decision;  // the store redacts it and says so (RedactTraceEvent)
     change.events.push_back(std::move(event));
   }

@@ -1,4 +1,4 @@
-// Topology classification at run start (CAGT, WIRE-CONTRACT §11.1).
+// Topology classification at run start (CAGT, PROTOCOL §11.1).
 #pragma once
 
 #include <optional>

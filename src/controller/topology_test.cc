@@ -1,5 +1,5 @@
-// Topology classification at telic_start_run (CAGT, WIRE-CONTRACT §11.1).
-// The rules are numbered as in §11.1 ("first match wins"). REQUIREMENTS.md has
+// Topology classification at telic_start_run (CAGT, PROTOCOL §11.1).
+// The rules are numbered as in PROTOCOL §11.1 ("first match wins"). REQUIREMENTS.md has
 // no line item for CAGT topology (it is a reference-implementation feature),
 // so these tests name no requirement IDs.
 #include "controller/topology.h"
@@ -90,7 +90,7 @@ TEST(ClassifyRunTest, Rule1MicroOverrideRejectedWhenNoGatePasses) {
 }
 
 TEST(ClassifyRunTest, Rule1MicroOverrideOfFixOnlyAlwaysFails) {
-  // Quirk of §11.1: the fix gate needs repository.write, itself a forensic signal.
+  // Quirk of PROTOCOL §11.1: the fix gate needs repository.write, itself a forensic signal.
   ExpectRejected(In("Fix the typo in src/app.ts", "fix_only", kReadWrite, "micro"), kMicroRejected);
   // Without the override the same input is micro (rule 4).
   ExpectClassified(In("Fix the typo in src/app.ts", "fix_only", kReadWrite), "micro", "MICRO_SHORT_FIX_ONLY");

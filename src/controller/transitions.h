@@ -1,4 +1,4 @@
-// The run state machine (WIRE-CONTRACT §10.3): a pure function from the
+// The run state machine (PROTOCOL §10.3): a pure function from the
 // current run record and an accepted phase artifact to the next record.
 // Versions, timestamps and storage are the caller's concern.
 #pragma once

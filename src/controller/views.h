@@ -1,4 +1,4 @@
-// Wire renderings of stored records (WIRE-CONTRACT §8, §13.17).
+// Wire renderings of stored records (PROTOCOL §8, PROTOCOL §13.17).
 #pragma once
 
 #include "base/canonical_json.h"
@@ -6,15 +6,15 @@
 
 namespace telic::controller {
 
-// The `run` object of tool results (§8.1).
+// The `run` object of tool results (PROTOCOL §8.1).
 Json RunToJson(const store::RunRecord& run);
-// The RunSummary of telic_list_runs (§8.2).
+// The RunSummary of telic_list_runs (PROTOCOL §8.2).
 Json RunSummaryToJson(const store::RunRecord& run);
-// StoredArtifact metadata (§8.3), no body.
+// StoredArtifact metadata (PROTOCOL §8.3), no body.
 Json ArtifactMetaToJson(const store::ArtifactMeta& meta);
 // Metadata plus the parsed canonical body.
 Json HydratedArtifactToJson(const store::StoredArtifact& artifact);
-// The canonical TraceEvent projection served by telic_get_trace (§17.1).
+// The canonical TraceEvent projection served by telic_get_trace (PROTOCOL §17.1).
 Json TraceEventToCanonical(const store::TraceEventRecord& event);
 // TraceEvent.redactions of the canonical projection: one
 // {id "<eventId>:redaction-N", targetRef trace://run/event-NNNN, category}

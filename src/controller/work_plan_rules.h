@@ -1,4 +1,4 @@
-// WorkPlan acceptance (WIRE-CONTRACT §15.6) and the scoped work orders shared
+// WorkPlan acceptance (PROTOCOL §15.6) and the scoped work orders shared
 // by QualityReview, ReleaseAudit and diagnosis gates.
 #pragma once
 
@@ -28,7 +28,7 @@ struct ScopedWorkOrderRules {
 
 Status CheckScopedWorkOrder(const Json& order, const ScopedWorkOrderRules& rules);
 
-// Every §15.6 rule for a WorkPlan `body` with id `plan_id`.
+// Every PROTOCOL §15.6 rule for a WorkPlan `body` with id `plan_id`.
 Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Json& body, const Json& envelope);
 
 }  // namespace telic::controller

@@ -49,7 +49,7 @@ std::unexpected<Error> OutsideRoot(const std::string& root, std::string_view val
                           JsonString(value), JsonString(root)));
 }
 
-// §16.3.
+// PROTOCOL §16.3.
 Result<std::string> ValidateActivePath(const std::string& root, const std::string& value) {
   if (value.empty() || Utf16Length(value) > 4096 || value.find('\0') != std::string::npos) {
     return Fail(ErrorCode::kInvalidArgument, "Active paths must be non-empty repository-relative paths.");
@@ -139,7 +139,7 @@ Json ManifestBudget(const GroundingBudget& budget, int64_t candidate_files, int6
   return out;
 }
 
-// §16.5: the JSON text the manifest id hashes, keys in exactly this order.
+// PROTOCOL §16.5: the JSON text the manifest id hashes, keys in exactly this order.
 std::string ManifestProjection(std::string_view run_id, const Fingerprint& fingerprint,
                                const std::vector<SelectedSource>& selected, const GroundingBudget& budget) {
   std::string out = "{\"run_id\":" + JsonString(run_id) + ",\"repository_fingerprint\":{\"head_commit\":";
@@ -236,7 +236,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
     active_paths.push_back(std::move(normalized));
   }
 
-  // §16.2 inventory.
+  // PROTOCOL §16.2 inventory.
   InventoryRequest inventory_request;
   inventory_request.root = root;
   inventory_request.early_index = &repository.early_index;
@@ -357,7 +357,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   std::inplace_merge(eligible.begin(), eligible.begin() + static_cast<std::ptrdiff_t>(eligible_required),
                      eligible.end(), less);
 
-  // §16.4 ranking and selection.
+  // PROTOCOL §16.4 ranking and selection.
   const auto eligible_count = static_cast<int64_t>(eligible.size());
   TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
   Report(request, "rank", 0, eligible_count);
@@ -374,7 +374,7 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   }
 
   TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
-  // §16.5 outputs.
+  // PROTOCOL §16.5 outputs.
   Fingerprint fingerprint =
       FingerprintRepository(root, inventory, sorted, selection.read_hashes, may_read, should_exclude);
   warnings.insert(warnings.end(), fingerprint.warnings.begin(), fingerprint.warnings.end());

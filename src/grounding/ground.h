@@ -1,5 +1,5 @@
 // Repository grounding: the ContextManifest and its ContextDocuments
-// (WIRE-CONTRACT §16, body shape §13.4; issue 6, TEL-056–069).
+// (PROTOCOL §16, body shape PROTOCOL §13.4; issue 6, TEL-056–069).
 //
 // GroundRepository is deterministic: the same repository state, request,
 // active paths, budget and permissions give a byte-identical manifest
@@ -38,7 +38,7 @@ struct GroundingBudget {
 // total, 10,000 inventory files. The reference's are 48 / 131,072 / 524,288
 // / 20,000.
 inline constexpr GroundingBudget kDefaultBudget{32, 1'000'000, 1'000'000, 10'000};
-// The hard caps of an explicit budget (the reference's, WIRE-CONTRACT §6.2).
+// The hard caps of an explicit budget (the reference's, PROTOCOL §6.2).
 inline constexpr GroundingBudget kBudgetCaps{256, 2 * 1024 * 1024, 16 * 1024 * 1024, 100'000};
 
 // Applies the defaults and checks each value is an integer 1..cap
@@ -86,15 +86,15 @@ struct ContextDocument {
 struct GroundingResult {
   std::string repository_root;   // the root actually grounded (Git top or the run root)
   std::string inventory_source;  // "git" or "filesystem"
-  Json manifest;                 // the camelCase ContextManifest body (§13.4)
+  Json manifest;                 // the camelCase ContextManifest body (PROTOCOL §13.4)
   std::vector<ContextDocument> documents;
 };
 
-// §16. Errors (kInvalidArgument, or kPermissionDenied for an active path
+// PROTOCOL §16. Errors (kInvalidArgument, or kPermissionDenied for an active path
 // outside the root) carry the reference's messages; see GROUNDING.md.
 Result<GroundingResult> GroundRepository(const GroundingRequest& request);
 
-// §16.6: the fixed manifest of a report_only run (no discovery).
+// PROTOCOL §16.6: the fixed manifest of a report_only run (no discovery).
 Json ReportOnlyManifest(std::string_view run_id);
 
 }  // namespace telic::grounding

@@ -1,4 +1,4 @@
-// Repository discovery and inventory (WIRE-CONTRACT §16.1, §16.2, §16.5).
+// Repository discovery and inventory (PROTOCOL §16.1, PROTOCOL §16.2, PROTOCOL §16.5).
 //
 // Git repositories are read through libgit2: the work tree top is found
 // like `git rev-parse --show-toplevel`, tracked files come from the index
@@ -39,7 +39,7 @@ struct RepositoryRoot {
   EarlyIndex early_index;
 };
 
-// §16.1: the real path of `requested` (which must be an existing directory),
+// PROTOCOL §16.1: the real path of `requested` (which must be an existing directory),
 // replaced by the real path of its Git work tree top when there is one and it
 // contains `requested`. kInvalidArgument with the reference's messages when
 // `requested` is blank, missing or not a directory. libgit2 is loaded and
@@ -74,7 +74,7 @@ struct Inventory {
   std::shared_ptr<const void> index;
   std::deque<std::string> owned;
   std::vector<std::string> warnings;
-  int64_t invalid_path_count = 0;    // did not normalise (§16.2 invalid_path)
+  int64_t invalid_path_count = 0;    // did not normalise (PROTOCOL §16.2 invalid_path)
   int64_t excluded_path_count = 0;   // dropped as under an excluded root
   int64_t permission_skipped = 0;    // dropped because may_read said no
   // Git only.
@@ -83,7 +83,7 @@ struct Inventory {
   std::vector<StatusRecord> status;  // sorted by path, case-sensitively
 };
 
-// §16.2 inventory: Git through libgit2, else the filesystem walk (with a
+// PROTOCOL §16.2 inventory: Git through libgit2, else the filesystem walk (with a
 // warning). Never fails: an unreadable root gives an empty walk.
 Inventory DiscoverRepositoryFiles(const InventoryRequest& request);
 
@@ -93,7 +93,7 @@ struct Fingerprint {
   std::vector<std::string> warnings;
 };
 
-// §16.5 repository fingerprint.
+// PROTOCOL §16.5 repository fingerprint.
 //
 // Git: SHA-256 over the status records in `git status --porcelain=v1 -z`
 // form (`XY path\0`, renames `R  new\0old\0`), each followed by

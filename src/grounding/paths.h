@@ -1,4 +1,4 @@
-// Repository-relative path rules of grounding (WIRE-CONTRACT §16.2-16.5):
+// Repository-relative path rules of grounding (PROTOCOL §16.2-16.5):
 // normalisation, containment, the excluded-directory and instruction-file
 // rules, `repo://` refs, and the byte-level checks applied to file content.
 //
@@ -34,7 +34,7 @@ void AppendJsLowerCase(std::string_view text, std::string& out);
 // surrogates, values above U+10FFFF, stray or missing continuation bytes.
 bool IsValidUtf8(std::string_view bytes);
 
-// §16.2: strips one leading "./", collapses "//"; nullopt for empty, longer
+// PROTOCOL §16.2: strips one leading "./", collapses "//"; nullopt for empty, longer
 // than 1024 UTF-16 units, NUL, backslash, invalid UTF-8, absolute, and any
 // "", "." or ".." segment.
 std::optional<std::string> NormalizeRepositoryPath(std::string_view candidate);
@@ -55,7 +55,7 @@ bool IsExcludedDirectoryPath(std::string_view repository_path);
 // that makes several checks on one path lower-cases it once).
 bool IsExcludedDirectoryLowerPath(std::string_view lower_path);
 
-// §16.4 instruction path: basename AGENTS.md, CLAUDE.md, CODEX.md, GEMINI.md,
+// PROTOCOL §16.4 instruction path: basename AGENTS.md, CLAUDE.md, CODEX.md, GEMINI.md,
 // .cursorrules, .windsurfrules or copilot-instructions.md (exact case), or
 // under .roo/rules/, .cursor/rules/, .agents/rules/, .github/instructions/
 // (case-insensitive).
@@ -83,7 +83,7 @@ std::string EncodeUriComponent(std::string_view text);
 // "repo://" + each '/'-separated segment encodeURIComponent-encoded.
 std::string MakeRepoRef(std::string_view repository_path);
 
-// §16.4: the first (up to) 8192 bytes contain NUL, or more than 10% of them
+// PROTOCOL §16.4: the first (up to) 8192 bytes contain NUL, or more than 10% of them
 // are control bytes (< 9 or 14-31). Empty input is text.
 bool IsProbablyBinary(std::string_view prefix);
 

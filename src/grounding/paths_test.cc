@@ -1,4 +1,4 @@
-// Path rules of grounding (WIRE-CONTRACT §16.2-16.5).
+// Path rules of grounding (PROTOCOL §16.2-16.5).
 #include "grounding/paths.h"
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Secret detection for grounding (WIRE-CONTRACT §16.2, §16.4): which paths
+// Secret detection for grounding (PROTOCOL §16.2, PROTOCOL §16.4): which paths
 // look like credential files, and which text looks like it holds a
 // credential. Hand-written scanners with the exact semantics of the
 // reference's JavaScript regular expressions (including their Unicode
@@ -10,7 +10,7 @@
 
 namespace telic::grounding {
 
-// §16.2 secret-like path (lower-cased): basename starts ".env"; basename
+// PROTOCOL §16.2 secret-like path (lower-cased): basename starts ".env"; basename
 // .git-credentials, .netrc, .npmrc or .pypirc; a segment credential(s) or
 // secret(s); a basename starting credential(s)/secret(s) followed by '.' or
 // its end; a basename starting "service-account" followed by '.', '-' or
@@ -20,7 +20,7 @@ bool IsSecretLikePath(std::string_view repository_path);
 // The same for a path already lower-cased by AppendJsLowerCase.
 bool IsSecretLikeLowerPath(std::string_view lower_path);
 
-// §16.4 content-secret rule (also used for Evidence). True when `text`
+// PROTOCOL §16.4 content-secret rule (also used for Evidence). True when `text`
 // contains any of:
 //   -----BEGIN [<A-Z0-9 >+ ]PRIVATE KEY-----
 //   \bAKIA[0-9A-Z]{16}\b

@@ -1,4 +1,4 @@
-// Secret rules of grounding (WIRE-CONTRACT §16.2 secret-like paths, §16.4
+// Secret rules of grounding (PROTOCOL §16.2 secret-like paths, PROTOCOL §16.4
 // content-secret rule).
 #include "grounding/secrets.h"
 

@@ -186,7 +186,7 @@ bool IsRootProjectMetadata(std::string_view path) {
 
 namespace {
 
-// What every candidate is scored against (§16.4).
+// What every candidate is scored against (PROTOCOL §16.4).
 struct RankingContext {
   std::vector<std::string> terms;
   std::vector<std::string> hints;

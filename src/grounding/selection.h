@@ -1,4 +1,4 @@
-// Ranking and selection of grounding candidates (WIRE-CONTRACT §16.4).
+// Ranking and selection of grounding candidates (PROTOCOL §16.4).
 #pragma once
 
 #include <cstdint>
@@ -38,7 +38,7 @@ std::vector<std::string> RequestPathHints(std::string_view request);
 // go.mod, readme, readme.*, tsconfig*.json (`lower_path` lower-cased).
 bool IsRootProjectMetadata(std::string_view lower_path);
 
-// Why a candidate scored what it did, strongest first (§16.4).
+// Why a candidate scored what it did, strongest first (PROTOCOL §16.4).
 enum class RankBasis : uint8_t { kInstruction, kActiveExact, kHint, kTerms, kActiveAdjacent, kMetadata, kFallback };
 
 struct RankedCandidate {
@@ -97,7 +97,7 @@ struct SelectionLimits {
 // Length of a ContextDocument id: "context-" + 16 hex + "-source-NNN-" + 13 hex.
 inline constexpr size_t kDocumentIdLength = 49;
 
-// The ContextDocument body of a selected file (§16.5, schemas/artifacts/
+// The ContextDocument body of a selected file (PROTOCOL §16.5, schemas/artifacts/
 // ContextDocument.json).
 Json ContextDocumentBody(std::string_view id, std::string_view run_id, std::string_view path, std::string_view ref,
                          std::string_view content_hash, int64_t size_bytes, std::string_view content);
@@ -121,7 +121,7 @@ struct Selection {
   std::map<std::string, std::string> read_hashes;
 };
 
-// Walks `ranked` in order (§16.4) and adds one count to `exclusions` per
+// Walks `ranked` in order (PROTOCOL §16.4) and adds one count to `exclusions` per
 // candidate not selected. `excluded_roots` are real absolute paths.
 // `progress(done, total)` is called as candidates are examined.
 Selection SelectCandidates(const std::string& root, const std::vector<RankedCandidate>& ranked,

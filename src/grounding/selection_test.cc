@@ -1,4 +1,4 @@
-// Ranking and the per-file checks of selection (WIRE-CONTRACT §16.4).
+// Ranking and the per-file checks of selection (PROTOCOL §16.4).
 #include "grounding/selection.h"
 
 #include <unistd.h>

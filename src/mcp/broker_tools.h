@@ -1,4 +1,4 @@
-// The broker's MCP tool, telic_check_tool_action (WIRE-CONTRACT §6.10, §17.2).
+// The broker's MCP tool, telic_check_tool_action (PROTOCOL §6.10, PROTOCOL §17.2).
 #pragma once
 
 #include "controller/run_service.h"

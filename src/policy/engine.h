@@ -4,7 +4,7 @@
 // Effective permission = the intersection of every layer (host policy, user
 // authorization, repository policy, TaskContract, WorkPlan node, tool
 // capability, intent-mode ceiling). Each layer is an allow PermissionSet and
-// a deny PermissionSet in the wire shape of WIRE-CONTRACT §12.1. An action is
+// a deny PermissionSet in the wire shape of PROTOCOL §12.1. An action is
 // allowed only when every layer grants it for its target and no layer denies
 // it: absence is denial, a matching deny entry always wins, and an empty
 // layer list denies everything ("no_policy").
@@ -43,7 +43,7 @@ struct ActionRequest {
   std::optional<int64_t> children;
 };
 
-// A permission layer. `allow` and `deny` are PermissionSets (§12.1); null,
+// A permission layer. `allow` and `deny` are PermissionSets (PROTOCOL §12.1); null,
 // or a missing family or field, grants (denies) nothing. In allow sets a
 // malformed field grants nothing; in deny sets a malformed field denies the
 // capability. Scope lists: repository = globs (path_scope.h), shell
@@ -87,8 +87,8 @@ Decision Authorize(const ActionRequest& request, const std::vector<Layer>& layer
 
 // The intent-mode ceiling as a layer named "intent_mode:<mode>": allow is
 // built from ModeAllows (lists ["**"], booleans true, subagents up to 16
-// children and depth 4), deny holds the mode's deny list of WIRE-CONTRACT
-// §12.3. An unknown mode allows nothing.
+// children and depth 4), deny holds the mode's deny list of PROTOCOL
+// PROTOCOL §12.3. An unknown mode allows nothing.
 Layer ModeCeilingLayer(std::string_view mode);
 
 // A conservative intersection of two allow PermissionSets: a scope entry of
@@ -98,14 +98,14 @@ Layer ModeCeilingLayer(std::string_view mode);
 // (0 when spawn ends up false). Whatever the result allows, both allow.
 Json IntersectPermissionSets(const Json& a, const Json& b);
 
-// A ⊆ B (WIRE-CONTRACT §12.5): for repository lists an entry is covered by
+// A ⊆ B (PROTOCOL §12.5): for repository lists an entry is covered by
 // "**", an equal entry, "p/**" for p and p/..., or a GlobSubset; for shell,
 // runtime and network lists only by "**" or equality (network: of the
 // normalised hosts); booleans A ⇒ B; subagent limits A ≤ B. A malformed set
 // is never a subset.
 bool PermissionSetIsSubset(const Json& a, const Json& b);
 
-// The user-authorization rule of WIRE-CONTRACT §12.4 without the mode part:
+// The user-authorization rule of PROTOCOL §12.4 without the mode part:
 // `granted` with every list field cleared whose `denied` counterpart is
 // non-empty, every boolean cleared that `denied` sets, and subagents emptied
 // when `denied` sets spawn. Used as the allow set of the user_authorization

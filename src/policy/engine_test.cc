@@ -641,7 +641,7 @@ TEST(PermissionSetIsSubsetTest, ReferenceRuleAndGlobs) {
   EXPECT_TRUE(PermissionSetIsSubset(write("src"), write("src/**")));
   EXPECT_TRUE(PermissionSetIsSubset(write("src/a/b.ts"), write("src/**")));
   EXPECT_TRUE(PermissionSetIsSubset(write("src/*.ts"), write("src/**")));
-  EXPECT_TRUE(PermissionSetIsSubset(write("src/[ab].ts"), write("src/*.ts")));  // GlobSubset beyond §12.5
+  EXPECT_TRUE(PermissionSetIsSubset(write("src/[ab].ts"), write("src/*.ts")));  // GlobSubset beyond PROTOCOL §12.5
   EXPECT_TRUE(PermissionSetIsSubset(write("**/*.md"), write("**")));
   EXPECT_FALSE(PermissionSetIsSubset(write("src/**"), write("src/*.ts")));
   EXPECT_FALSE(PermissionSetIsSubset(write("srcx"), write("src/**")));
@@ -904,7 +904,7 @@ TEST(PolicyStackFromJsonTest, SevenLayersInOrder) {
   Decision keep = Authorize(A("repository.delete", "src/keep/x"), stack->layers, kRoot);
   EXPECT_FALSE(keep.allowed);
   EXPECT_EQ(keep.rule, "denied entry src/keep/** in user_authorization");
-  // The denied delete entry withdraws the user's whole delete grant (§12.4).
+  // The denied delete entry withdraws the user's whole delete grant (PROTOCOL §12.4).
   Decision a = Authorize(A("repository.delete", "src/a.ts"), stack->layers, kRoot);
   EXPECT_EQ(a.denied_by, std::vector<std::string>{"user_authorization"});
   EXPECT_EQ(a.rule, "no grant for repository.delete (it needs its own explicit grant)");
@@ -920,7 +920,7 @@ TEST(RemoveDeniedFieldsTest, MatchesEffectiveRunPermissionsWithoutTheMode) {
   EXPECT_FALSE(out["shell"]["inspect"].get<bool>());
   EXPECT_EQ(out["subagents"], EmptyPermissionSet()["subagents"]);
   EXPECT_TRUE(out["browser"]["mutateState"].get<bool>());
-  // Under the most permissive mode, it agrees with §12.4 on every field the mode allows.
+  // Under the most permissive mode, it agrees with PROTOCOL §12.4 on every field the mode allows.
   Json effective = EffectiveRunPermissions("analyze_and_fix", granted, denied);
   for (const char* pointer : {"/repository/read", "/repository/write", "/shell/inspect", "/subagents"}) {
     EXPECT_EQ(out[Json::json_pointer(pointer)], effective[Json::json_pointer(pointer)]) << pointer;
@@ -930,7 +930,7 @@ TEST(RemoveDeniedFieldsTest, MatchesEffectiveRunPermissionsWithoutTheMode) {
 }
 
 TEST(PolicyStackFromJsonTest, ADeniedEntryRemovesTheGrantedField) {
-  // As in §12.4: denying infra/** withdraws the user's whole read grant.
+  // As in PROTOCOL §12.4: denying infra/** withdraws the user's whole read grant.
   auto stack = PolicyStackFromJson(Json::parse(R"({
     "mode": "analyze_only",
     "authorization": {"granted": {"repository": {"read": ["**"]}}, "denied": {"repository": {"read": ["infra/**"]}}}

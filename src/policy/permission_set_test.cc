@@ -1,4 +1,4 @@
-// Capabilities, mode ceilings and PermissionSets (WIRE-CONTRACT §6.1, §12.1-12.5).
+// Capabilities, mode ceilings and PermissionSets (PROTOCOL §6.1, PROTOCOL §12.1-12.5).
 #include "policy/permission_set.h"
 
 #include <algorithm>
@@ -32,7 +32,7 @@ TEST(CapabilitiesTest, TwelveInWireOrder) {
   EXPECT_EQ(Capabilities(), kAllCapabilities);
   for (const auto& c : kAllCapabilities) EXPECT_TRUE(IsCapability(c)) << c;
   EXPECT_FALSE(IsCapability(""));
-  EXPECT_FALSE(IsCapability("shell.exec"));  // §20 item 1: docs' example name is not a capability
+  EXPECT_FALSE(IsCapability("shell.exec"));  // PROTOCOL §20 item 1: docs' example name is not a capability
   EXPECT_FALSE(IsCapability("runtime.mutate"));
   EXPECT_FALSE(IsCapability("Repository.Read"));
   EXPECT_FALSE(IsCapability("repository.read "));
@@ -107,7 +107,7 @@ TEST(EmptyPermissionSetTest, SixFamiliesAllEmpty) {
 }
 
 // ---------------------------------------------------------------------------
-// CapabilitiesToPermissionSet (§12.2)
+// CapabilitiesToPermissionSet (PROTOCOL §12.2)
 
 TEST(CapabilitiesToPermissionSetTest, NoCapabilitiesIsTheEmptySet) {
   EXPECT_EQ(CapabilitiesToPermissionSet({}, {}, false), EmptyPermissionSet());
@@ -203,7 +203,7 @@ TEST(CapabilitiesToPermissionSetTest, DuplicateCapabilitiesAreHarmless) {
 }
 
 // ---------------------------------------------------------------------------
-// ModeAllows (§12.3)
+// ModeAllows (PROTOCOL §12.3)
 
 TEST(ModeAllowsTest, FullMatrix) {
   // covers TEL-027, TEL-028, TEL-029, TEL-055
@@ -257,7 +257,7 @@ TEST(ModeAllowsTest, UnknownModeAllowsNothing) {
 }
 
 // ---------------------------------------------------------------------------
-// EffectiveRunPermissions (§12.4)
+// EffectiveRunPermissions (PROTOCOL §12.4)
 
 Json GrantedAll() {
   return CapabilitiesToPermissionSet(kAllCapabilities, {"npm test", "make"}, false, {"example.com"});
@@ -406,7 +406,7 @@ TEST(EffectiveRunPermissionsTest, SubagentsNeedCeilingGrantAndNoDenial) {
 }
 
 // ---------------------------------------------------------------------------
-// NormalizeNetworkReadDomain (§12.5)
+// NormalizeNetworkReadDomain (PROTOCOL §12.5)
 
 TEST(NormalizeNetworkReadDomainTest, TrimsAndLowercases) {
   EXPECT_EQ(NormalizeNetworkReadDomain("example.com"), "example.com");
@@ -418,7 +418,7 @@ TEST(NormalizeNetworkReadDomainTest, TrimsAndLowercases) {
   EXPECT_EQ(NormalizeNetworkReadDomain("123.example"), "123.example");
 }
 
-// §12.5 "trim" is JavaScript's String#trim, which also strips NBSP, U+3000,
+// PROTOCOL §12.5 "trim" is JavaScript's String#trim, which also strips NBSP, U+3000,
 // U+FEFF etc.; telic trims only ASCII whitespace (isspace), so a domain
 // pasted with a trailing NBSP is rejected instead of normalised. See report.
 TEST(NormalizeNetworkReadDomainTest, TrimsUnicodeWhitespaceLikeJs) {
@@ -493,7 +493,7 @@ TEST(NormalizeNetworkReadDomainTest, NormalisedFormIsAFixedPoint) {
 }
 
 // ---------------------------------------------------------------------------
-// IsExactShellCommand (§6.1, §12.5)
+// IsExactShellCommand (PROTOCOL §6.1, PROTOCOL §12.5)
 
 TEST(IsExactShellCommandTest, AcceptsExactCommands) {
   for (const char* ok : {"npm test", "make", "git status", "cargo test --all-features", "python3 -m pytest tests/unit",

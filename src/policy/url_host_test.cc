@@ -220,13 +220,13 @@ TEST(NormalizeHostScopeTest, Table) {
 }
 
 TEST(NormalizeHostScopeTest, DifferencesFromNormalizeNetworkReadDomain) {
-  // The §12.5 normaliser trims and rejects a trailing dot; the engine's
+  // The PROTOCOL §12.5 normaliser trims and rejects a trailing dot; the engine's
   // refuses whitespace and removes one trailing dot.
   EXPECT_EQ(NormalizeNetworkReadDomain(" example.com "), "example.com");
   EXPECT_FALSE(NormalizeHostScope(" example.com "));
   EXPECT_FALSE(NormalizeNetworkReadDomain("example.com.").has_value());
   EXPECT_EQ(*NormalizeHostScope("example.com."), "example.com");
-  // The §12.5 normaliser takes a short IPv4 form for a DNS name; the engine
+  // The PROTOCOL §12.5 normaliser takes a short IPv4 form for a DNS name; the engine
   // refuses every host whose last label is numeric unless it is a dotted-quad.
   EXPECT_EQ(NormalizeNetworkReadDomain("127.1"), "127.1");
   EXPECT_FALSE(NormalizeHostScope("127.1"));
@@ -235,7 +235,7 @@ TEST(NormalizeHostScopeTest, DifferencesFromNormalizeNetworkReadDomain) {
   // Only the engine refuses IPv4-mapped IPv6.
   EXPECT_TRUE(NormalizeNetworkReadDomain("::ffff:127.0.0.1").has_value());
   EXPECT_FALSE(NormalizeHostScope("::ffff:127.0.0.1"));
-  // Whatever the engine accepts, the §12.5 normaliser accepts too (modulo the dot).
+  // Whatever the engine accepts, the PROTOCOL §12.5 normaliser accepts too (modulo the dot).
   for (const std::string entry : {"api.example.com", "API.Example.COM", "[::1]", "127.0.0.1", "localhost"}) {
     ASSERT_TRUE(NormalizeHostScope(entry));
     EXPECT_EQ(NormalizeNetworkReadDomain(entry), *NormalizeHostScope(entry)) << entry;

@@ -1,5 +1,5 @@
 // Body refinements: the per-artifact rules JSON Schema cannot express
-// (WIRE-CONTRACT §13, the "Rules:" of each type and shared object). They run
+// (PROTOCOL §13, the "Rules:" of each type and shared object). They run
 // after schema validation on a schema-valid body and need no stored state;
 // rules that relate a body to other artifacts of the run live elsewhere.
 #pragma once

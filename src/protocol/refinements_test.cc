@@ -1,4 +1,4 @@
-// Body refinements beyond JSON Schema (WIRE-CONTRACT §13 rules).
+// Body refinements beyond JSON Schema (PROTOCOL §13 rules).
 #include "protocol/refinements.h"
 
 #include <gtest/gtest.h>

@@ -155,7 +155,7 @@ TEST(ArtifactSchemaTest, EveryTypeHasACompiledSchemaWithItsHeader) {
 }
 
 // covers TEL-009 (no object accepts an undeclared member such as a reasoning
-// trace) and the strict-at-every-depth rule of WIRE-CONTRACT §13.1
+// trace) and the strict-at-every-depth rule of PROTOCOL §13.1
 TEST(ArtifactSchemaTest, EveryObjectIsStrictAndRequiresEveryField) {
   for (const std::string& type : ArtifactTypes()) {
     SCOPED_TRACE(type);

@@ -11,7 +11,7 @@
 
 namespace telic::store {
 
-// One run. Fields mirror the wire `run` object (WIRE-CONTRACT §8.1); `extra`
+// One run. Fields mirror the wire `run` object (PROTOCOL §8.1); `extra`
 // holds controller state that has no wire field (an object, never null).
 struct RunRecord {
   std::string run_id;
@@ -36,7 +36,7 @@ struct RunRecord {
   bool operator==(const RunRecord&) const = default;
 };
 
-// Metadata of one immutable artifact (WIRE-CONTRACT §8.3).
+// Metadata of one immutable artifact (PROTOCOL §8.3).
 struct ArtifactMeta {
   std::string id;
   std::string run_id;

@@ -1,4 +1,4 @@
-// Where a repository's state lives (WIRE-CONTRACT §1.2-1.3).
+// Where a repository's state lives (PROTOCOL §1.2-1.3).
 #pragma once
 
 #include <map>

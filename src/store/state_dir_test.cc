@@ -1,4 +1,4 @@
-// Where a repository's state lives (WIRE-CONTRACT §1.2-1.3).
+// Where a repository's state lives (PROTOCOL §1.2-1.3).
 #include "store/state_dir.h"
 
 #include <pwd.h>
@@ -50,7 +50,7 @@ class StateDirTest : public ::testing::Test {
 // ResolveStateLocation
 
 TEST(StateKeyTest, MatchesTheContractExample) {
-  // §1.3: /tmp/fxrepo → 6c25b7629b4be0d380111e9a
+  // PROTOCOL §1.3: /tmp/fxrepo → 6c25b7629b4be0d380111e9a
   EXPECT_EQ(Key("/tmp/fxrepo"), "6c25b7629b4be0d380111e9a");
 }
 
@@ -106,7 +106,7 @@ TEST_F(StateDirTest, EmptyVariablesCountAsUnset) {
             (base_ / "home" / ".local" / "state" / "telic" / "repositories" / Key(repo_.string())).string());
 }
 
-// §1.2: with XDG_STATE_HOME unset the base is $HOME/.local/state, "HOME via
+// PROTOCOL §1.2: with XDG_STATE_HOME unset the base is $HOME/.local/state, "HOME via
 // the OS user home" (Node's os.homedir(): $HOME, else the passwd entry).
 // telic instead fails with kFailedPrecondition when HOME is unset. See report.
 TEST_F(StateDirTest, NoHomeFallsBackToThePasswdHomeLikeNode) {
@@ -214,7 +214,7 @@ TEST_F(StateDirTest, CreatesTheStateDirWithMode0700) {
   EXPECT_TRUE(PrepareStateDir(Location(state)));
 }
 
-// The header promises "mode 0700, parents too", and §1.3 says directories
+// The header promises "mode 0700, parents too", and PROTOCOL §1.3 says directories
 // are created 0700 (the reference's mkdir({recursive, mode: 0o700}) applies
 // the mode to every directory it creates). telic chmods only the leaf, so
 // created parents keep the umask default (0755 under umask 022). See report.

@@ -17,7 +17,7 @@
 
 namespace telic::store {
 
-// Hard limits enforced inside the write transaction (WIRE-CONTRACT §18).
+// Hard limits enforced inside the write transaction (PROTOCOL §18).
 inline constexpr size_t kMaxArtifactsPerRun = 2048;
 // The kConflict message when Change::expected_artifact_count no longer holds.
 inline constexpr std::string_view kConcurrentAppend =

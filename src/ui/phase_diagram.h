@@ -1,4 +1,4 @@
-// The protocol's phase state diagram (WIRE-CONTRACT §10.3, as
+// The protocol's phase state diagram (PROTOCOL §10.3, as
 // src/controller/transitions.cc implements it) with one run's path on it.
 #pragma once
 

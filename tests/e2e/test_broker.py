@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tool broker end to end: telic_check_tool_action over stdio, the
 active run `telic broker-gate` finds in the ledger (no active-session.json
-is written, D-P2), and `telic broker-gate` as a host hook runs it (issue 4; WIRE-CONTRACT §17.2, §17.4)."""
+is written, D-P2), and `telic broker-gate` as a host hook runs it (issue 4; PROTOCOL §17.2, PROTOCOL §17.4)."""
 import json
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""Drop-in launch compatibility (WIRE-CONTRACT §1): the ways host configs
+"""Drop-in launch compatibility (PROTOCOL §1): the ways host configs
 written for the reference server start it, the default state directory,
 start-up refusals and clean shutdown.
 
@@ -41,7 +41,7 @@ TELIC_VARS = ("TELIC_REPOSITORY_ROOT", "TELIC_STATE_DIR", "TELIC_BIN", "XDG_STAT
 
 
 def state_key(root):
-    """First 24 hex chars of SHA-256 over the repository's real path (§1.3)."""
+    """First 24 hex chars of SHA-256 over the repository's real path (PROTOCOL §1.3)."""
     return hashlib.sha256(os.path.realpath(root).encode("utf-8")).hexdigest()[:24]
 
 
@@ -327,7 +327,7 @@ class LauncherTest(CompatTestCase):
             json.dump({"name": "esm-project", "type": "module"}, handle)
 
     def test_launcher_loads_in_a_type_module_project(self):
-        # Issue 22 §5: the launcher copied into .cursor/ (or .cline/, .roo/,
+        # Issue 22 PROTOCOL §5: the launcher copied into .cursor/ (or .cline/, .roo/,
         # .kiro/) of a "type":"module" project loads, as server.js and server.mjs.
         self.module_project()
         script = copy_launcher(os.path.join(self.box.repo, ".cursor", "telic", "dist", "mcp"))
@@ -340,7 +340,7 @@ class LauncherTest(CompatTestCase):
                 self.assertNotIn("require is not defined", "".join(mcp.stderr_lines))
 
     def test_kiro_ide_launch_mjs_calls_start_stdio_server(self):
-        # Issue 22 §5: Kiro IDE's pack imports ./dist/mcp/server.js from an ES
+        # Issue 22 PROTOCOL §5: Kiro IDE's pack imports ./dist/mcp/server.js from an ES
         # module and calls startStdioServer(); it must exist and serve, in a
         # "type":"module" project too, and leave no telic behind when stdin ends.
         self.module_project()
@@ -398,7 +398,7 @@ class StartupRefusalTest(CompatTestCase):
                 self.assertFalse(os.path.exists(self.box.xdg))
 
     def test_symlinked_state_dir_or_odd_ledger_is_refused(self):
-        # §1.3: a state dir that is a symlink or not a directory, or ledger
+        # PROTOCOL §1.3: a state dir that is a symlink or not a directory, or ledger
         # files that are not regular files, refuse start-up.
         target = os.path.join(self.box.base, "real-state")
         os.makedirs(target)

@@ -8,7 +8,7 @@ the last trace event, and that the run accepts nothing more.
 The trace's last event: a cancellation writes `run_cancelled`, projected as
 `run_terminated`; a run ended by its UserReport ends with the `phase_submitted`
 event of that report ("Run reached terminal status <status>."), which is what
-WIRE-CONTRACT §17.1 specifies (only run_cancelled maps to run_terminated).
+PROTOCOL §17.1 specifies (only run_cancelled maps to run_terminated).
 
 Which (mode, terminal) pairs the controller can reach, and where each is reached:
 
@@ -19,7 +19,7 @@ report_only
   failed_verification  not honestly reachable: report_only authorizes no capability, so its contract can hold no
                        permission-backed required verification, and the audited path refuses failed_verification
                        when every required verification passed (shown in test_report_only_standard_partial).
-                       (The micro path sets no such rule, WIRE-CONTRACT §15.10: it accepts failed_verification
+                       (The micro path sets no such rule, PROTOCOL §15.10: it accepts failed_verification
                        after a passed spot-check of a contract without any verification requirement.)
   cancelled            test_stdio_protocol.StdioProtocolTest.test_cancel_checks_tokens_then_is_terminal,
                        test_http_transport.HttpTransportTest.test_a_run_end_to_end_over_http,
@@ -37,7 +37,7 @@ analyze_only
   failed_verification  here: test_analyze_only_failed_verification
   cancelled            here: test_analyze_only_cancelled_during_execution
 fix_only (a fix_only run that may write is micro or forensic: the write grant is an ELEVATED_CAPABILITY signal and
-          topologyOverride standard is refused with it (WIRE-CONTRACT §11.1), so "non-micro" means forensic here;
+          topologyOverride standard is refused with it (PROTOCOL §11.1), so "non-micro" means forensic here;
           a standard fix_only run has no write grant and can never pass its fix review)
   completed            test_modes.ModesTest.test_micro_fix_only_completes (micro);
                        here: test_fix_only_forensic_completes (preflight, write, re-read, reverify, audit)
@@ -56,7 +56,7 @@ analyze_and_fix (always forensic)
   cancelled            test_run_rules.RunRulesTest.test_cancel_mid_run, test_clarification_cancel_and_new_run
 
 Failed_verification is a UserReport terminalStatus: the run's status is then `partial` and its terminal
-NextAction's status `failed_verification` (WIRE-CONTRACT §9.4, §10.3; TEL-229).
+NextAction's status `failed_verification` (PROTOCOL §9.4, PROTOCOL §10.3; TEL-229).
 """
 
 import copy
@@ -920,7 +920,7 @@ class ModeOutcomesTest(unittest.TestCase):
 
     # covers TEL-172: "a blocked QualityReview cannot be downgraded by Agent 5", applied where Agent 5 reports a
     # micro run directly (a micro run has no ReleaseAudit). Stricter than the reference, which refuses only
-    # `completed` after a blocked micro review (WIRE-CONTRACT §10.3, §15.10): docs/DECISIONS.md D44.
+    # `completed` after a blocked micro review (PROTOCOL §10.3, PROTOCOL §15.10): docs/DECISIONS.md D44.
     def test_micro_blocked_spot_check_cannot_be_reported_as_partial(self):
         h = self.h
         h.start(original_request="What does src/app.ts export?", mode="report_only")

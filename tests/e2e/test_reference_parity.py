@@ -876,7 +876,7 @@ class FullFlowTest(ParityCase):
         r.refuse("ScenarioSpec", scenario_body(r, narrative="A conflicting replay."), r"replay conflicts|immutable")
         r.refuse("ScenarioSpec", scenario_body(r, "scenario-02"), r"one ScenarioSpec|only one")
 
-    # covers TEL-007 (quota: WIRE-CONTRACT §13.16): Evidence replay is idempotent, a changed replay conflicts, and
+    # covers TEL-007 (quota: PROTOCOL §13.16): Evidence replay is idempotent, a changed replay conflicts, and
     # one WorkPlan takes at most 128 Evidence artifacts.
     def test_ff16_evidence_replay_and_the_128_quota(self):
         r = self.harness("analyze_only")
@@ -991,7 +991,7 @@ class ClosureAuthorityTest(ParityCase):
         state = r.server.ok("telic_get_run", {"run_id": r.id})
         return state["run"], state["artifacts"], state["nextAction"], r.trace()
 
-    # (no catalogue item: WIRE-CONTRACT §6.4 source_refs) a caller source ref that is not a reference URI is
+    # (no catalogue item: PROTOCOL §6.4 source_refs) a caller source ref that is not a reference URI is
     # refused; nothing changes.
     def test_ca01_invalid_source_ref(self):
         r = self.harness()
@@ -1002,14 +1002,14 @@ class ClosureAuthorityTest(ParityCase):
                  source_refs=["not-a-reference"])
         self.assertEqual(self.ledger(r), before)
 
-    # (no catalogue item: WIRE-CONTRACT §6.4 source_refs) duplicate caller source refs are refused, not normalised.
+    # (no catalogue item: PROTOCOL §6.4 source_refs) duplicate caller source refs are refused, not normalised.
     def test_ca02_duplicate_source_refs(self):
         r = self.harness()
         before = self.ledger(r)
         r.refuse("ProblemFrame", self.frame(r), r"sourceRefs must be unique|source_refs", source_refs=[r.request] * 2)
         self.assertEqual(self.ledger(r), before)
 
-    # (no catalogue item: WIRE-CONTRACT §6.4 source_refs) more than 256 caller source refs are refused.
+    # (no catalogue item: PROTOCOL §6.4 source_refs) more than 256 caller source refs are refused.
     def test_ca03_more_than_256_source_refs(self):
         r = self.harness()
         before = self.ledger(r)
@@ -2150,7 +2150,7 @@ class ActionPermissionTraceTest(ParityCase):
         self.assertEqual(len(submitted), 1)
         self.assertLess(checks[0]["sequence"], submitted[0]["sequence"])
 
-    # covers TEL-185: the accepted WorkResult's permission_checked events name it in outputRefs (WIRE-CONTRACT §17.1:
+    # covers TEL-185: the accepted WorkResult's permission_checked events name it in outputRefs (PROTOCOL §17.1:
     # "All share outputRefs = [the submitted artifact]"); telic wrote [] until session 3.
     def test_ap02_allow_event_names_the_accepted_result(self):
         r = self.allowed_run()
@@ -2244,7 +2244,7 @@ class TopologyLoopsTest(ParityCase):
         report["completionClaims"][0]["id"] = "claim-bad"
         r.refuse("UserReport", report, r"Artifact reference does not exist|must target direct evidence")
 
-    # (no catalogue item: micro escalation is WIRE-CONTRACT §11.3) a partial micro spot-check escalates to
+    # (no catalogue item: micro escalation is PROTOCOL §11.3) a partial micro spot-check escalates to
     # standard contract review and is traced.
     def test_tl02_micro_partial_escalates_to_standard(self):
         r = self.micro_report()
@@ -2258,7 +2258,7 @@ class TopologyLoopsTest(ParityCase):
                             for e in r.trace()))
         self.assertEqual(r.reload()["run"]["topology"], "standard")
 
-    # (no catalogue item: WIRE-CONTRACT §11.1 classification) a short single-file fix_only request with a write
+    # (no catalogue item: PROTOCOL §11.1 classification) a short single-file fix_only request with a write
     # grant runs micro.
     def test_tl03_short_fix_only_is_micro(self):
         r = self.new_run().start(self.TYPO, "fix_only", ["repository.read", "repository.write"])
@@ -2298,7 +2298,7 @@ class TopologyLoopsTest(ParityCase):
                   "QualityReview", "UserReport"]:
             self.assertIn(t, types)
 
-    # covers TEL-013 (and WIRE-CONTRACT §11.4): a micro pass stores a verified ReceiptAudit and traces
+    # covers TEL-013 (and PROTOCOL §11.4): a micro pass stores a verified ReceiptAudit and traces
     # digest_verified.
     def test_tl05_micro_pass_emits_a_verified_receipt(self):
         r, _ = self.micro_fix(observations=False)
@@ -2313,7 +2313,7 @@ class TopologyLoopsTest(ParityCase):
         self.assertEqual(prior.run["status"], "cancelled")
         return prior
 
-    # (no catalogue item: WIRE-CONTRACT §11.5 lineage) a run started with a terminal prior run records the link
+    # (no catalogue item: PROTOCOL §11.5 lineage) a run started with a terminal prior run records the link
     # and traces lineage_linked. (The reference ends the prior run through its ledger; over MCP it is cancelled.)
     def test_tl06_prior_run_lineage_is_linked_and_traced(self):
         prior = self.terminal_prior()
@@ -2322,7 +2322,7 @@ class TopologyLoopsTest(ParityCase):
         self.assertEqual(linked.run["priorRunId"], prior.id)
         self.assertIn("lineage_linked", [e["eventType"] for e in linked.trace()])
 
-    # (no catalogue item: WIRE-CONTRACT §11.5 lineage) a prior run unknown to this ledger (another repository's)
+    # (no catalogue item: PROTOCOL §11.5 lineage) a prior run unknown to this ledger (another repository's)
     # is refused.
     def test_tl07_prior_run_of_another_repository_is_refused(self):
         prior = self.terminal_prior()
@@ -2347,7 +2347,7 @@ class TopologyLoopsTest(ParityCase):
                                                                target="src/foo.ts"))["decision"]
         self.assertEqual((decision["allowed"], decision["reasonCode"]), (True, "allowed"))
 
-    # covers TEL-013 (and WIRE-CONTRACT §6.11): a forensic run's replay lists digest-only steps (no bodies), not
+    # covers TEL-013 (and PROTOCOL §6.11): a forensic run's replay lists digest-only steps (no bodies), not
     # degraded.
     def test_tl10_forensic_replay_lists_digest_only_steps(self):
         r = self.new_run().start("Forensic deep inspection required.", "analyze_and_fix", topology_override="forensic")
@@ -2385,13 +2385,13 @@ class TopologyLoopsTest(ParityCase):
         self.assertTrue({"context_discovery", "agent_1_frame", "agent_4_execute", "agent_3_quality_review",
                          "user_report"} <= phases, phases)
 
-    # (no catalogue item: WIRE-CONTRACT §11.1) topologyOverride standard makes a short report_only request standard.
+    # (no catalogue item: PROTOCOL §11.1) topologyOverride standard makes a short report_only request standard.
     def test_tl13_standard_override(self):
         r = self.new_run().start("Summarize how packages/core and packages/mcp interact in a short report.",
                                  "report_only", topology_override="standard")
         self.assertEqual(r.run["topology"], "standard")
 
-    # (no catalogue item: WIRE-CONTRACT §11.1) an analyze_and_fix request with a write grant is classified forensic.
+    # (no catalogue item: PROTOCOL §11.1) an analyze_and_fix request with a write grant is classified forensic.
     def test_tl14_forensic_classification(self):
         r = self.new_run().start("Forensic analyze_and_fix: reproduce the regression, capture evidence, and remediate "
                                  "with digest verification.", "analyze_and_fix",

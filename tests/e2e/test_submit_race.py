@@ -11,13 +11,13 @@ tokens (action_id and expected_run_version):
   runs the contenders send DIFFERENT bodies (different goals / objectives;
   half of them under one shared artifact id, half under ids of their own), on
   the other half the IDENTICAL body. Exactly one submission is accepted per run
-  and wave; every other one gets `stale_version` or `conflict` (WIRE-CONTRACT
-  §5.2: a phase artifact has no replay path, so an identical resubmission
+  and wave; every other one gets `stale_version` or `conflict` (PROTOCOL
+  PROTOCOL §5.2: a phase artifact has no replay path, so an identical resubmission
   loses like a different one).
 * Supporting artifacts (test_race_of_scenario_spec_submissions): a
   ScenarioSpec does not bump the run version, so the version check cannot
   order contenders. Identical specs must all be answered with the one stored
-  artifact (idempotent replay, §5.2: same metadata, no new event); different
+  artifact (idempotent replay, PROTOCOL §5.2: same metadata, no new event); different
   specs for one ProblemFrame may be stored once (TEL-093), the rest lose with
   `already_exists` (same id) or `resource_exhausted` (another id).
 * Denied WorkResults (test_race_of_identical_denied_work_results): runs
