@@ -15,7 +15,7 @@ namespace telic::mcp {
 namespace {
 
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;  // not "Clock": base/clock.h names one (unity builds)
 
 TEST(FrameRequestTest, FindsTheBodyLengthOrHandsOver) {
   EXPECT_EQ(FrameRequest("GET / HTTP/1.1\r\nHost: x\r\n\r\n", 100).body_bytes, 0u);
@@ -63,8 +63,8 @@ class ReactorTest : public ::testing::Test {
     return dispatched_.size();
   }
   bool WaitFor(const std::function<bool()>& done, milliseconds limit = milliseconds(3000)) {
-    auto end = Clock::now() + limit;
-    while (Clock::now() < end) {
+    auto end = Steady::now() + limit;
+    while (Steady::now() < end) {
       if (done()) return true;
       std::this_thread::sleep_for(milliseconds(5));
     }
@@ -73,8 +73,8 @@ class ReactorTest : public ::testing::Test {
   // Everything the server sends until it closes (at most `limit`).
   static std::string ReadUntilClosed(int fd, milliseconds limit = milliseconds(5000)) {
     std::string out;
-    auto end = Clock::now() + limit;
-    while (Clock::now() < end) {
+    auto end = Steady::now() + limit;
+    while (Steady::now() < end) {
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, 50) <= 0) continue;
       char buffer[4096];
@@ -129,7 +129,7 @@ TEST_F(ReactorTest, TheHeadDeadlineIsTotalNotPerRead) {
   limits.head_timeout_ms = 400;
   Start(limits);
   int client = Connect();
-  auto started = Clock::now();
+  auto started = Steady::now();
   std::atomic<bool> stop{false};
   std::thread drip([&] {  // one byte every 50 ms: each read is prompt, the head never ends
     for (int i = 0; i < 40 && !stop; ++i) {
@@ -138,7 +138,7 @@ TEST_F(ReactorTest, TheHeadDeadlineIsTotalNotPerRead) {
     }
   });
   std::string answer = ReadUntilClosed(client);
-  auto took = Clock::now() - started;
+  auto took = Steady::now() - started;
   stop = true;
   drip.join();
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 408 ")) << answer;
@@ -153,7 +153,7 @@ TEST_F(ReactorTest, TheBodyDeadlineIsTotalNotPerRead) {
   Start(limits);
   int client = Connect();
   Send(client, "POST /mcp HTTP/1.1\r\nContent-Length: 1000\r\n\r\n");
-  auto started = Clock::now();
+  auto started = Steady::now();
   std::atomic<bool> stop{false};
   std::thread drip([&] {
     for (int i = 0; i < 40 && !stop; ++i) {
@@ -162,7 +162,7 @@ TEST_F(ReactorTest, TheBodyDeadlineIsTotalNotPerRead) {
     }
   });
   std::string answer = ReadUntilClosed(client);
-  auto took = Clock::now() - started;
+  auto took = Steady::now() - started;
   stop = true;
   drip.join();
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 408 ")) << answer;
