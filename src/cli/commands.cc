@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cctype>
@@ -55,7 +56,6 @@
 #include "store/pg_store.h"
 #include "store/records.h"
 #include "store/sqlite_store.h"
-#include "store/state_config.h"
 #include "store/state_dir.h"
 
 namespace telic::cli {
@@ -185,7 +185,13 @@ Result<std::unique_ptr<Context>> OpenContext(const Options& options, bool create
 // ends: one "Telic MCP failed: ..." line on stderr, exit status 1. It takes
 // stdout's lock first, so a reply being written (ServeStdio writes each line
 // under it) is finished, and no later one starts.
+// Only the first caller prints: a second failure on another thread (the
+// background open and the main thread's own checks) waits for the exit.
 [[noreturn]] void EndFailedServe(const Error& error) {
+  static std::atomic<bool> ending{false};
+  if (ending.exchange(true)) {
+    for (;;) ::pause();
+  }
   std::cerr << "Telic MCP failed: " << CleanMessage(error.message()) << std::endl;
   ::flockfile(stdout);
   std::_Exit(1);
@@ -335,10 +341,8 @@ int Serve(const Options& options) {
   server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
   // telic_run_check: sandboxed unless config.json says "checks": {"sandbox": "none"}.
   auto checks = store::ReadCheckConfig((*context)->location.state_dir);
-  if (!checks) {
-    std::cerr << "Telic MCP failed: " << CleanMessage(checks.error().message()) << "\n";
-    return 1;
-  }
+  if (!checks) EndFailedServe(checks.error());  // the background open may be failing on the same file
+
   controller::CheckSettings check_settings;
   if (checks->unsandboxed) check_settings.sandbox.mode = observation::SandboxMode::kUnsandboxed;
   check_settings.protected_paths = {(*context)->location.state_dir};

@@ -378,13 +378,13 @@ TEST_F(UiPagesTest, PagesMaskCredentialsInTheStoredRequest) {
   probe.text = "akiaz7q4";
   auto probed = RunsPage(*sources_, probe);
   ASSERT_TRUE(probed);
-  EXPECT_EQ(Count(*probed, "<tr class=\"run\""), 0u);
+  EXPECT_EQ(Count(*probed, "<tr class=\"run row-link\""), 0u);
   EXPECT_NE(probed->find("id=\"no-runs\""), std::string::npos);
   RunsFilter words;
   words.text = "fix the GREETING";
   auto matched = RunsPage(*sources_, words);
   ASSERT_TRUE(matched);
-  EXPECT_EQ(Count(*matched, "<tr class=\"run\""), 1u);
+  EXPECT_EQ(Count(*matched, "<tr class=\"run row-link\""), 1u);
 }
 
 TEST(UiArtifactIntegrityTest, ATamperedBodyIsShownAsFailingItsCheck) {
