@@ -523,7 +523,9 @@ TEST_P(TaskServiceTest, ConfidentCompletionWaitsForTheVerifier) {
   ASSERT_TRUE(v);
   EXPECT_EQ(v->task.state, "completed");
   // A host's report of the verifier is recorded as claimed (issue 38).
-  for (const auto& e : *store_->ListEvents(a.task_id)) {
+  auto events = store_->ListEvents(a.task_id);  // kept: a range over *temporary would dangle
+  ASSERT_TRUE(events);
+  for (const auto& e : *events) {
     if (e.kind == "verification_recorded") {
       EXPECT_EQ(e.payload.value("provenance", ""), "claimed");
     }
