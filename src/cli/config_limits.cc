@@ -70,6 +70,16 @@ Status CheckJsonBounds(const std::string& text, const std::string& shown) {
 
 Status CheckTomlBounds(const std::string& text, const std::string& shown) {
   TELIC_RETURN_IF_ERROR(CheckSize(text, shown));
+  // toml++ 3.3 reaches undefined behaviour (TOML_UNREACHABLE in its unicode
+  // whitespace table) on some non-ASCII characters, found by
+  // jsonc_config_fuzz: a TOML config telic parses must be ASCII.
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (static_cast<unsigned char>(text[i]) >= 0x80) {
+      return Fail(ErrorCode::kFailedPrecondition,
+                  fmt::format("{}: a non-ASCII byte at byte {}; telic reads only ASCII TOML configs "
+                              "(add the telic block by hand, docs/HOSTS.md)", shown, i));
+    }
+  }
   size_t depth = 0;
   size_t dots = 0;  // dots of the dotted key being read (reset by anything that is not part of a key)
   for (size_t i = 0; i < text.size();) {

@@ -27,7 +27,8 @@ constexpr size_t kMaxTomlKeyDots = 16;
 [[nodiscard]] Status CheckJsonBounds(const std::string& text, const std::string& shown);
 
 // The same for TOML: [ and { outside strings and comments, and the dots of
-// one dotted key (kMaxTomlKeyDots).
+// one dotted key (kMaxTomlKeyDots); and ASCII only, since toml++ 3.3 reaches
+// undefined behaviour on some non-ASCII characters.
 [[nodiscard]] Status CheckTomlBounds(const std::string& text, const std::string& shown);
 
 // A host config file (a JSON object; JSONC with comments and trailing commas

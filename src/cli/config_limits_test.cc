@@ -62,3 +62,18 @@ TEST(ConfigLimitsTest, ParseConfigChecksBoundsFirst) {
 
 }  // namespace
 }  // namespace telic::cli
+
+namespace telic::cli {
+namespace {
+
+// Found by jsonc_config_fuzz: U+00A1 where toml++ 3.3 looks for whitespace
+// reaches its TOML_UNREACHABLE; telic refuses non-ASCII TOML before parsing.
+TEST(ConfigLimitsTomlTest, NonAsciiTomlIsRefusedBeforeTomlPlusPlusSeesIt) {
+  EXPECT_TRUE(CheckTomlBounds("[mcp_servers.x]\ncommand = \"telic\"\n", "config.toml"));
+  auto refused = CheckTomlBounds("a = 1\xC2\xA1\n", "config.toml");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("non-ASCII byte at byte 5"), std::string::npos) << refused.error().message();
+}
+
+}  // namespace
+}  // namespace telic::cli
