@@ -91,9 +91,12 @@ void PrintReport(const Json& report, bool json, std::ostream& out) {
     return;
   }
   if (report.contains("runId")) {
-    out << fmt::format("{}: bundle {} — {} artifacts, {} trace events, final trace hash {}{}\n",
+    const Json provenance = report.value("evidenceProvenance", Json::object());
+    out << fmt::format("{}: bundle {} — {} artifacts ({} evidence observed by telic, {} claimed by the host), {} trace "
+                       "events, final trace hash {}{}\n",
                        TerminalText(report["runId"].get<std::string>()),
                        TerminalText(report["bundleDigest"].get<std::string>()), report["artifacts"].get<size_t>(),
+                       provenance.value("observed", 0), provenance.value("claimed", 0),
                        report["traceEvents"].get<size_t>(), TerminalText(report["finalTraceHash"].get<std::string>()),
                        report["ok"].get<bool>() ? ", no problems" : "");
   }

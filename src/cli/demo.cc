@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -130,6 +131,105 @@ std::string ObservationLine(const Json& payload) {
   return line;
 }
 
+// The demo's verification, run by telic rather than reported by the host
+// (issue 38): a test script in the demo repository that telic runs in its
+// sandbox before and after the fix; the fix's WorkResult and the UserReport
+// cite telic's output and telic's own diff.
+constexpr char kCheckScript[] = "test_greet.sh";
+constexpr char kCheckCommand[] = "sh test_greet.sh";
+constexpr char kCheckScriptText[] =
+    "# The greeting test: greet() must say \"Hello\".\n"
+    "if grep -q 'return f\"Hello, {name}!\"' src/greet.py; then\n"
+    "  echo 'test_greet: 1 passed'\n"
+    "else\n"
+    "  echo \"test_greet: 1 failed: greet() returns $(grep -o 'f\"[^,]*' src/greet.py)\"\n"
+    "  exit 1\n"
+    "fi\n";
+
+struct DemoChecks {
+  bool enabled = false;     // the scenario writes a fix and telic observes the work tree
+  std::string passed_ref;   // telic's Evidence of the passing check, once it ran
+  std::string diff_ref;     // telic's own diff of the fix, once the WorkResult was accepted
+
+  // Lets the run execute exactly the check, and complete only on telic's own evidence.
+  void AdjustStart(Json& start) const {
+    if (!enabled) return;
+    start["host_capabilities"].push_back("shell.execute");
+    start["authorization_granted"] = start["host_capabilities"];
+    start["shell_execute_allowlist"] = Json::array({kCheckCommand});
+    start["observation"] = "require_observed";
+  }
+
+  // Runs the check for the current execution node and says what telic saw;
+  // a refusal (no sandbox on this machine) is said and the demo goes on without it.
+  void Run(mcp::ChildClient& client, const RunState& s, const std::function<void(const std::string&)>& say) {
+    if (!enabled) return;
+    auto ran = client.CallTool("telic_run_check", {{"run_id", s.run["runId"]},
+                                                   {"command", kCheckCommand},
+                                                   {"node_id", s.action.value("workNodeId", "")}});
+    if (!ran) {
+      say("  telic could not run the check: " + ran.error().message());
+      enabled = false;
+      return;
+    }
+    const Json& check = (*ran)["check"];
+    bool passed = check.value("passed", false);
+    say(fmt::format("  telic ran `{}` in its sandbox: exit status {} ({}) → {}", kCheckCommand,
+                    check.value("exitStatus", -1), passed ? "passed" : "failed", check.value("evidenceRef", "")));
+    if (passed) passed_ref = check.value("evidenceRef", "");
+  }
+
+  // The fix's WorkResult cites the passing check as its test result.
+  void CiteInWorkResult(Json& body) const {
+    if (passed_ref.empty() || body.value("filesChanged", Json::array()).empty()) return;
+    body["testResults"] = Json::array({{{"id", "test-greet"},
+                                        {"name", kCheckScript},
+                                        {"status", "passed"},
+                                        {"commandRef", nullptr},
+                                        {"outputRef", passed_ref},
+                                        {"exitCode", 0},
+                                        {"rationaleSummary", "telic ran the test in its sandbox."}}});
+  }
+
+  void NoteDiff(const Json& payload) {
+    const Json* refs = payload.contains("observation") ? &payload["observation"] : nullptr;
+    if (refs && refs->contains("diffEvidenceRefs") && !(*refs)["diffEvidenceRefs"].empty()) {
+      diff_ref = (*refs)["diffEvidenceRefs"][0];
+    }
+  }
+
+  // The report's last claim, and the release audit's matrix row of that
+  // claim, cite telic's evidence (verificationRefs stay exactly the review's
+  // required verifications, PROTOCOL §15).
+  void Cite(const std::string& type, Json& body) const {
+    if (passed_ref.empty()) return;
+    Json* rows = type == "UserReport" ? &body["completionClaims"] : type == "ReleaseAudit" ? &body["claimEvidenceMatrix"] : nullptr;
+    if (!rows || !rows->is_array()) return;
+    for (Json& row : *rows) {
+      if (row.value(type == "UserReport" ? "id" : "claimId", "") != fix_claim) continue;
+      if (!diff_ref.empty()) row["evidenceRefs"].push_back(diff_ref);
+      row["evidenceRefs"].push_back(passed_ref);
+    }
+  }
+  std::string fix_claim;  // the id of the UserReport's last claim: the claim the fix backs
+};
+
+std::string LastReportClaim(const Json& scenario) {
+  std::string id;
+  for (const Json& step : scenario["steps"]) {
+    if (step.value("submit", "") != "UserReport") continue;
+    for (const Json& claim : step["body"].value("completionClaims", Json::array())) id = claim.value("id", "");
+  }
+  return id;
+}
+
+bool WritesAFix(const Json& scenario) {
+  for (const Json& step : scenario["steps"]) {
+    if (step.contains("write_file")) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<Json> LoadScenario(const std::string& name) {
@@ -171,7 +271,11 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
   for (auto it = scenario["repository"].begin(); it != scenario["repository"].end(); ++it) {
     TELIC_RETURN_IF_ERROR(WriteFile(repo / it.key(), it->get<std::string>()));
   }
+  DemoChecks checks;
+  if (WritesAFix(scenario)) TELIC_RETURN_IF_ERROR(WriteFile(repo / kCheckScript, kCheckScriptText));
   bool observed = CommitDemoRepository(repo);
+  checks.enabled = observed && WritesAFix(scenario);
+  checks.fix_claim = LastReportClaim(scenario);
   std::vector<std::string> argv = {options.telic_binary, "serve"};
   if (!options.db.empty()) argv.insert(argv.end(), {"--db", options.db});
   TELIC_ASSIGN_OR_RETURN(auto client, mcp::ChildClient::Start(argv, {{"TELIC_REPOSITORY_ROOT", repo.string()},
@@ -190,6 +294,7 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
   RunState s;
   Json start = scenario["start"];
   start["host_name"] = "telic-demo";
+  checks.AdjustStart(start);
   TELIC_ASSIGN_OR_RETURN(Json started, Call(*client, "telic_start_run", start));
   s.Update(started);
   std::string run_id = s.run["runId"];
@@ -204,9 +309,11 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
   for (const Json& step : scenario["steps"]) {
     std::string text = step.value("say", "");
     if (step.contains("write_file")) {
+      checks.Run(*client, s, say);  // the test fails before the fix...
       TELIC_RETURN_IF_ERROR(WriteFile(repo / step["write_file"]["path"].get<std::string>(),
                                       step["write_file"]["content"].get<std::string>()));
       say(fmt::format("  host work: {}", text));
+      checks.Run(*client, s, say);  // ...and passes after it
       continue;
     }
     Json payload;
@@ -225,7 +332,10 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
       Json args = s.Tokens();
       args["artifact_type"] = step["submit"];
       args["body"] = SubstituteNames(step["body"], names);
+      if (step["submit"] == "WorkResult") checks.CiteInWorkResult(args["body"]);
+      checks.Cite(step["submit"], args["body"]);
       TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_submit_artifact", args));
+      checks.NoteDiff(payload);
       text = fmt::format("{} — {} accepted", text, step["submit"].get<std::string>());
     }
     s.Update(payload);

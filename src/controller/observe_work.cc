@@ -279,27 +279,64 @@ Result<std::vector<observation::UndeclaredChange>> RunService::FindUndeclared(Ru
   return observation::FindUndeclaredChanges(candidates, declared, classify);
 }
 
-Status RunService::CheckRequireObserved(RunSnapshot& snapshot, const Json& body) {
-  std::set<std::string> cited;
-  auto cite_all = [&](const Json& value, auto&& self) -> void {
-    if (value.is_string()) {
-      cited.insert(value.get<std::string>());
-    } else if (value.is_array() || value.is_object()) {
-      for (const Json& item : value) self(item, self);
+namespace {
+
+// Every artifact reference `value` holds, with the JSON pointer (below
+// `pointer`) where it is written.
+void CollectRefs(const Json& value, const std::string& pointer, std::vector<std::pair<std::string, std::string>>& out) {
+  if (value.is_string()) {
+    out.emplace_back(value.get<std::string>(), pointer);
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) CollectRefs(value[i], pointer + "/" + std::to_string(i), out);
+  }
+}
+
+// Where a run's verification is cited: the report's verificationRefs and
+// claims, every accepted WorkResult's testResults outputs and every accepted
+// QualityReview's verificationResults. Each is (reference, where), `where`
+// naming the artifact and the pointer inside it.
+Result<std::vector<std::pair<std::string, std::string>>> VerificationCitations(RunSnapshot& snapshot,
+                                                                               const Json& report) {
+  std::vector<std::pair<std::string, std::string>> refs;
+  CollectRefs(report.value("verificationRefs", Json::array()), "/verificationRefs", refs);
+  const Json claims = report.value("completionClaims", Json::array());
+  for (size_t i = 0; i < claims.size(); ++i) {
+    CollectRefs(claims[i].value("evidenceRefs", Json::array()), fmt::format("/completionClaims/{}/evidenceRefs", i), refs);
+  }
+  for (const store::ArtifactMeta* meta : snapshot.All("WorkResult")) {
+    TELIC_ASSIGN_OR_RETURN(const Json* result, snapshot.Body(*meta));
+    const Json tests = result->value("testResults", Json::array());
+    for (size_t i = 0; i < tests.size(); ++i) {
+      CollectRefs(tests[i].value("outputRef", Json()), fmt::format("WorkResult {} /testResults/{}/outputRef", meta->id, i),
+                  refs);
     }
-  };
-  cite_all(body.value("verificationRefs", Json::array()), cite_all);
-  for (const Json& claim : body.value("completionClaims", Json::array())) cite_all(claim.value("evidenceRefs", Json::array()), cite_all);
-  for (const std::string& ref : cited) {
+  }
+  for (const store::ArtifactMeta* meta : snapshot.All("QualityReview")) {
+    TELIC_ASSIGN_OR_RETURN(const Json* review, snapshot.Body(*meta));
+    const Json results = review->value("verificationResults", Json::array());
+    for (size_t i = 0; i < results.size(); ++i) {
+      CollectRefs(results[i].value("evidenceRefs", Json::array()),
+                  fmt::format("QualityReview {} /verificationResults/{}/evidenceRefs", meta->id, i), refs);
+    }
+  }
+  return refs;
+}
+
+}  // namespace
+
+Status RunService::CheckRequireObserved(RunSnapshot& snapshot, const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(auto citations, VerificationCitations(snapshot, body));
+  for (const auto& [ref, where] : citations) {
     auto id = ArtifactIdFromUri(ref);
     const store::ArtifactMeta* meta = id && ref == snapshot.Uri(*id) ? snapshot.Find(*id) : nullptr;
     if (!meta || meta->type != "Evidence" || store::ProvenanceOf(*meta) != store::Provenance::kClaimed) continue;
     TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*meta));
     if (evidence->value("kind", "") == "test") {
-      return RuleViolation("/verificationRefs",
-                           fmt::format("require_observed: test evidence {} is claimed by the host; cite the output of a "
-                                       "check telic ran instead",
-                                       ref));
+      bool in_report = !where.empty() && where.front() == '/';
+      return RuleViolation(in_report ? where : "/terminalStatus",
+                           fmt::format("require_observed: test evidence {} ({}) is claimed by the host; cite the "
+                                       "output of a check telic ran (telic_run_check) instead",
+                                       ref, where));
     }
   }
   for (const store::ArtifactMeta* meta : snapshot.All("WorkResult")) {

@@ -57,7 +57,9 @@ class FakeWorkTree final : public observation::WorkTreeObserver {
 
 class ObserveWorkTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Begin(std::nullopt); }
+  // Starts the example run under `policy` and drives it to the fix's WorkResult.
+  void Begin(std::optional<std::string> policy) {
     const Json& repository = scenario_.Step("the host applies the one-line fix");
     fixed_ = repository["write_file"]["content"];
     Json loaded = *cli::LoadScenario("analyze_and_fix");
@@ -66,8 +68,17 @@ class ObserveWorkTest : public ::testing::Test {
     }
     tree_->now = tree_->committed;
     scenario_.service().set_work_tree(tree_);
-    ASSERT_TRUE(scenario_.Start());
+    ASSERT_TRUE(scenario_.Start([&](StartRunRequest& request) { request.observation = policy; }));
     ASSERT_TRUE(scenario_.RunUntil("the executor reports the fix"));
+  }
+  // Runs every step from "Agent 3 reviews the fix" on; the first refusal, or Ok.
+  Status FinishRun() {
+    bool started = false;
+    for (const Json& step : scenario_.Steps()) {
+      if (step.value("say", "") == "Agent 3 reviews the fix") started = true;
+      if (started) TELIC_RETURN_IF_ERROR(scenario_.Do(step));
+    }
+    return Ok();
   }
   size_t ArtifactCount() { return scenario_.store().ListArtifacts(scenario_.run().run_id)->size(); }
 
@@ -132,6 +143,52 @@ TEST_F(ObserveWorkTest, AnUndeclaredChangeRefusesTheCompletedReport) {
   ASSERT_EQ(last.error().issues().size(), 1u);
   EXPECT_EQ(last.error().issues()[0].pointer, "/terminalStatus");
   EXPECT_NE(last.error().message().find("src/extra.py (undeclared)"), std::string::npos) << last.error().message();
+  EXPECT_EQ(scenario_.store().GetRun(scenario_.run().run_id)->status, "running");
+}
+
+class RequireObservedTest : public ObserveWorkTest {
+ protected:
+  void SetUp() override { Begin("require_observed"); }
+  std::string Ref(const std::string& id) { return store::ArtifactUri(scenario_.run().run_id, id); }
+  // The host's own test Evidence, stored as claimed.
+  Status SubmitClaimedTestOutput() {
+    Json evidence = {{"schemaVersion", "1.0"}, {"id", "host-tests"}, {"runId", scenario_.run().run_id},
+                     {"kind", "test"}, {"capturedAt", FormatIsoMillis(testing_support::ScenarioRun::kStartMillis)},
+                     {"summary", "1 test passed."}, {"contentType", "text/plain"}, {"encoding", "utf8"},
+                     {"content", "test_greet ... ok"}, {"sourceRefs", Json::array()}, {"redactions", Json::array()},
+                     {"rationaleSummary", "Run by the host."}};
+    auto stored = scenario_.Submit("Evidence", evidence);
+    if (!stored) return std::unexpected(stored.error());
+    return Ok();
+  }
+};
+
+// covers issue 38 item 6: with require_observed, a run whose work telic saw completes
+TEST_F(RequireObservedTest, ObservedDiffLetsTheRunComplete) {
+  tree_->now["src/greet.py"] = fixed_;
+  ASSERT_TRUE(scenario_.Submit("WorkResult", scenario_.Body(scenario_.Step("the executor reports the fix"))));
+  Status finished = FinishRun();
+  ASSERT_TRUE(finished) << finished.error().message();
+  EXPECT_EQ(scenario_.store().GetRun(scenario_.run().run_id)->status, "completed");
+}
+
+// covers issue 38 item 6: a WorkResult's test output claimed by the host keeps the run from completing
+TEST_F(RequireObservedTest, ClaimedTestOutputOfAWorkResultRefusesCompletion) {
+  tree_->now["src/greet.py"] = fixed_;
+  ASSERT_TRUE(SubmitClaimedTestOutput());
+  Json result = scenario_.Body(scenario_.Step("the executor reports the fix"));
+  result["testResults"] = Json::array({{{"id", "t1"}, {"name", "greet test"}, {"status", "passed"},
+                                         {"commandRef", nullptr}, {"outputRef", Ref("host-tests")}, {"exitCode", 0},
+                                         {"rationaleSummary", "The host ran it."}}});
+  auto accepted = scenario_.Submit("WorkResult", result);
+  ASSERT_TRUE(accepted) << accepted.error().message();
+  Status finished = FinishRun();
+  ASSERT_FALSE(finished);
+  EXPECT_NE(finished.error().message().find("require_observed: test evidence " + Ref("host-tests")), std::string::npos)
+      << finished.error().message();
+  EXPECT_NE(finished.error().message().find("WorkResult result-fix /testResults/0/outputRef"), std::string::npos);
+  ASSERT_EQ(finished.error().issues().size(), 1u);
+  EXPECT_EQ(finished.error().issues()[0].pointer, "/terminalStatus");
   EXPECT_EQ(scenario_.store().GetRun(scenario_.run().run_id)->status, "running");
 }
 

@@ -273,6 +273,17 @@ Status TaskService::CheckRun(const std::optional<std::string>& run_id) {
   return Ok();
 }
 
+Status TaskService::CheckVerificationProvenance(const TaskRecord& task, const VerificationRequest& request) {
+  if (!request.passed || request.provenance == store::Provenance::kObserved || !task.run_id || !runs_) return Ok();
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, runs_->GetRun(*task.run_id));
+  if (!store::RequiresObservedWork(run)) return Ok();
+  return Fail(ErrorCode::kFailedPrecondition,
+              fmt::format("run {} requires observed work: a passing verification of task {} must come from a check "
+                          "telic runs (telic_run_check with task_id), not from the host's word",
+                          run.run_id, task.task_id),
+              {{"/passed", "custom", "a claimed pass is refused under require_observed"}});
+}
+
 Result<TaskRecord> TaskService::CreateTask(const CreateTaskRequest& request) {
   TELIC_RETURN_IF_ERROR(CheckRun(request.run_id));
   TELIC_RETURN_IF_ERROR(CheckDistinct(request.depends_on));
@@ -611,6 +622,7 @@ Result<Transition> TaskService::RecordVerification(const VerificationRequest& re
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("Task {} is not awaiting verification; submit its report first", t.task_id));
   }
+  TELIC_RETURN_IF_ERROR(CheckVerificationProvenance(t, request));
   Transition tr;
   Json payload = {{"passed", request.passed},
                   {"evidence", request.evidence},

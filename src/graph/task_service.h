@@ -182,6 +182,9 @@ class TaskService {
   int64_t SyncedThrough(const std::string& run_id);
   void MarkSynced(const std::string& run_id, int64_t seq);
   Status CheckRun(const std::optional<std::string>& run_id);
+  // A host's (claimed) passing verification is refused for a task of a run
+  // under require_observed; failures and telic's own checks pass through.
+  Status CheckVerificationProvenance(const store::TaskRecord& task, const VerificationRequest& request);
   store::TaskEventRecord Event(const std::string& subject, const std::optional<std::string>& run_id, std::string kind,
                                std::string actor, Json payload, const std::string& now);
 

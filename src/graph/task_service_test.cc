@@ -905,6 +905,48 @@ TEST_P(TaskServiceTest, TasksOfARunNeedAnOpenRun) {
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
 }
 
+// covers issue 38 item 6: under require_observed a host's passing verification is refused; telic's check and an
+// honest failure are recorded.
+TEST_P(TaskServiceTest, RequireObservedRunsTakeOnlyTelicsPassingVerification) {
+  auto runs = store::SqliteStore::Open(dir_.File("observed.sqlite3"));
+  ASSERT_TRUE(runs) << runs.error().message();
+  store::RunRecord run = ExecutingRun("run-strict");
+  run.extra = {{"observation", {{"policy", "require_observed"}, {"shared", true}}}};
+  store::Change create;
+  create.run = run;
+  ASSERT_TRUE((*runs)->CreateRun(create));
+  TaskService with_runs(*store_, clock_, ids_, runs->get());
+  auto awaiting = [&](const std::string& name) {
+    CreateTaskRequest r;
+    r.run_id = run.run_id;
+    r.name = name;
+    r.instructions = "do " + name;
+    r.retries_allowed = 1;
+    auto task = with_runs.CreateTask(r);
+    EXPECT_TRUE(task) << task.error().message();
+    EXPECT_TRUE(with_runs.Dispatch(run.run_id, 8));
+    auto outcome = with_runs.SubmitReport(task->task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false);
+    EXPECT_TRUE(outcome) << outcome.error().message();
+    return task->task_id;
+  };
+  std::string claimed = awaiting("claimed");
+  auto refused = with_runs.RecordVerification({claimed, true, {"ctest ok"}, false, std::nullopt,
+                                               store::Provenance::kClaimed, std::nullopt});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kFailedPrecondition);
+  EXPECT_NE(refused.error().message().find("telic_run_check"), std::string::npos) << refused.error().message();
+  EXPECT_EQ(with_runs.GetTask(claimed)->task.hold, std::optional<std::string>("awaiting_verification"));
+  auto failure = with_runs.RecordVerification({claimed, false, {"ctest: 1 failed"}, false, std::nullopt,
+                                               store::Provenance::kClaimed, std::nullopt});
+  ASSERT_TRUE(failure) << failure.error().message();
+  EXPECT_EQ(failure->action, "redispatch");
+  std::string observed = awaiting("observed");
+  auto accepted = with_runs.RecordVerification({observed, true, {"artifact://run-strict/check-1"}, false, std::nullopt,
+                                                store::Provenance::kObserved, "artifact://run-strict/check-1"});
+  ASSERT_TRUE(accepted) << accepted.error().message();
+  EXPECT_EQ(accepted->task.state, "completed");
+}
+
 std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
   return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
 }

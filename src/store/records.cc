@@ -119,6 +119,13 @@ std::string_view ProvenanceName(Provenance provenance) {
   return provenance == Provenance::kObserved ? "observed" : "claimed";
 }
 
+bool RequiresObservedWork(const RunRecord& run) {
+  if (!run.extra.is_object()) return false;
+  auto observation = run.extra.find("observation");
+  return observation != run.extra.end() && observation->is_object() &&
+         observation->value("policy", "") == "require_observed";
+}
+
 std::string ArtifactUri(const std::string& run_id, const std::string& artifact_id) {
   return "artifact://" + run_id + "/" + artifact_id;
 }

@@ -72,6 +72,11 @@ std::optional<Provenance> ProvenanceOf(const ArtifactMeta& meta);
 // "observed" | "claimed".
 std::string_view ProvenanceName(Provenance provenance);
 
+// True when `run` was started under the require_observed observation policy
+// (the controller writes it at start as extra.observation.policy): its
+// verifications must be telic's own, never the host's word.
+bool RequiresObservedWork(const RunRecord& run);
+
 // An artifact with its canonical body (the exact bytes its sha256 covers).
 struct StoredArtifact {
   ArtifactMeta meta;

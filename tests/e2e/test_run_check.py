@@ -6,11 +6,13 @@ sandboxed process behind."""
 
 import json
 import os
+import re
+import subprocess
 import sys
 import time
 import unittest
 
-from mcp_client import Workspace, run_tests, serve
+from mcp_client import Workspace, run_tests, serve, telic_binary
 from modern_client import ModernStdio
 import scenario as sc
 from test_task_graph import upward
@@ -237,6 +239,114 @@ class RunCheckTest(unittest.TestCase):
         again = self.server.ok("telic_run_check", {"run_id": self.run_id, "command": "sh check.sh", "node_id": self.node})
         self.assertTrue(again["check"]["passed"])
 
+
+GREET_TEST = ("import sys\nsys.path.insert(0, 'src')\nfrom greet import greet\n"
+              "assert greet('Ada') == 'Hello, Ada!', greet('Ada')\nprint('1 test passed')\n")
+GREET_CHECK = "python3 -B test_greet.py"
+
+
+class ObservedRunTest(unittest.TestCase):
+    """A whole run that completes on telic's own evidence: its diff of the fix and the check it ran."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.server = serve(self.ws)
+
+    def tearDown(self):
+        self.server.close()
+        self.ws.close()
+
+    def check(self, d, passed):
+        ran = self.server.ok("telic_run_check", {"run_id": d.run["runId"], "command": GREET_CHECK,
+                                                  "node_id": d.action["workNodeId"]})["check"]
+        self.assertEqual(ran["passed"], passed, ran)
+        self.assertEqual(ran["provenance"], "observed")
+        return ran
+
+    def evidence(self, d, ref):
+        body = self.server.ok("telic_get_artifact", {"run_id": d.run["runId"],
+                                                     "artifact_id": ref.rsplit("/", 1)[1]})["artifact"]
+        return body
+
+    # covers issue 38 (done when): a run completes with observed diff and test evidence, under require_observed
+    def test_a_run_completes_on_observed_diff_and_check_evidence(self):
+        scenario = sc.load("analyze_and_fix")
+        scenario["repository"]["test_greet.py"] = GREET_TEST
+        d = sc.Driver(self.server, scenario, self.ws.repo)
+        d.write_repository()
+        git = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_SYSTEM="/dev/null")
+        for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "greet"]):
+            subprocess.run(["git", *args], cwd=self.ws.repo, check=True, env=git)
+        d.start(host_capabilities=GRANTED, authorization_granted=GRANTED, shell_execute_allowlist=[GREET_CHECK],
+                observation="require_observed")
+        d.run_steps(until="the host applies the one-line fix")
+        self.assertEqual(d.action["phase"], "agent_4_execute")
+        before = self.check(d, passed=False)  # the bug is real: the test fails before the fix
+        self.assertIn("AssertionError", before["outputTail"])
+        d.do(d.step("the host applies the one-line fix"))
+        after = self.check(d, passed=True)
+        self.assertEqual(after["outputTail"], "1 test passed\n")
+        check_ref = after["evidenceRef"]
+        for say in ("the executor stores the diff", "the executor stores the re-read"):
+            d.do(d.step(say))
+        result = d.body(d.step("the executor reports the fix"))
+        result["testResults"] = [{"id": "test-greet", "name": "test_greet.py", "status": "passed", "commandRef": None,
+                                  "outputRef": check_ref, "exitCode": 0,
+                                  "rationaleSummary": "telic ran the test in its sandbox."}]
+        accepted = self.server.ok("telic_submit_artifact", d.submit_args(d.step("the executor reports the fix"), result))
+        d._update(accepted)
+        observed_diff = accepted["observation"]["diffEvidenceRefs"][0]
+        # The fix's claim cites telic's diff and check, in the release audit's matrix and in the report.
+        telics = [observed_diff, check_ref]
+        for say in ("Agent 3 reviews the fix", "Agent 3 re-verifies the evidence (forensic)"):
+            d.do(d.step(say))
+        audit = d.body(d.step("Agent 5 audits the release"))
+        audit["claimEvidenceMatrix"][1]["evidenceRefs"] += telics
+        d._update(self.server.ok("telic_submit_artifact", d.submit_args(d.step("Agent 5 audits the release"), audit)))
+        report = d.body(d.step("Agent 5 writes the user report"))
+        report["completionClaims"][1]["evidenceRefs"] += telics
+        done = self.server.ok("telic_submit_artifact", d.submit_args(d.step("Agent 5 writes the user report"), report))
+        d._update(done)
+        self.assertEqual(d.run["status"], "completed")
+        self.assertEqual(done["observation"]["undeclaredChanges"], [])
+        diff = self.evidence(d, observed_diff)
+        self.assertEqual((diff["producer"], diff["body"]["kind"]), ("controller", "diff"))
+        self.assertIn("+    return f\"Hello, {name}!\"", diff["body"]["content"])
+        test = self.evidence(d, check_ref)
+        self.assertEqual((test["producer"], test["body"]["kind"]), ("controller", "test"))
+        # The provenance reaches the CLI and the bundle.
+        run_id = d.run["runId"]
+        show = subprocess.run([telic_binary(), "show", run_id], env=self.ws.env(), capture_output=True, text=True)
+        self.assertEqual(show.returncode, 0, show.stderr)
+        for ref in (observed_diff, check_ref):
+            self.assertRegex(show.stdout, ref.rsplit("/", 1)[1] + r"\s+Evidence\s+controller\s+observed")
+        self.assertIn("policy require_observed", show.stdout)
+        bundle = os.path.join(self.ws.base, "run.bundle.json")
+        exported = subprocess.run([telic_binary(), "export", run_id, "-o", bundle], env=self.ws.env(),
+                                  capture_output=True, text=True)
+        self.assertEqual(exported.returncode, 0, exported.stderr)
+        verified = subprocess.run([telic_binary(), "verify", "--bundle", bundle], env=self.ws.env(),
+                                  capture_output=True, text=True)
+        self.assertEqual(verified.returncode, 0, verified.stdout + verified.stderr)
+        self.assertRegex(verified.stdout, r"\(([1-9]\d*) evidence observed by telic, [1-9]\d* claimed by the host\)")
+
+
+    # covers issue 38: `telic demo` lets telic run its test before and after the fix and completes on that evidence
+    def test_the_demo_runs_its_test_through_telic(self):
+        workdir = os.path.join(self.ws.base, "demo")
+        demo = subprocess.run([telic_binary(), "demo", "--workdir", workdir], env=self.ws.env(),
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(demo.returncode, 0, demo.stderr + demo.stdout[-2000:])
+        ran = re.findall(r"telic ran `sh test_greet.sh` in its sandbox: exit status (\d+) \((\w+)\) → (\S+)", demo.stdout)
+        self.assertEqual([(status, verdict) for status, verdict, _ in ran], [("1", "failed"), ("0", "passed")], demo.stdout)
+        self.assertIn("next: terminal: completed", demo.stdout)
+        claim = next(line for line in demo.stdout.splitlines() if line.startswith("  claim claim-fix:"))
+        self.assertIn(ran[1][2], claim)  # the report cites telic's passing check...
+        self.assertRegex(claim, r"/telic-diff-[0-9a-f]+")  # ...and telic's own diff
+        run_id = re.search(r"telic show (\S+)", demo.stdout).group(1)
+        show = subprocess.run([telic_binary(), "show", run_id, "--db", os.path.join(workdir, "state", "telic.sqlite3")],
+                              env=self.ws.env(), capture_output=True, text=True)
+        self.assertIn("policy require_observed", show.stdout)
 
 if __name__ == "__main__":
     run_tests(sys.argv)

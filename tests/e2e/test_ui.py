@@ -256,9 +256,10 @@ class UiBrowserTest(unittest.TestCase):
         self.assertIn("repository.write", [a.text for a in allowed])
         self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "tr.deny"), [])
         # Issue 38: observed vs claimed at a glance. The demo commits its repository, so telic shares the work
-        # tree, checks the host's FileChange and stores its own diff (observed); the host's Evidence is claimed.
+        # tree, checks the host's FileChange and stores its own diff and test run (observed) under require_observed;
+        # the host's Evidence is claimed.
         self.assertIn("shared", self.text("#observation-worktree"))
-        self.assertEqual(self.text("#observation-policy"), "checked")
+        self.assertEqual(self.text("#observation-policy"), "require_observed")
         provenance = [e.get_attribute("data-provenance")
                       for e in self.driver.find_elements(By.CSS_SELECTOR, "#artifacts [data-provenance]")]
         self.assertIn("observed", provenance)
@@ -270,6 +271,8 @@ class UiBrowserTest(unittest.TestCase):
         for claim in claims:
             self.assertIn(claim.get_attribute("data-provenance"), ("observed", "claimed"))
             self.assertTrue(claim.find_elements(By.CSS_SELECTOR, "ul .provenance"))
+        cited = [p.text for claim in claims for p in claim.find_elements(By.CSS_SELECTOR, "ul .provenance")]
+        self.assertGreaterEqual(cited.count("observed"), 2, cited)  # the fix's claim cites telic's diff and check
         # The artifact graph: every artifact a node; a node leads to its page.
         artifacts = self.server.ok("telic_get_run", {"run_id": run_id})["artifacts"]
         nodes = self.driver.find_elements(By.CSS_SELECTOR, "#artifact-graph a.nodelink")
