@@ -629,12 +629,11 @@ std::optional<std::string> OptText(const PGresult* r, int row, int col) {
   if (pq::getisnull(r, row, col)) return std::nullopt;
   return Text(r, row, col);
 }
+// Only for integer columns declared NOT NULL: PostgreSQL sends their text as
+// a decimal number, so the conversion cannot fail on a row it returned.
 int64_t Int(const PGresult* r, int row, int col) { return std::stoll(Text(r, row, col)); }
 
 std::string ToJson(const std::vector<std::string>& items) { return CanonicalJson(Json(items)); }
-std::vector<std::string> FromJsonList(const std::string& text) {
-  return StoredJsonOrThrow(text).get<std::vector<std::string>>();
-}
 
 const char kRunColumns[] =
     "run_id, schema_version, repository_root, requested_mode, topology, escalation_count, prior_run_id, "
@@ -642,7 +641,7 @@ const char kRunColumns[] =
     "outcome_hint, created_at, updated_at, extra_json";
 const char kRunPlaceholders[] = "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17";
 
-RunRecord ReadRun(const PGresult* r, int row) {
+Result<RunRecord> ReadRun(const PGresult* r, int row) {
   RunRecord run;
   run.run_id = Text(r, row, 0);
   run.schema_version = Text(r, row, 1);
@@ -660,7 +659,7 @@ RunRecord ReadRun(const PGresult* r, int row) {
   run.outcome_hint = OptText(r, row, 13);
   run.created_at = Text(r, row, 14);
   run.updated_at = Text(r, row, 15);
-  run.extra = StoredJsonOrThrow(Text(r, row, 16));
+  TELIC_ASSIGN_OR_RETURN(run.extra, DecodeJsonColumn("runs", run.run_id, "extra_json", Text(r, row, 16)));
   return run;
 }
 
@@ -676,7 +675,7 @@ Params RunParams(const RunRecord& r) {
 const char kArtifactColumns[] =
     "run_id, artifact_id, type, schema_version, producer, sha256, source_refs_json, redaction, created_at";
 
-ArtifactMeta ReadArtifactMeta(const PGresult* r, int row) {
+Result<ArtifactMeta> ReadArtifactMeta(const PGresult* r, int row) {
   ArtifactMeta m;
   m.run_id = Text(r, row, 0);
   m.id = Text(r, row, 1);
@@ -684,7 +683,8 @@ ArtifactMeta ReadArtifactMeta(const PGresult* r, int row) {
   m.schema_version = Text(r, row, 3);
   m.producer = Text(r, row, 4);
   m.sha256 = Text(r, row, 5);
-  m.source_refs = FromJsonList(Text(r, row, 6));
+  TELIC_ASSIGN_OR_RETURN(m.source_refs,
+                         DecodeListColumn("artifacts", m.run_id + "/" + m.id, "source_refs_json", Text(r, row, 6)));
   m.redaction = Text(r, row, 7);
   m.created_at = Text(r, row, 8);
   return m;
@@ -703,11 +703,12 @@ const std::string& ArtifactsAfterSql() {
 }
 
 // The rows of ArtifactsAfterSql(), with their seq.
-std::vector<ArtifactMeta> ReadArtifactList(const PGresult* rows) {
+Result<std::vector<ArtifactMeta>> ReadArtifactList(const PGresult* rows) {
   std::vector<ArtifactMeta> list;
   for (int i = 0; i < pq::ntuples(rows); ++i) {
-    list.push_back(ReadArtifactMeta(rows, i));
-    list.back().seq = Int(rows, i, 9);
+    TELIC_ASSIGN_OR_RETURN(ArtifactMeta meta, ReadArtifactMeta(rows, i));
+    meta.seq = Int(rows, i, 9);
+    list.push_back(std::move(meta));
   }
   return list;
 }
@@ -718,7 +719,7 @@ const char kEventColumns[] =
     "tracestate";
 constexpr int kEventColumnCount = 17;
 
-TraceEventRecord ReadEvent(const PGresult* r, int row) {
+Result<TraceEventRecord> ReadEvent(const PGresult* r, int row) {
   TraceEventRecord e;
   e.run_id = Text(r, row, 0);
   e.sequence = Int(r, row, 1);
@@ -727,12 +728,15 @@ TraceEventRecord ReadEvent(const PGresult* r, int row) {
   e.actor = Text(r, row, 4);
   e.phase = Text(r, row, 5);
   e.event_type = Text(r, row, 6);
-  e.input_refs = FromJsonList(Text(r, row, 7));
-  e.output_refs = FromJsonList(Text(r, row, 8));
-  if (auto d = OptText(r, row, 9)) e.permission_decision = StoredJsonOrThrow(*d);
+  const std::string key = fmt::format("{}/{}", e.run_id, e.sequence);
+  TELIC_ASSIGN_OR_RETURN(e.input_refs, DecodeListColumn("trace_events", key, "input_refs_json", Text(r, row, 7)));
+  TELIC_ASSIGN_OR_RETURN(e.output_refs, DecodeListColumn("trace_events", key, "output_refs_json", Text(r, row, 8)));
+  if (auto d = OptText(r, row, 9)) {
+    TELIC_ASSIGN_OR_RETURN(e.permission_decision, DecodeJsonColumn("trace_events", key, "permission_decision_json", *d));
+  }
   e.summary = Text(r, row, 10);
-  e.budget_snapshot = StoredJsonOrThrow(Text(r, row, 11));
-  e.redactions = StoredJsonOrThrow(Text(r, row, 12));
+  TELIC_ASSIGN_OR_RETURN(e.budget_snapshot, DecodeJsonColumn("trace_events", key, "budget_snapshot_json", Text(r, row, 11)));
+  TELIC_ASSIGN_OR_RETURN(e.redactions, DecodeJsonColumn("trace_events", key, "redactions_json", Text(r, row, 12)));
   e.prev_hash = Text(r, row, 13);
   e.hash = Text(r, row, 14);
   e.traceparent = OptText(r, row, 15);
@@ -1189,7 +1193,10 @@ Result<std::vector<RunRecord>> PgStore::ListRuns(int limit) {
                                 Params().Add(int64_t{limit}));
   if (!rows) return std::unexpected(rows.error());
   std::vector<RunRecord> runs;
-  for (int i = 0; i < pq::ntuples(rows->get()); ++i) runs.push_back(ReadRun(rows->get(), i));
+  for (int i = 0; i < pq::ntuples(rows->get()); ++i) {
+    TELIC_ASSIGN_OR_RETURN(RunRecord run, ReadRun(rows->get(), i));
+    runs.push_back(std::move(run));
+  }
   return runs;
 }
 
@@ -1259,7 +1266,10 @@ Result<RunPage> PgStore::QueryRuns(const RunQuery& query) {
                                                                   kRunColumns, where, limit),
                                                       params));
   RunPage page;
-  for (int i = 0; i < pq::ntuples(rows.get()); ++i) page.runs.push_back(ReadRun(rows.get(), i));
+  for (int i = 0; i < pq::ntuples(rows.get()); ++i) {
+    TELIC_ASSIGN_OR_RETURN(RunRecord run, ReadRun(rows.get(), i));
+    page.runs.push_back(std::move(run));
+  }
   if (page.runs.size() > static_cast<size_t>(query.limit)) {
     page.runs.pop_back();
     page.next = page.runs.back().run_id;
@@ -1307,7 +1317,9 @@ Result<Store::RunAndArtifacts> PgStore::GetRunAndArtifactsAfter(std::string_view
     const PGresult* run_rows = (*results)[0].get();
     const PGresult* artifact_rows = (*results)[1].get();
     if (pq::ntuples(run_rows) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Run not found: {}", run_id));
-    return RunAndArtifacts{ReadRun(run_rows, 0), ReadArtifactList(artifact_rows)};
+    TELIC_ASSIGN_OR_RETURN(RunRecord run, ReadRun(run_rows, 0));
+    TELIC_ASSIGN_OR_RETURN(std::vector<ArtifactMeta> artifacts, ReadArtifactList(artifact_rows));
+    return RunAndArtifacts{std::move(run), std::move(artifacts)};
   }
 }
 
@@ -1327,7 +1339,8 @@ Result<StoredArtifact> PgStore::GetArtifact(std::string_view run_id, std::string
                   Params().Add(run_id).Add(artifact_id));
   if (!rows) return std::unexpected(rows.error());
   if (pq::ntuples(rows->get()) == 0) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
-  StoredArtifact a{ReadArtifactMeta(rows->get(), 0), Text(rows->get(), 0, 9)};
+  TELIC_ASSIGN_OR_RETURN(ArtifactMeta meta, ReadArtifactMeta(rows->get(), 0));
+  StoredArtifact a{std::move(meta), Text(rows->get(), 0, 9)};
   if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
     return Fail(ErrorCode::kDataLoss, fmt::format("Artifact integrity check failed: {}", artifact_id));
   }
@@ -1342,7 +1355,10 @@ Result<TracePage> PgStore::GetTrace(std::string_view run_id, int64_t after_seque
                   Params().Add(run_id).Add(after_sequence).Add(int64_t{limit} + 1));
   if (!rows) return std::unexpected(rows.error());
   TracePage page;
-  for (int i = 0; i < pq::ntuples(rows->get()); ++i) page.events.push_back(ReadEvent(rows->get(), i));
+  for (int i = 0; i < pq::ntuples(rows->get()); ++i) {
+    TELIC_ASSIGN_OR_RETURN(TraceEventRecord event, ReadEvent(rows->get(), i));
+    page.events.push_back(std::move(event));
+  }
   if (page.events.size() > static_cast<size_t>(limit)) {
     page.has_more = true;
     page.events.pop_back();

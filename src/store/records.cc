@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json_parse.h"
 #include "base/sha256.h"
 
 namespace telic::store {
@@ -117,6 +118,29 @@ std::optional<Provenance> ProvenanceOf(const ArtifactMeta& meta) {
 
 std::string_view ProvenanceName(Provenance provenance) {
   return provenance == Provenance::kObserved ? "observed" : "claimed";
+}
+
+Result<Json> DecodeJsonColumn(std::string_view table, std::string_view key, std::string_view column,
+                              std::string_view text) {
+  auto parsed = ParseStoredJson(text);
+  if (!parsed) {
+    return Fail(ErrorCode::kDataLoss, fmt::format("{} row {}: {} is not readable ({})", table, key, column,
+                                                  parsed.error().message()));
+  }
+  return parsed;
+}
+
+Result<std::vector<std::string>> DecodeListColumn(std::string_view table, std::string_view key,
+                                                  std::string_view column, std::string_view text) {
+  TELIC_ASSIGN_OR_RETURN(Json list, DecodeJsonColumn(table, key, column, text));
+  std::vector<std::string> out;
+  bool strings = list.is_array();
+  for (const Json& item : strings ? list : Json::array()) {
+    if (!item.is_string()) strings = false;
+    if (strings) out.push_back(item.get<std::string>());
+  }
+  if (!strings) return Fail(ErrorCode::kDataLoss, fmt::format("{} row {}: {} is not a list of strings", table, key, column));
+  return out;
 }
 
 bool RequiresObservedWork(const RunRecord& run) {

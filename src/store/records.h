@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/canonical_json.h"
+#include "base/status.h"
 
 namespace telic::store {
 
@@ -71,6 +72,15 @@ inline constexpr std::string_view kEvidenceClaimedEvent = "evidence_captured";
 std::optional<Provenance> ProvenanceOf(const ArtifactMeta& meta);
 // "observed" | "claimed".
 std::string_view ProvenanceName(Provenance provenance);
+
+// A JSON column of a stored row, read back: kDataLoss naming the table, the
+// row's key and the column when the bytes are not JSON (of the expected
+// shape, for a list of strings). Row decoders of every backend use these, so
+// a corrupt row is an error result, never an exception.
+[[nodiscard]] Result<Json> DecodeJsonColumn(std::string_view table, std::string_view key, std::string_view column,
+                                            std::string_view text);
+[[nodiscard]] Result<std::vector<std::string>> DecodeListColumn(std::string_view table, std::string_view key,
+                                                                std::string_view column, std::string_view text);
 
 // True when `run` was started under the require_observed observation policy
 // (the controller writes it at start as extra.observation.policy): its

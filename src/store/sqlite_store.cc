@@ -539,16 +539,13 @@ Status EnableWal(sqlite3* db) {
 
 std::string ToJson(const std::vector<std::string>& items) { return CanonicalJson(Json(items)); }
 
-std::vector<std::string> FromJsonList(const std::string& text) {
-  return StoredJsonOrThrow(text).get<std::vector<std::string>>();
-}
 
 const char kRunColumns[] =
     "run_id, schema_version, repository_root, requested_mode, topology, escalation_count, prior_run_id, "
     "status, phase, resume_phase, version, prompt_revisions_remaining, remediations_remaining, "
     "outcome_hint, created_at, updated_at, extra_json";
 
-RunRecord ReadRun(const Stmt& s) {
+Result<RunRecord> ReadRun(const Stmt& s) {
   RunRecord r;
   r.run_id = s.Text(0);
   r.schema_version = s.Text(1);
@@ -566,7 +563,7 @@ RunRecord ReadRun(const Stmt& s) {
   r.outcome_hint = s.OptText(13);
   r.created_at = s.Text(14);
   r.updated_at = s.Text(15);
-  r.extra = StoredJsonOrThrow(s.Text(16));
+  TELIC_ASSIGN_OR_RETURN(r.extra, DecodeJsonColumn("runs", r.run_id, "extra_json", s.Text(16)));
   return r;
 }
 
@@ -691,7 +688,7 @@ Status AppendEvents(StmtCache& cache, std::string_view run_id, const std::vector
   return Ok();
 }
 
-TraceEventRecord ReadEvent(const Stmt& s) {
+Result<TraceEventRecord> ReadEvent(const Stmt& s) {
   TraceEventRecord e;
   e.run_id = s.Text(0);
   e.sequence = s.Int(1);
@@ -700,12 +697,15 @@ TraceEventRecord ReadEvent(const Stmt& s) {
   e.actor = s.Text(4);
   e.phase = s.Text(5);
   e.event_type = s.Text(6);
-  e.input_refs = FromJsonList(s.Text(7));
-  e.output_refs = FromJsonList(s.Text(8));
-  if (auto d = s.OptText(9)) e.permission_decision = StoredJsonOrThrow(*d);
+  const std::string key = fmt::format("{}/{}", e.run_id, e.sequence);
+  TELIC_ASSIGN_OR_RETURN(e.input_refs, DecodeListColumn("trace_events", key, "input_refs_json", s.Text(7)));
+  TELIC_ASSIGN_OR_RETURN(e.output_refs, DecodeListColumn("trace_events", key, "output_refs_json", s.Text(8)));
+  if (auto d = s.OptText(9)) {
+    TELIC_ASSIGN_OR_RETURN(e.permission_decision, DecodeJsonColumn("trace_events", key, "permission_decision_json", *d));
+  }
   e.summary = s.Text(10);
-  e.budget_snapshot = StoredJsonOrThrow(s.Text(11));
-  e.redactions = StoredJsonOrThrow(s.Text(12));
+  TELIC_ASSIGN_OR_RETURN(e.budget_snapshot, DecodeJsonColumn("trace_events", key, "budget_snapshot_json", s.Text(11)));
+  TELIC_ASSIGN_OR_RETURN(e.redactions, DecodeJsonColumn("trace_events", key, "redactions_json", s.Text(12)));
   e.prev_hash = s.Text(13);
   e.hash = s.Text(14);
   e.traceparent = s.OptText(15);
@@ -713,7 +713,7 @@ TraceEventRecord ReadEvent(const Stmt& s) {
   return e;
 }
 
-ArtifactMeta ReadArtifactMeta(const Stmt& s) {
+Result<ArtifactMeta> ReadArtifactMeta(const Stmt& s) {
   ArtifactMeta m;
   m.run_id = s.Text(0);
   m.id = s.Text(1);
@@ -721,7 +721,7 @@ ArtifactMeta ReadArtifactMeta(const Stmt& s) {
   m.schema_version = s.Text(3);
   m.producer = s.Text(4);
   m.sha256 = s.Text(5);
-  m.source_refs = FromJsonList(s.Text(6));
+  TELIC_ASSIGN_OR_RETURN(m.source_refs, DecodeListColumn("artifacts", m.run_id + "/" + m.id, "source_refs_json", s.Text(6)));
   m.redaction = s.Text(7);
   m.created_at = s.Text(8);
   return m;
@@ -1023,7 +1023,10 @@ Result<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
   s.Bind(1, int64_t{limit});
   std::vector<RunRecord> runs;
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) runs.push_back(ReadRun(s));
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    TELIC_ASSIGN_OR_RETURN(RunRecord run, ReadRun(s));
+    runs.push_back(std::move(run));
+  }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "run list"));
   return runs;
 }
@@ -1071,7 +1074,10 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   s.Bind(5, int64_t{query.limit} + 1);
   RunPage page;
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) page.runs.push_back(ReadRun(s));
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    TELIC_ASSIGN_OR_RETURN(RunRecord run, ReadRun(s));
+    page.runs.push_back(std::move(run));
+  }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "run query"));
   if (page.runs.size() > static_cast<size_t>(query.limit)) {
     page.runs.pop_back();
@@ -1094,7 +1100,8 @@ Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_vi
   std::vector<ArtifactMeta> list;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    list.push_back(ReadArtifactMeta(s));
+    TELIC_ASSIGN_OR_RETURN(ArtifactMeta meta, ReadArtifactMeta(s));
+    list.push_back(std::move(meta));
     list.back().seq = s.Int(9);
   }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "artifact list"));
@@ -1110,7 +1117,8 @@ Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::st
   int rc = s.Step();
   if (rc == SQLITE_DONE) return Fail(ErrorCode::kNotFound, fmt::format("Artifact not found: {}", artifact_id));
   if (rc != SQLITE_ROW) return std::unexpected(SqlError(read_db_, "artifact read"));
-  StoredArtifact a{ReadArtifactMeta(s), s.Text(9)};
+  TELIC_ASSIGN_OR_RETURN(ArtifactMeta meta, ReadArtifactMeta(s));
+  StoredArtifact a{std::move(meta), s.Text(9)};
   if (Sha256Ref(a.canonical_body) != a.meta.sha256) {
     return Fail(ErrorCode::kDataLoss, fmt::format("Artifact integrity check failed: {}", artifact_id));
   }
@@ -1127,7 +1135,10 @@ Result<TracePage> SqliteStore::GetTrace(std::string_view run_id, int64_t after_s
   s.Bind(1, run_id).Bind(2, after_sequence).Bind(3, int64_t{limit} + 1);
   TracePage page;
   int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) page.events.push_back(ReadEvent(s));
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    TELIC_ASSIGN_OR_RETURN(TraceEventRecord event, ReadEvent(s));
+    page.events.push_back(std::move(event));
+  }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "trace read"));
   if (page.events.size() > static_cast<size_t>(limit)) {
     page.has_more = true;

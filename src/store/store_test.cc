@@ -899,6 +899,31 @@ TEST_P(StoreTest, TamperedBlobFailsTheIntegrityCheckOnRead) {
   EXPECT_NE(artifact.error().message().find("Artifact integrity check failed"), std::string::npos);
 }
 
+// covers issue 41 item 1: a row whose JSON column is corrupt reads back as data_loss naming the table, the
+// key and the column, on every backend: an error result, never an exception.
+TEST_P(StoreTest, CorruptJsonColumnsReadAsDataLossWithTableAndKey) {
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
+  store_.reset();
+  std::string unguard = GetParam() == Backend::kPostgres
+                            ? "ALTER TABLE trace_events DISABLE TRIGGER USER; ALTER TABLE artifacts DISABLE TRIGGER USER; "
+                            : "DROP TRIGGER trace_immutable; DROP TRIGGER artifacts_immutable; ";
+  ASSERT_EQ(RawExec(unguard + "UPDATE runs SET extra_json = '{\"cut\": '; "
+                              "UPDATE trace_events SET budget_snapshot_json = 'not json'; "
+                              "UPDATE artifacts SET source_refs_json = '[1, 2]'"),
+            "");
+  auto reopened = Open();
+  ASSERT_TRUE(reopened);
+  auto expect_loss = [](const auto& result, const std::string& where) {
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error().code(), ErrorCode::kDataLoss) << result.error().message();
+    EXPECT_NE(result.error().message().find(where), std::string::npos) << result.error().message();
+  };
+  expect_loss((*reopened)->GetRun("r1"), "runs row r1: extra_json is not readable");
+  expect_loss((*reopened)->ListRuns(10), "runs row r1: extra_json");
+  expect_loss((*reopened)->GetTrace("r1", 0, 10), "trace_events row r1/1: budget_snapshot_json is not readable");
+  expect_loss((*reopened)->ListArtifacts("r1"), "artifacts row r1/req: source_refs_json is not a list of strings");
+}
+
 TEST_P(StoreTest, BodiesOverTheLimitAreRejected) {
   Change change = NewRunChange("r1");
   std::string big(kMaxArtifactBodyBytes, 'x');
