@@ -10,6 +10,7 @@
 
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
+#include "store/store_wrapper.h"
 #include "store/sqlite_task_store.h"
 #include "testing/postgres_server.h"
 #include "testing/temp_dir.h"
@@ -443,9 +444,9 @@ TEST_P(ArbitrationTest, OnlyValidatingStoriesAreFinalisedAndStatusCanBeSetByHand
 }
 
 // A TaskStore that can fail event listing or the arbitration write.
-class FaultyTaskStore final : public store::TaskStore {
+class FaultyTaskStore final : public store::TaskStoreWrapper {
  public:
-  explicit FaultyTaskStore(store::TaskStore& inner) : inner_(inner) {}
+  using TaskStoreWrapper::TaskStoreWrapper;
   bool fail_list_events = false;
   bool fail_arbitration_write = false;
   Status Apply(const store::TaskChange& change) override {
@@ -454,25 +455,12 @@ class FaultyTaskStore final : public store::TaskStore {
         if (e.kind == "arbitration_decided") return Fail(ErrorCode::kUnavailable, "injected write failure");
       }
     }
-    return inner_.Apply(change);
+    return TaskStoreWrapper::Apply(change);
   }
-  Result<TaskRecord> GetTask(std::string_view id) override { return inner_.GetTask(id); }
-  Result<std::vector<TaskRecord>> ListTasks(const std::optional<std::string>& run) override { return inner_.ListTasks(run); }
   Result<std::vector<store::TaskEventRecord>> ListEvents(std::string_view id) override {
     if (fail_list_events) return Fail(ErrorCode::kUnavailable, "injected read failure");
-    return inner_.ListEvents(id);
+    return TaskStoreWrapper::ListEvents(id);
   }
-  Result<store::StoryRecord> GetStory(std::string_view id) override { return inner_.GetStory(id); }
-  Result<std::vector<store::StoryRecord>> ListStories(const std::optional<std::string>& run) override {
-    return inner_.ListStories(run);
-  }
-  Result<std::vector<store::StoryRecord>> StoriesArbitratedBy(std::string_view id) override {
-    return inner_.StoriesArbitratedBy(id);
-  }
-  Result<std::vector<store::ApprovalRecord>> ListApprovals(std::string_view id) override { return inner_.ListApprovals(id); }
-
- private:
-  store::TaskStore& inner_;
 };
 
 // covers DAG-032, DAG-031
@@ -792,35 +780,14 @@ TEST_P(TaskServiceTest, SyncRunMirrorsTheRunIdempotently) {
 }
 
 // A run store that counts body reads (GetArtifact) and passes everything on.
-class BodyReadCountingStore final : public store::Store {
+class BodyReadCountingStore final : public store::StoreWrapper {
  public:
-  explicit BodyReadCountingStore(store::Store& inner) : inner_(inner) {}
-  Status CreateRun(const store::Change& change) override { return inner_.CreateRun(change); }
-  Status ApplyChange(std::string_view run_id, int64_t expected_version, const store::Change& change) override {
-    return inner_.ApplyChange(run_id, expected_version, change);
-  }
-  Result<store::RunRecord> GetRun(std::string_view run_id) override { return inner_.GetRun(run_id); }
-  Result<std::vector<store::RunRecord>> ListRuns(int limit) override { return inner_.ListRuns(limit); }
-  Result<store::RunPage> QueryRuns(const store::RunQuery& query) override { return inner_.QueryRuns(query); }
-  Result<std::vector<store::ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) override {
-    return inner_.ListArtifactsAfter(run_id, after_seq);
-  }
+  explicit BodyReadCountingStore(store::Store& inner) : StoreWrapper(&inner) {}
   Result<store::StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override {
     ++body_reads;
-    return inner_.GetArtifact(run_id, artifact_id);
+    return StoreWrapper::GetArtifact(run_id, artifact_id);
   }
-  Result<store::TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override {
-    return inner_.GetTrace(run_id, after_sequence, limit);
-  }
-  Result<store::RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
-                                        const store::DeletionRequest& request) override {
-    return inner_.DeleteRun(run_id, expected_version, request);
-  }
-  Result<std::vector<store::RunTombstone>> ListTombstones(int limit) override { return inner_.ListTombstones(limit); }
   int body_reads = 0;
-
- private:
-  store::Store& inner_;
 };
 
 // Each sync reads only the WorkPlans and WorkResults appended since the last one, and a result appended

@@ -10,7 +10,7 @@
 #include <optional>
 #include <thread>
 
-#include "store/store.h"
+#include "store/store_wrapper.h"
 
 namespace telic::store {
 
@@ -18,7 +18,7 @@ namespace telic::store {
 // call waits until `open` has returned, then forwards to the store it opened;
 // when `open` failed, every call returns that error (nothing is retried).
 // Calls may come from any thread, as the opened store allows.
-class BackgroundOpenedStore final : public Store {
+class BackgroundOpenedStore final : public StoreWrapper {
  public:
   using Opener = std::function<Result<std::unique_ptr<Store>>()>;
   explicit BackgroundOpenedStore(Opener open);
@@ -32,22 +32,9 @@ class BackgroundOpenedStore final : public Store {
   // Whether `open` has returned (never waits).
   bool finished() const { return finished_.load(std::memory_order_acquire); }
 
-  Status CreateRun(const Change& change) override;
-  Status ApplyChange(std::string_view run_id, int64_t expected_version, const Change& change) override;
-  Result<RunRecord> GetRun(std::string_view run_id) override;
-  Result<std::vector<RunRecord>> ListRuns(int limit) override;
-  Result<RunPage> QueryRuns(const RunQuery& query) override;
-  Result<std::vector<ArtifactMeta>> ListArtifactsAfter(std::string_view run_id, int64_t after_seq) override;
-  Result<RunAndArtifacts> GetRunAndArtifactsAfter(std::string_view run_id, int64_t after_seq) override;
-  Result<StoredArtifact> GetArtifact(std::string_view run_id, std::string_view artifact_id) override;
-  Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) override;
-  Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,
-                                 const DeletionRequest& request) override;
-  Result<std::vector<RunTombstone>> ListTombstones(int limit) override;
-  Result<int64_t> RecordRefusedCall(const RefusedCall& call) override;
-  Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) override;
-  Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) override;
-  Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) override;
+ protected:
+  // Opened(): every forwarded call waits for the store, or returns its error.
+  Result<Store*> Target() override { return Opened(); }
 
  private:
   void Finish(Result<std::unique_ptr<Store>> opened);
