@@ -40,7 +40,7 @@ CompletionOption OptionOf(CLI::Option& option) {
   for (const std::string& name : option.get_lnames()) out.names.push_back("--" + name);
   for (const std::string& name : option.get_snames()) out.names.push_back("-" + name);
   out.help = option.get_description();
-  out.takes_value = option.get_type_size_max() > 0 || option.get_expected_max() > 0;
+  out.takes_value = option.get_expected_max() > 0;  // flags expect 0 values
   if (out.takes_value) out.values = Choices(option);
   return out;
 }

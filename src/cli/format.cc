@@ -39,6 +39,8 @@ std::string Cell(const std::string& text, size_t max_width) {
 
 }  // namespace
 
+std::string OneLine(std::string_view text, size_t max_units) { return Cell(std::string(text), max_units); }
+
 std::string TerminalText(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -34,6 +34,10 @@ std::string TerminalJson(const Json& value, int indent = -1);
 std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                         size_t max_width = 60);
 
+// `text` as one terminal-safe line (TerminalText, line breaks as one
+// space) of at most `max_units` UTF-16 units, cut with "…" (0: no limit).
+std::string OneLine(std::string_view text, size_t max_units);
+
 // How a table fits its terminal. With a `width`, the `flex` column (the
 // last, free-text one) takes what the others leave of the width, at least
 // kMinFlexWidth; every other cell, and every cell without a width, is cut

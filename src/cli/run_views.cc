@@ -259,11 +259,12 @@ int Show(const LedgerFlags& flags, const std::string& typed_run, const Terminal&
     return 0;
   }
   const auto& run = detail->run;
+  // Free text is cut to what the terminal leaves beside the label.
   const size_t label = 11;
-  size_t request_width = terminal.width > label + kMinFlexWidth ? terminal.width - label : 100;
+  size_t room = terminal.width > label + kMinFlexWidth ? terminal.width - label : 0;
   std::string out;
   out += Field("run", Paint(TerminalText(run.run_id), Style::kYellow, terminal.color));
-  out += Field("request", TerminalText(RequestLine(*context.store, run, request_width)));
+  out += Field("request", OneLine(RequestLine(*context.store, run, 100), room));
   out += Field("mode", TerminalText(run.requested_mode));
   out += Field("topology", TerminalText(run.topology));
   out += Field("status", Paint(TerminalText(run.status), StatusStyle(run.status), terminal.color));
@@ -274,12 +275,10 @@ int Show(const LedgerFlags& flags, const std::string& typed_run, const Terminal&
   out += Field("updated", TerminalText(run.updated_at));
   out += Field("next", fmt::format("{} ({})", TerminalText(detail->next_action.value("phase", "")),
                                    TerminalText(detail->next_action.value("kind", ""))));
-  out += Field("context", controller::ContextCostSummary(*cost));  // what the results cost the host's model
-  out += Field("observed", fmt::format("{} (policy {})",
-                                       TerminalText(observation.contains("reason")
-                                                        ? observation["reason"].get<std::string>()
-                                                        : std::string("the work tree telic shares with the host")),
-                                       observation["policy"].get<std::string>()));
+  out += Field("context", OneLine(controller::ContextCostSummary(*cost), room));  // what the results cost the host's model
+  std::string observed = observation.contains("reason") ? observation["reason"].get<std::string>()
+                                                        : std::string("the work tree telic shares with the host");
+  out += Field("observed", OneLine(fmt::format("{} (policy {})", observed, observation["policy"].get<std::string>()), room));
   std::cout << out << "\n";
   std::vector<std::vector<std::string>> rows;
   auto created = ui::ParseIsoMillis(run.created_at);
