@@ -101,7 +101,7 @@ Handler DefineRuns(CLI::App& sub) {
   s->retention = AddRetentionCommands(&sub);
   for (auto* nested : {s->retention->remove, s->retention->prune, s->retention->deleted}) AddLedgerFlags(*nested, s->flags);
   return [s](const Invocation& invocation) {
-    if (!s->retention->Selected()) return Runs(s->flags, s->args, invocation.terminal);
+    if (!s->retention->Selected()) return Runs(s->flags, s->args, invocation.terminal());
     if (*s->retention->remove) {
       std::vector<std::string*> ids;
       for (std::string& id : s->retention->run_ids) ids.push_back(&id);
@@ -123,7 +123,7 @@ Handler DefineShow(CLI::App& sub) {
   auto s = std::make_shared<State>();
   AddRunId(sub, s->run_id);
   AddLedgerFlags(sub, s->flags);
-  return [s](const Invocation& invocation) { return Show(s->flags, s->run_id, invocation.terminal); };
+  return [s](const Invocation& invocation) { return Show(s->flags, s->run_id, invocation.terminal()); };
 }
 
 Handler DefineStatus(CLI::App& sub) {
@@ -137,7 +137,7 @@ Handler DefineStatus(CLI::App& sub) {
   return [s](const Invocation& invocation) {
     LedgerFlags flags = s->flags;
     flags.json = true;
-    return Show(flags, s->run_id, invocation.terminal);
+    return Show(flags, s->run_id, invocation.terminal());
   };
 }
 
@@ -153,7 +153,7 @@ Handler DefineTrace(CLI::App& sub) {
   AddChoice(sub, "--time", s->time, kTimeStyles,
             "when each event happened: relative to the first (default), clock (time of day, UTC) or full (ISO-8601)");
   return [s](const Invocation& invocation) {
-    return Trace(s->flags, s->run_id, ParseTimeStyle(s->time).value_or(TimeStyle::kRelative), invocation.terminal);
+    return Trace(s->flags, s->run_id, ParseTimeStyle(s->time).value_or(TimeStyle::kRelative), invocation.terminal());
   };
 }
 
@@ -190,7 +190,7 @@ Handler DefineVerify(CLI::App& sub) {
       std::cerr << "telic: verify needs RUN_ID or --bundle FILE\n";
       return 2;
     }
-    return Verify(s->flags, s->run_id, invocation.terminal);
+    return Verify(s->flags, s->run_id, invocation.terminal());
   };
 }
 
@@ -202,7 +202,7 @@ Handler DefineReplay(CLI::App& sub) {
   auto s = std::make_shared<State>();
   AddRunId(sub, s->run_id);
   AddLedgerFlags(sub, s->flags);
-  return [s](const Invocation& invocation) { return Replay(s->flags, s->run_id, invocation.terminal); };
+  return [s](const Invocation& invocation) { return Replay(s->flags, s->run_id, invocation.terminal()); };
 }
 
 // --- export, import ---
@@ -273,7 +273,7 @@ Handler DefineImport(CLI::App& sub) {
 Handler DefineDoctor(CLI::App& sub) {
   auto flags = std::make_shared<LedgerFlags>();
   AddLedgerFlags(sub, *flags);
-  return [flags](const Invocation& invocation) { return Doctor(*flags, invocation.self, invocation.terminal); };
+  return [flags](const Invocation& invocation) { return Doctor(*flags, invocation.self(), invocation.terminal()); };
 }
 
 Handler DefineGround(CLI::App& sub) {
@@ -330,7 +330,7 @@ Handler DefineDemo(CLI::App& sub) {
   sub.add_option("--workdir", s->workdir, "folder for the demo repository and state (default: a new temporary folder)");
   AddLedgerFlags(sub, s->flags);
   return [s](const Invocation& invocation) {
-    DemoOptions demo{invocation.self, s->scenario, s->flags.db, s->workdir, s->flags.json};
+    DemoOptions demo{invocation.self(), s->scenario, s->flags.db, s->workdir, s->flags.json};
     auto run = RunDemo(demo, std::cout);
     if (!run) return Failure(run.error());
     return 0;
@@ -447,12 +447,12 @@ Handler DefineInstall(CLI::App& sub) {
   auto s = DefineInstallOptions(sub);
   AddChoice(sub, "--gate", s->request.gate, std::vector<std::string>{"run", "strict"},
             "run (default): the hook gates only while a telic run is active; strict: also deny when none is");
-  return [s](const Invocation& invocation) { return InstallCommand(s->flags, s->request, invocation.self, true); };
+  return [s](const Invocation& invocation) { return InstallCommand(s->flags, s->request, invocation.self(), true); };
 }
 
 Handler DefineUninstall(CLI::App& sub) {
   auto s = DefineInstallOptions(sub);
-  return [s](const Invocation& invocation) { return InstallCommand(s->flags, s->request, invocation.self, false); };
+  return [s](const Invocation& invocation) { return InstallCommand(s->flags, s->request, invocation.self(), false); };
 }
 
 // --- completion ---
@@ -508,6 +508,20 @@ void AddColorOption(CLI::App& app, std::string& color) {
 }
 
 }  // namespace
+
+const std::string& Invocation::self() const {
+  if (!self_) {
+    std::error_code ec;
+    auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    self_ = ec ? argv0_ : path.string();
+  }
+  return *self_;
+}
+
+const Terminal& Invocation::terminal() const {
+  if (!terminal_) terminal_ = DecideTerminal(color_, CurrentTerminalFacts());
+  return *terminal_;
+}
 
 std::span<const Command> Commands() { return kCommands; }
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,10 +17,22 @@
 
 namespace telic::cli {
 
-// What a command's handler gets besides its own options.
-struct Invocation {
-  std::string self;   // this executable's path (install configures it, demo and doctor use it)
-  Terminal terminal;  // how stdout shows colour and width
+// What a command's handler gets besides its own options. Each is worked
+// out on first use: a hook call (broker-gate) reads neither.
+class Invocation {
+ public:
+  Invocation(std::string argv0, ColorChoice color) : argv0_(std::move(argv0)), color_(color) {}
+
+  // This executable's path (install configures it, demo and doctor use it).
+  const std::string& self() const;
+  // How stdout shows colour and width (DecideTerminal over this process).
+  const Terminal& terminal() const;
+
+ private:
+  std::string argv0_;
+  ColorChoice color_;
+  mutable std::optional<std::string> self_;
+  mutable std::optional<Terminal> terminal_;
 };
 
 // Runs a command whose options are parsed; returns the exit status

@@ -1,6 +1,5 @@
 #include "cli/commands.h"
 
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <vector>
@@ -14,12 +13,6 @@
 
 namespace telic::cli {
 namespace {
-
-std::string SelfExecutable(const char* argv0) {
-  std::error_code ec;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(argv0) : path.string();
-}
 
 // The command path of `app` as typed: "telic", "telic runs", "telic runs delete".
 std::string CommandPath(const CLI::App& app) {
@@ -114,9 +107,7 @@ int RunCli(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   if (auto code = ReportUnknownWords(app)) return *code;
-  Invocation invocation;
-  invocation.self = SelfExecutable(argv[0]);
-  invocation.terminal = DecideTerminal(ParseColorChoice(parser->color).value_or(ColorChoice::kAuto), CurrentTerminalFacts());
+  const Invocation invocation(argv[0], ParseColorChoice(parser->color).value_or(ColorChoice::kAuto));
   for (const auto& defined : parser->defined) {
     if (defined.sub->parsed()) return defined.handler(invocation);
   }
