@@ -60,6 +60,15 @@ std::optional<int> ResolveRunIds(const LedgerFlags& flags, std::vector<std::stri
   return std::nullopt;
 }
 
+// The default ledger's path when no --db was given and telic has not run in
+// the repository yet (an empty list, not an error); nullopt otherwise.
+std::optional<std::string> MissingDefaultLedger(const LedgerFlags& flags) {
+  if (!flags.db.empty()) return std::nullopt;
+  auto location = Locate(flags);
+  if (!location || LedgerExists(*location)) return std::nullopt;
+  return location->ledger_path;
+}
+
 // --- serve, mcp, ui ---
 
 Handler DefineServe(CLI::App& sub) {
@@ -102,6 +111,12 @@ Handler DefineRuns(CLI::App& sub) {
   for (auto* nested : {s->retention->remove, s->retention->prune, s->retention->deleted}) AddLedgerFlags(*nested, s->flags);
   return [s](const Invocation& invocation) {
     if (!s->retention->Selected()) return Runs(s->flags, s->args, invocation.terminal());
+    if (auto missing = MissingDefaultLedger(s->flags); missing && *s->retention->deleted) {
+      std::cout << (s->flags.json ? std::string(R"({"tombstones":[]})")
+                                  : "No deleted runs (no ledger at " + TerminalText(*missing) + ").")
+                << "\n";
+      return 0;
+    }
     if (*s->retention->remove) {
       std::vector<std::string*> ids;
       for (std::string& id : s->retention->run_ids) ids.push_back(&id);
@@ -359,6 +374,12 @@ Handler DefineTasks(CLI::App& sub) {
   DefineTasksOptions(sub, s->graph);
   AddLedgerFlags(sub, s->flags);
   return [s](const Invocation&) {
+    if (auto missing = MissingDefaultLedger(s->flags); missing && s->graph.run_id.empty()) {
+      std::cout << (s->flags.json ? std::string(R"({"runId":null,"tasks":[],"stories":[]})")
+                                  : "No tasks yet (no ledger at " + TerminalText(*missing) + ").")
+                << "\n";
+      return 0;
+    }
     auto context = OpenContext(s->flags, false);
     if (!context) return Failure(context.error());
     std::optional<std::string> run;

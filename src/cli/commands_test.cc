@@ -299,6 +299,12 @@ TEST(RunCliEmptyTest, RunsWithoutALedgerIsAnEmptyListAndAMissingDbIsNamedByItsFi
   EXPECT_EQ(json.code, 0);
   EXPECT_EQ(json.out, "{\"nextCursor\":null,\"runs\":[]}\n");
   EXPECT_FALSE(std::filesystem::exists(state.File("state"))) << "listing creates nothing";
+  CliOutcome tasks = RunTelic({"tasks", "--repo", repo.path().string()});
+  EXPECT_EQ(tasks.code, 0) << tasks.err;
+  EXPECT_EQ(tasks.out, "No tasks yet (no ledger at " + state.File("state") + "/telic.sqlite3).\n");
+  CliOutcome deleted = RunTelic({"runs", "deleted", "--repo", repo.path().string(), "--json"});
+  EXPECT_EQ(deleted.code, 0) << deleted.err;
+  EXPECT_EQ(deleted.out, "{\"tombstones\":[]}\n");
   std::string missing = repo.File("no-such.sqlite3");
   CliOutcome named = RunTelic({"runs", "--repo", repo.path().string(), "--db", missing});
   EXPECT_EQ(named.code, 1);
