@@ -67,7 +67,7 @@ int Verify(const LedgerFlags& flags, const std::string& typed_run, const Termina
 // phase of the last event listing its artifact, else the phase the run was
 // in when the artifact was stored (the last event at or before its
 // creation; the first event when none is). The report itself labels such
-// steps with the run's current phase, as the wire contract says.
+// steps with the run's current phase, as the reference's does.
 std::vector<std::string> ReplayStepPhases(const Json& steps, const std::vector<store::TraceEventRecord>& trace,
                                           const std::vector<store::ArtifactMeta>& artifacts);
 
