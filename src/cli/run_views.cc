@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "base/redact.h"
 #include "base/text.h"
 #include "cli/format.h"
 #include "cli/run_ids.h"
