@@ -105,22 +105,19 @@ void PrintReport(const Json& report, bool json, std::ostream& out) {
 
 }  // namespace
 
-std::unique_ptr<BundleCommands> AddBundleCommands(CLI::App& app) {
-  auto c = std::make_unique<BundleCommands>();
-  c->export_cmd = app.add_subcommand("export", "write a run as a verifiable bundle (docs/BUNDLE.md) or as OTLP spans");
-  c->export_cmd->add_option("RUN_ID", c->run_id)->required();
-  auto* output = c->export_cmd->add_option("-o,--output", c->output, "write to FILE (owner-only) instead of stdout");
-  c->otlp = c->export_cmd
-                ->add_option("--otlp", c->otlp_url,
-                             "OpenTelemetry instead: POST OTLP/HTTP JSON to URL (e.g. http://127.0.0.1:4318/v1/traces), "
-                             "or print it when no URL is given")
-                ->expected(0, 1);
-  c->export_cmd->add_flag("--allow-remote", c->allow_remote, "let --otlp send to a host that is not loopback")
-      ->needs(c->otlp);
-  c->otlp->excludes(output);
-  c->import_cmd = app.add_subcommand("import", "load a run bundle into this ledger as a new run (checked first)");
-  c->import_cmd->add_option("FILE", c->file)->required();
-  return c;
+void DefineExportOptions(CLI::App& sub, BundleCommands& c) {
+  sub.add_option("RUN_ID", c.run_id, "the run (its id or a unique prefix)")->required();
+  auto* output = sub.add_option("-o,--output", c.output, "write to FILE (owner-only) instead of stdout");
+  c.otlp = sub.add_option("--otlp", c.otlp_url,
+                          "OpenTelemetry instead: POST OTLP/HTTP JSON to URL (e.g. http://127.0.0.1:4318/v1/traces), "
+                          "or print it when no URL is given")
+               ->expected(0, 1);
+  sub.add_flag("--allow-remote", c.allow_remote, "let --otlp send to a host that is not loopback")->needs(c.otlp);
+  c.otlp->excludes(output);
+}
+
+void DefineImportOptions(CLI::App& sub, BundleCommands& c) {
+  sub.add_option("FILE", c.file, "the bundle file")->required();
 }
 
 int RunExport(const BundleCommands& c, controller::RunService& service, std::ostream& out, std::ostream& err) {

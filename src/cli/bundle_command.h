@@ -18,8 +18,6 @@
 namespace telic::cli {
 
 struct BundleCommands {
-  CLI::App* export_cmd = nullptr;
-  CLI::App* import_cmd = nullptr;
   CLI::Option* otlp = nullptr;  // set when --otlp was given (with or without a URL)
   std::string run_id;
   std::string output;  // -o FILE; "" for stdout
@@ -28,9 +26,12 @@ struct BundleCommands {
   std::string file;  // import FILE
 };
 
-// Adds `export` and `import` to `app`; the returned object holds the parsed
-// options (keep it alive until the command ran).
-std::unique_ptr<BundleCommands> AddBundleCommands(CLI::App& app);
+// Adds `export`'s positionals and options to its command `sub`, bound to
+// `c` (keep it alive until the command ran).
+void DefineExportOptions(CLI::App& sub, BundleCommands& c);
+
+// Adds `import`'s FILE to its command `sub`, bound to `c`.
+void DefineImportOptions(CLI::App& sub, BundleCommands& c);
 
 // `telic export`: the bundle (or, with --otlp, the OTLP spans) of one run.
 int RunExport(const BundleCommands& commands, controller::RunService& service, std::ostream& out, std::ostream& err);

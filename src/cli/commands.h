@@ -6,13 +6,14 @@
 
 namespace telic::cli {
 
-// The names of `telic`'s top-level subcommands. When argv[1] is one of them,
-// RunCli registers only that subcommand with the parser (a start-up cost);
-// otherwise all of them.
+// The names of `telic`'s top-level commands (the command table's, in its
+// order). When argv[1] is one of them, RunCli defines only that command in
+// the parser (a start-up cost); otherwise all of them.
 std::span<const std::string_view> SubcommandNames();
 
 // Exit codes: 0 success, 1 the operation failed (message on stderr as
-// "telic: <message>"), 2 usage error.
+// "telic: <message>") or an unknown command (with the closest names), 2 usage
+// error (an unknown option with the closest names, a bad value, ...).
 int RunCli(int argc, char** argv);
 
 }  // namespace telic::cli

@@ -1,6 +1,7 @@
 #include "cli/format.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,8 @@ std::string Cell(const std::string& text, size_t max_width) {
 }
 
 }  // namespace
+
+std::string OneLine(std::string_view text, size_t max_units) { return Cell(std::string(text), max_units); }
 
 std::string TerminalText(std::string_view text) {
   std::string out;
@@ -76,11 +79,39 @@ std::string TerminalJson(const Json& value, int indent) {
   return out;
 }
 
-std::string TableStream::Line(const std::vector<std::string>& cells) const {
+std::string TableStream::Cut(size_t column, const std::string& value) const {
+  bool flexible = layout_.flex && *layout_.flex == column && flex_width_ > 0;
+  return Cell(value, flexible ? flex_width_ : layout_.max_width);
+}
+
+// The header's and the first rows' widths; with a terminal width, the
+// flexible column's share of it.
+void TableStream::FixWidths(const std::vector<std::vector<std::string>>& rows) {
+  widths_.assign(header_.size(), 0);
+  for (size_t i = 0; i < header_.size(); ++i) widths_[i] = Utf16Length(header_[i]);
+  bool fitting = layout_.width > 0 && layout_.flex && *layout_.flex < header_.size();
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < widths_.size(); ++i) {
+      size_t cut = fitting && i == *layout_.flex ? 0 : layout_.max_width;  // the flexible column: uncut for now
+      widths_[i] = std::max(widths_[i], Utf16Length(Cell(row[i], cut)));
+    }
+  }
+  if (!fitting) return;
+  size_t others = 2 * (widths_.size() - 1);
+  for (size_t i = 0; i < widths_.size(); ++i) others += i == *layout_.flex ? 0 : widths_[i];
+  size_t share = layout_.width > others ? layout_.width - others : 0;
+  flex_width_ = std::max({share, kMinFlexWidth, Utf16Length(header_[*layout_.flex])});
+  widths_[*layout_.flex] = std::min(widths_[*layout_.flex], flex_width_);
+}
+
+std::string TableStream::Line(const std::vector<std::string>& cells, Style style_all,
+                              const std::vector<std::string>* raw) const {
   std::string line;
   for (size_t i = 0; i < cells.size() && i < widths_.size(); ++i) {
-    line += cells[i];
     size_t length = Utf16Length(cells[i]);
+    Style style = style_all;
+    if (raw != nullptr && layout_.style && i < raw->size()) style = layout_.style(i, (*raw)[i]);
+    line += Paint(cells[i], style, layout_.color);
     if (i + 1 < cells.size()) line.append(std::max(widths_[i], length) - length + 2, ' ');
   }
   while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -88,25 +119,19 @@ std::string TableStream::Line(const std::vector<std::string>& cells) const {
 }
 
 std::string TableStream::Rows(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::vector<std::string>> cells;
-  for (const auto& row : rows) {
-    std::vector<std::string> cut;
-    for (const auto& value : row) cut.push_back(Cell(value, max_width_));
-    cells.push_back(std::move(cut));
-  }
   std::string out;
   if (widths_.empty()) {
-    widths_.assign(header_.size(), 0);
-    for (size_t i = 0; i < header_.size(); ++i) widths_[i] = Utf16Length(header_[i]);
-    for (const auto& row : cells) {
-      for (size_t i = 0; i < row.size() && i < widths_.size(); ++i) widths_[i] = std::max(widths_[i], Utf16Length(row[i]));
-    }
-    out += Line(header_);
+    FixWidths(rows);
+    out += Line(header_, Style::kBold, nullptr);
     std::vector<std::string> rule;
     for (size_t w : widths_) rule.push_back(std::string(w, '-'));
-    out += Line(rule);
+    out += Line(rule, Style::kDim, nullptr);
   }
-  for (const auto& row : cells) out += Line(row);
+  for (const auto& row : rows) {
+    std::vector<std::string> cut;
+    for (size_t i = 0; i < row.size(); ++i) cut.push_back(Cut(i, row[i]));
+    out += Line(cut, Style::kPlain, &row);
+  }
   return out;
 }
 
@@ -115,9 +140,16 @@ std::string FormatTable(const std::vector<std::string>& header, const std::vecto
   return TableStream(header, max_width).Rows(rows);
 }
 
+std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                        const TableLayout& layout) {
+  return TableStream(header, layout).Rows(rows);
+}
+
 int ReportFailure(std::ostream& err, const Error& error) {
   err << "telic: " << TerminalText(CleanMessage(error.message())) << "\n";
   return 1;
 }
+
+int Failure(const Error& error) { return ReportFailure(std::cerr, error); }
 
 }  // namespace telic::cli

@@ -1,6 +1,8 @@
 // Plain-text tables for the CLI's human output.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -8,6 +10,7 @@
 
 #include "base/canonical_json.h"
 #include "base/status.h"
+#include "cli/terminal.h"
 
 namespace telic::cli {
 
@@ -31,6 +34,25 @@ std::string TerminalJson(const Json& value, int indent = -1);
 std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                         size_t max_width = 60);
 
+// `text` as one terminal-safe line (TerminalText, line breaks as one
+// space) of at most `max_units` UTF-16 units, cut with "…" (0: no limit).
+std::string OneLine(std::string_view text, size_t max_units);
+
+// How a table fits its terminal. With a `width`, the `flex` column (the
+// last, free-text one) takes what the others leave of the width, at least
+// kMinFlexWidth; every other cell, and every cell without a width, is cut
+// at `max_width`.
+struct TableLayout {
+  size_t max_width = 60;
+  size_t width = 0;  // Terminal::width; 0: unknown
+  std::optional<size_t> flex;
+  bool color = false;  // the header bold, cells as `style` says
+  // The style of one cell (its column and its text before cutting); plain when unset.
+  std::function<Style(size_t column, const std::string& cell)> style;
+};
+
+inline constexpr size_t kMinFlexWidth = 12;
+
 // The same table written batch by batch, for output that is streamed: the
 // column widths are fixed by the header and the first batch (so one batch
 // renders exactly as FormatTable), and a wider cell in a later batch shifts
@@ -38,21 +60,37 @@ std::string FormatTable(const std::vector<std::string>& header, const std::vecto
 class TableStream {
  public:
   explicit TableStream(std::vector<std::string> header, size_t max_width = 60)
-      : header_(std::move(header)), max_width_(max_width) {}
+      : header_(std::move(header)) {
+    layout_.max_width = max_width;
+  }
+  TableStream(std::vector<std::string> header, TableLayout layout)
+      : header_(std::move(header)), layout_(std::move(layout)) {}
 
   // The lines of `rows`; the first call starts with the header and its rule.
   std::string Rows(const std::vector<std::vector<std::string>>& rows);
 
  private:
-  std::string Line(const std::vector<std::string>& cells) const;
+  // One line of `cells` (cut and terminal-safe) painted `style`, or, with
+  // `raw` (the same row as given), as layout_.style says.
+  std::string Line(const std::vector<std::string>& cells, Style style, const std::vector<std::string>* raw) const;
+  std::string Cut(size_t column, const std::string& value) const;
+  void FixWidths(const std::vector<std::vector<std::string>>& rows);
 
   std::vector<std::string> header_;
-  size_t max_width_;
+  TableLayout layout_;
   std::vector<size_t> widths_;  // empty until the first batch
+  size_t flex_width_ = 0;       // the flexible column's cut, once fixed (0: max_width)
 };
+
+// FormatTable with a layout.
+std::string FormatTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                        const TableLayout& layout);
 
 // Prints "telic: <message>" (one line, through TerminalText) on `err`;
 // returns 1, the exit code of a failed operation.
 int ReportFailure(std::ostream& err, const Error& error);
+
+// ReportFailure on std::cerr.
+int Failure(const Error& error);
 
 }  // namespace telic::cli

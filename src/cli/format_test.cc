@@ -166,6 +166,50 @@ TEST(FormatTableTest, CellsAreShownThroughTerminalText) {
   EXPECT_NE(table.find("a b"), std::string::npos) << table;
 }
 
+TEST(TableLayoutTest, TheFlexibleColumnTakesWhatTheWidthLeaves) {
+  TableLayout layout;
+  layout.width = 30;
+  layout.flex = 1;
+  std::string table = FormatTable({"ID", "TEXT"}, {{"abc", std::string(100, 'x')}, {"de", "short"}}, layout);
+  // ID is 3 wide, two spaces between: TEXT gets 25.
+  EXPECT_EQ(SplitLines(table),
+            (std::vector<std::string>{"ID   TEXT", "---  " + std::string(25, '-'), "abc  " + std::string(24, 'x') + kEllipsis,
+                                      "de   short"}));
+  // A short flexible column is not padded out to the width.
+  EXPECT_EQ(FormatTable({"ID", "TEXT"}, {{"a", "b"}}, layout), "ID  TEXT\n--  ----\na   b\n");
+  // Without a width the flexible column is cut at max_width like the rest.
+  layout.width = 0;
+  layout.max_width = 10;
+  EXPECT_EQ(SplitLines(FormatTable({"ID", "TEXT"}, {{"a", std::string(20, 'y')}}, layout))[2],
+            "a   " + std::string(9, 'y') + kEllipsis);
+}
+
+TEST(TableLayoutTest, ATooNarrowWidthStillLeavesTheFlexibleColumnItsMinimum) {
+  TableLayout layout;
+  layout.width = 20;
+  layout.flex = 1;
+  std::string table = FormatTable({"ID", "TEXT"}, {{std::string(18, 'i'), std::string(40, 't')}}, layout);
+  EXPECT_EQ(SplitLines(table)[2], std::string(18, 'i') + "  " + std::string(kMinFlexWidth - 1, 't') + kEllipsis);
+}
+
+TEST(TableLayoutTest, ColourPaintsTheHeaderAndStyledCellsWithoutShiftingColumns) {
+  TableLayout layout;
+  layout.color = true;
+  layout.style = [](size_t column, const std::string& cell) { return column == 0 && cell == "ok" ? Style::kGreen : Style::kPlain; };
+  std::string table = FormatTable({"S", "N"}, {{"ok", "1"}, {"bad", "2"}}, layout);
+  EXPECT_EQ(SplitLines(table), (std::vector<std::string>{"\x1b[1mS\x1b[0m    \x1b[1mN\x1b[0m",
+                                                         "\x1b[2m---\x1b[0m  \x1b[2m-\x1b[0m",
+                                                         "\x1b[32mok\x1b[0m   1", "bad  2"}));
+  layout.color = false;
+  EXPECT_EQ(FormatTable({"S", "N"}, {{"ok", "1"}}, layout), "S   N\n--  -\nok  1\n");
+}
+
+TEST(OneLineTest, CutsToTheWidthWithAnEllipsis) {
+  EXPECT_EQ(OneLine("two\nlines", 0), "two lines");
+  EXPECT_EQ(OneLine("abcdef", 4), "abc" + kEllipsis);
+  EXPECT_EQ(OneLine("a\x1b", 10), "a\\x1b");
+}
+
 TEST(ReportFailureTest, TheErrorLineIsEscaped) {
   std::ostringstream err;
   EXPECT_EQ(ReportFailure(err, Error(ErrorCode::kNotFound, "Run \x1b]0;x\a not found")), 1);

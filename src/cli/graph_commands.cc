@@ -49,27 +49,25 @@ Result<std::unique_ptr<GraphContext>> OpenGraph(const std::string& ledger_path, 
   return context;
 }
 
-std::unique_ptr<GraphCommands> AddGraphCommands(CLI::App& app) {
-  auto commands = std::make_unique<GraphCommands>();
-  commands->report = app.add_subcommand("report", "sub-agent reports (UpwardReport, Execution and Review envelopes)");
-  commands->report_parse =
-      commands->report->add_subcommand("parse", "parse a report (text or JSON; - for stdin) and show its decision");
-  commands->report_parse->add_option("FILE", commands->file, "the sub-agent's response")->required();
-  commands->report_parse->footer(
+void DefineReportCommands(CLI::App& report, GraphCommands& commands) {
+  commands.report_parse = report.add_subcommand("parse", "parse a report (text or JSON; - for stdin) and show its decision");
+  commands.report_parse->add_option("FILE", commands.file, "the sub-agent's response")->required();
+  commands.report_parse->footer(
       "List fields hold '- item' lines. An empty list is the bare key, 'KEY: []', or only an empty-list marker, as "
       "the item or inline: none, n/a, na, nil, nothing or the field's 'no ...' phrase (no blockers, no findings, no "
       "concerns, ...), any case, an optional trailing '.' and parentheses. A marker beside real items is rejected; "
       "'none of the tests fail' is an item. JSON lists follow the same rule ([\"none\"] is []).");
-  commands->report_parse->add_option("--retries-allowed", commands->retries_allowed, "the MissionBrief's retry budget")
+  commands.report_parse->add_option("--retries-allowed", commands.retries_allowed, "the MissionBrief's retry budget")
       ->check(CLI::Range(0, 10));
-  commands->report_parse->add_option("--retries-used", commands->retries_used, "re-dispatches already spent")
+  commands.report_parse->add_option("--retries-used", commands.retries_used, "re-dispatches already spent")
       ->check(CLI::Range(0, 10));
-  commands->report_parse->add_option("--new-mechanism", commands->new_mechanism, "yes, no or unknown (default)")
+  commands.report_parse->add_option("--new-mechanism", commands.new_mechanism, "yes, no or unknown (default)")
       ->check(CLI::IsMember({"yes", "no", "unknown"}));
-  commands->report->require_subcommand(1);
-  commands->tasks = app.add_subcommand("tasks", "show a run's task graph as a tree (no RUN: the standalone graph)");
-  commands->tasks->add_option("RUN_ID", commands->run_id);
-  return commands;
+  report.require_subcommand(1);
+}
+
+void DefineTasksOptions(CLI::App& tasks, GraphCommands& commands) {
+  tasks.add_option("RUN_ID", commands.run_id, "the run (its id or a unique prefix)");
 }
 
 int RunReportParse(const GraphCommands& commands, bool json) {

@@ -27,9 +27,7 @@ Result<std::unique_ptr<GraphContext>> OpenGraph(const std::string& ledger_path, 
                                                 IdSource& ids, bool connect_on_first_use = false);
 
 struct GraphCommands {
-  CLI::App* report = nullptr;
   CLI::App* report_parse = nullptr;
-  CLI::App* tasks = nullptr;
   std::string file;
   std::string run_id;
   int retries_allowed = 0;
@@ -37,9 +35,12 @@ struct GraphCommands {
   std::string new_mechanism = "unknown";  // yes | no | unknown
 };
 
-// Adds `report parse` and `tasks` to `app`; the returned object holds the
-// parsed options (keep it alive until the command ran).
-std::unique_ptr<GraphCommands> AddGraphCommands(CLI::App& app);
+// Adds `parse` under the `report` command `report`, bound to `commands`
+// (keep it alive until the command ran).
+void DefineReportCommands(CLI::App& report, GraphCommands& commands);
+
+// Adds `tasks`' optional RUN_ID to its command `tasks`, bound to `commands`.
+void DefineTasksOptions(CLI::App& tasks, GraphCommands& commands);
 
 // `telic report parse`: prints the parsed report and its decision; exit 1
 // with the precise error when the report is rejected.

@@ -145,7 +145,7 @@ void Header(Html& out, Sources& sources, const store::RunRecord& run, const std:
   out.Element("dt", {}, "topology").Element("dd", {{"id", "run-topology"}},
                                             run.topology + (run.escalation_count ? fmt::format(" (escalated {}×)", run.escalation_count) : ""));
   out.Element("dt", {}, "status").Open("dd").Element("span", {{"class", "badge " + run.status}, {"id", "run-status"}}, run.status).Close("dd");
-  out.Element("dt", {}, "phase").Element("dd", {{"id", "run-phase"}}, run.phase);
+  out.Element("dt", {}, "phase").Element("dd", {{"id", "run-phase"}}, controller::ProtocolPhaseName(run.phase));
   out.Element("dt", {}, "version").Element("dd", {{"id", "run-version"}}, std::to_string(run.version));
   out.Element("dt", {}, "created").Element("dd", {{"class", "mono"}}, run.created_at);
   out.Element("dt", {}, "updated").Element("dd", {{"class", "mono"}}, run.updated_at);
@@ -416,7 +416,7 @@ Result<Json> LiveUpdate(Sources& sources, const std::string& run_id, int64_t aft
   int64_t last = page.events.empty() ? after : page.events.back().sequence;
   int64_t last_refused = refused.empty() ? refused_after : refused.back().seq;
   return Json{{"rows", rows},         {"after", last},          {"refused", last_refused}, {"status", run.status},
-              {"phase", run.phase},   {"version", run.version}, {"ended", run.IsTerminal()}};
+              {"phase", controller::ProtocolPhaseName(run.phase)},   {"version", run.version}, {"ended", run.IsTerminal()}};
 }
 
 }  // namespace telic::ui

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "controller/phases.h"
 #include "policy/permission_set.h"
 #include "ui/html.h"
 #include "ui/pages.h"
@@ -113,7 +114,7 @@ void RunRow(Html& out, Sources& sources, const store::RunRecord& run, const std:
   // A cancelled run keeps the phase it was cancelled in; other ended runs
   // ended in their report.
   bool show_phase = !run.IsTerminal() || run.status == "cancelled";
-  out.Element("td", {}, show_phase ? run.phase : "\xE2\x80\x94");
+  out.Element("td", {}, show_phase ? controller::ProtocolPhaseName(run.phase) : "\xE2\x80\x94");
   out.Element("td", {}, std::to_string(run.version));
   auto updated = ParseIsoMillis(run.updated_at);
   out.Element("td", {{"title", run.updated_at}}, updated ? FormatAgo(sources.Now() - *updated) : run.updated_at);
