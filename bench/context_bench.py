@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 os.environ.setdefault("TELIC_CHECK_OUTPUT_SCHEMAS", "0")  # measure the results, not the checker
 
-from mcp_client import McpProcess, make_git_repo  # noqa: E402
+from mcp_client import McpProcess, apply_file_change, make_git_repo  # noqa: E402
 import scenario as sc  # noqa: E402
 from test_modes import Host, criterion, passed, review  # noqa: E402
 
@@ -138,7 +138,7 @@ class CautiousHost(Host):
         return super().submit(artifact_type, body, **extra)
 
 
-def drive_fix_only(server, _repo):
+def drive_fix_only(server, repo):
     h = CautiousHost(server)
     h.start(original_request="Fix the typo in src/app.ts", mode="fix_only",
             host_capabilities=["repository.read", "repository.write"])
@@ -151,13 +151,14 @@ def drive_fix_only(server, _repo):
     h.submit("Evidence", ev("read-1", "repository"))
     action = lambda i, cap, mutating, refs: {"id": i, "capability": cap, "target": "src/app.ts", "mutating": mutating,
                                              "status": "completed", "evidenceRefs": refs, "rationaleSummary": "Done."}
+    before, after = apply_file_change(repo, "src/app.ts", "modified")  # telic checks the claimed hashes
     result = {"id": "result-1", "workPlanRef": h.ref("plan-01"), "nodeId": "micro-execute", "status": "completed",
               "observations": [], "inferences": [],
               "actions": [action("p", "repository.read", False, [h.ref("read-1")]),
                           action("w", "repository.write", True, [h.ref("diff-1")]),
                           action("r", "repository.read", False, [h.ref("read-1")])],
-              "filesChanged": [{"path": "src/app.ts", "changeType": "modified", "beforeHash": "sha256:" + "0" * 64,
-                                "afterHash": "sha256:" + "1" * 64, "diffRef": h.ref("diff-1")}],
+              "filesChanged": [{"path": "src/app.ts", "changeType": "modified", "beforeHash": before,
+                                "afterHash": after, "diffRef": h.ref("diff-1")}],
               "toolEventRefs": [], "evidenceRefs": [h.ref("diff-1"), h.ref("read-1")], "testResults": [],
               "acceptanceCoverage": [passed("AC-1", [h.ref("read-1")])], "unresolvedIssues": [], "deviations": [],
               "rationaleSummary": "Fixed and re-read."}
