@@ -37,7 +37,8 @@ std::set<std::string> OfferedTypes(const Json& action) {
 Result<Json> LeanSchema(const std::string& type, bool with_shape) {
   TELIC_ASSIGN_OR_RETURN(Json reference, SchemaReference(type));
   if (with_shape) {
-    TELIC_ASSIGN_OR_RETURN(const std::string* shape, schema::ArtifactCompactShape(type));
+    TELIC_ASSIGN_OR_RETURN(const std::string* shape,
+                           schema::ArtifactCompactShape(type, schema::ShapeDefinitions::kBeyondGlossary));
     reference["shape"] = *shape;
   }
   return reference;
@@ -58,12 +59,71 @@ Result<Json> LeanAction(Json action, const std::set<std::string>& shaped) {
   return action;
 }
 
-// The members a lean NextAction always carries: its identity, what it asks
-// for, and the schemas (references are short; a shape is new by definition).
+// The ID of `ref` when it names an artifact of run `run_id`
+// ("artifact://RUN/ID"), or nullopt.
+std::optional<std::string> RunArtifactId(const Json& ref, const std::string& run_id) {
+  if (!ref.is_string() || run_id.empty()) return std::nullopt;
+  const std::string& text = ref.get_ref<const std::string&>();
+  const std::string prefix = "artifact://" + run_id + "/";
+  if (!text.starts_with(prefix) || text.size() == prefix.size()) return std::nullopt;
+  return text.substr(prefix.size());
+}
+
+// `record` with the references in its `refs_key` array to artifacts of run
+// `run_id` as their IDs in `ids_key` (in order); `refs_key` keeps any other
+// reference and is left out when there is none.
+Json RefsAsIds(Json record, const char* refs_key, const char* ids_key, const std::string& run_id) {
+  if (!record.is_object() || !record.contains(refs_key) || !record[refs_key].is_array()) return record;
+  Json ids = Json::array(), others = Json::array();
+  for (const Json& ref : record[refs_key]) {
+    if (auto id = RunArtifactId(ref, run_id)) {
+      ids.push_back(*id);
+    } else {
+      others.push_back(ref);
+    }
+  }
+  record[ids_key] = std::move(ids);
+  if (others.empty()) {
+    record.erase(refs_key);
+  } else {
+    record[refs_key] = std::move(others);
+  }
+  return record;
+}
+
+// A NextAction with its `inputRefs` of the run as `inputIds`.
+Json InputsAsIds(Json action) {
+  if (!action.is_object()) return action;
+  const std::string run_id = action.value("runId", "");
+  return RefsAsIds(std::move(action), "inputRefs", "inputIds", run_id);
+}
+
+// An artifact record (or its metadata) with its `sourceRefs` of the run as `sourceIds`.
+Json SourcesAsIds(Json record) {
+  if (!record.is_object()) return record;
+  const std::string run_id = record.value("runId", "");
+  return RefsAsIds(std::move(record), "sourceRefs", "sourceIds", run_id);
+}
+
+// A replay report with each step's `artifactRef` of the run as `artifactId`.
+Json ReplayStepsByIds(Json report) {
+  if (!report.is_object() || !report.contains("steps") || !report["steps"].is_array()) return report;
+  const std::string run_id = report.value("runId", "");
+  for (Json& step : report["steps"]) {
+    if (!step.is_object() || !step.contains("artifactRef")) continue;
+    if (auto id = RunArtifactId(step["artifactRef"], run_id)) {
+      step.erase("artifactRef");
+      step["artifactId"] = *id;
+    }
+  }
+  return report;
+}
+
+// The members a lean NextAction always carries: its identity and what it
+// asks for. A schema member equal to the answered action's names the same
+// types, so it carries no shape and is left out like any other.
 bool AlwaysSent(const std::string& member) {
-  return member == "id" || member == "kind" || member == "phase" ||
-         member == "requiredOutputType" || member == "requiredOutputSchema" || member == "additionalOutputSchemas" ||
-         member == "createdAt" || member == "rationaleSummary";
+  return member == "id" || member == "kind" || member == "phase" || member == "requiredOutputType";
 }
 
 // `action` less the members equal to `answered`'s, which `unchanged` names.
@@ -176,6 +236,11 @@ std::optional<LeanBefore> LeanStateBefore(controller::RunService& service, const
 }
 
 Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optional<LeanBefore>& before) {
+  if (payload.contains("artifact")) payload["artifact"] = SourcesAsIds(std::move(payload["artifact"]));
+  if (tool == "telic_replay_run" && payload.contains("report")) {
+    payload["report"] = ReplayStepsByIds(std::move(payload["report"]));
+    return payload;
+  }
   if (tool == "telic_get_run" && payload.contains("nextAction")) {
     payload["nextAction"] = ActionSummary(payload["nextAction"]);
     return payload;
@@ -190,9 +255,11 @@ Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optio
   }
   if (before && payload.contains("run")) payload["run"] = RunChanges(before->run, payload["run"]);
   if (payload.contains("nextAction")) {
-    Json action = before ? ActionChanges(std::move(payload["nextAction"]), before->action)
-                         : std::move(payload["nextAction"]);
-    TELIC_ASSIGN_OR_RETURN(payload["nextAction"], LeanAction(std::move(action), shaped));
+    Json action = InputsAsIds(std::move(payload["nextAction"]));
+    if (before) action = ActionChanges(std::move(action), InputsAsIds(before->action));
+    TELIC_ASSIGN_OR_RETURN(action, LeanAction(std::move(action), shaped));
+    if (tool == "telic_start_run" && action.is_object()) action["shapeGlossary"] = schema::ArtifactShapeGlossary().text;
+    payload["nextAction"] = std::move(action);
   }
   return payload;
 }

@@ -73,7 +73,9 @@ TEST_F(LeanProfileTest, AStateChangeCarriesNewShapesAndReadsCarryReferences) {
   EXPECT_EQ(action["requiredOutputSchema"], Reference("ContextManifest"));  // written by telic_ground_context
   Json clarification = action["additionalOutputSchemas"]["ClarificationRequest"];
   EXPECT_EQ(clarification["uri"], "schema://ClarificationRequest");
-  EXPECT_EQ(clarification["shape"], **schema::ArtifactCompactShape("ClarificationRequest"));
+  EXPECT_EQ(clarification["shape"],
+            **schema::ArtifactCompactShape("ClarificationRequest", schema::ShapeDefinitions::kBeyondGlossary));
+  EXPECT_EQ(action["shapeGlossary"], schema::ArtifactShapeGlossary().text);  // once, with the run's start
   std::string run = started["run"]["runId"];
   EXPECT_EQ(started["run"]["topology"], controller::RunToJson(*store_->GetRun(run))["topology"]);  // the whole record
   Json next = Call("telic_get_next_action", {{"run_id", run}})["nextAction"];

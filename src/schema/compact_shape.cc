@@ -1,9 +1,11 @@
 #include "schema/compact_shape.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "schema/host_schemas.h"
@@ -49,20 +51,30 @@ std::string ShapeRange(const Json& schema, const char* min_key, const char* max_
 }
 
 // " /re/", or for a long pattern " starting <its literal start>" (up to its
-// first character class, `\/` read as `/`).
-std::string ShapePattern(const std::string& pattern) {
+// first character class, `\/` read as `/`); a long pattern without one is
+// told by `note` (the schema's description or $comment) when there is one.
+std::string ShapePattern(const std::string& pattern, const std::string& note) {
   if (pattern.size() <= kShapePatternChars) return " /" + pattern + "/";
   std::string start;
   for (size_t i = pattern.starts_with('^') ? 1 : 0; i < pattern.size() && pattern[i] != '['; ++i) {
     if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
     start += pattern[i];
   }
-  return start.empty() ? " /" + pattern + "/" : " starting " + start;
+  if (!start.empty()) return " starting " + start;
+  return note.empty() ? " /" + pattern + "/" : " (" + note + ")";
+}
+
+// What a schema says of itself in words: its description, else its $comment.
+std::string SchemaNote(const Json& schema) {
+  for (const char* key : {"description", "$comment"}) {
+    if (auto note = schema.find(key); note != schema.end() && note->is_string()) return note->get<std::string>();
+  }
+  return "";
 }
 
 class ShapeWriter {
  public:
-  explicit ShapeWriter(const Json& defs) : defs_(defs) {}
+  explicit ShapeWriter(const Json& defs, std::set<std::string> omitted = {}) : defs_(defs), omitted_(std::move(omitted)) {}
 
   std::string Write(const Json& schema) {
     if (schema.is_boolean()) return schema.get<bool>() ? "any" : "never";
@@ -85,15 +97,19 @@ class ShapeWriter {
   }
 
   // The definitions the written shapes referred to, in the order first met,
-  // including those their own shapes refer to.
+  // including those their own shapes refer to; none of `omitted`.
   std::string Definitions() {
     std::string out;
     for (size_t i = 0; i < order_.size(); ++i) {
       const std::string name = order_[i];  // Write may append to order_
+      if (omitted_.contains(name)) continue;
       out += "\n  " + name + " = " + Write(defs_.at(name));
     }
     return out.empty() ? "" : "\nwhere" + out;
   }
+
+  // The definitions referred to so far, in the order first met.
+  const std::vector<std::string>& Referred() const { return order_; }
 
  private:
   std::string Reference(const Json& ref) {
@@ -125,7 +141,7 @@ class ShapeWriter {
     if (type == "string") {
       std::string out = "string" + ShapeRange(schema, "minLength", "maxLength");
       if (auto pattern = schema.find("pattern"); pattern != schema.end() && pattern->is_string()) {
-        out += ShapePattern(pattern->get<std::string>());
+        out += ShapePattern(pattern->get<std::string>(), SchemaNote(schema));
       }
       return out;
     }
@@ -159,16 +175,73 @@ class ShapeWriter {
   }
 
   const Json& defs_;
+  const std::set<std::string> omitted_;
   std::vector<std::string> order_;
   std::set<std::string> seen_;
 };
 
+// The definitions a shape of `schema` uses, directly or through others.
+std::vector<std::string> DefinitionsUsed(const Json& schema) {
+  static const Json kNoDefs = Json::object();
+  auto defs = schema.find("$defs");
+  ShapeWriter writer(defs != schema.end() ? *defs : kNoDefs);
+  writer.Write(schema);
+  writer.Definitions();
+  return writer.Referred();
+}
+
+// The definitions `definition` refers to directly.
+std::vector<std::string> DefinitionsReferred(const Json& definition, const Json& defs) {
+  ShapeWriter writer(defs);
+  writer.Write(definition);
+  return writer.Referred();
+}
+
+// The definitions used by two or more of the model-written types' shapes,
+// less any that is defined differently by two of them, and less any that
+// refers to a definition left out (until none does): a closed set.
+ShapeGlossary BuildGlossary() {
+  Json defs = Json::object();
+  std::map<std::string, int> users;
+  std::set<std::string> conflicting;
+  for (const std::string& type : ModelWrittenArtifactTypes()) {
+    auto schema = ArtifactHostSchema(type);
+    if (!schema) continue;
+    const Json& json = (*schema)->json();
+    for (const std::string& name : DefinitionsUsed(json)) {
+      const Json& definition = json["$defs"][name];
+      if (!defs.contains(name)) defs[name] = definition;
+      if (defs[name] != definition) conflicting.insert(name);
+      ++users[name];
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& [name, count] : users) {
+    if (count >= 2 && !conflicting.contains(name)) names.insert(name);
+  }
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (auto it = names.begin(); it != names.end();) {
+      auto referred = DefinitionsReferred(defs[*it], defs);
+      bool open = std::any_of(referred.begin(), referred.end(), [&](const std::string& n) { return !names.contains(n); });
+      it = open ? names.erase(it) : std::next(it);
+      dropped = dropped || open;
+    }
+  }
+  ShapeGlossary glossary{names, ""};
+  for (const std::string& name : names) {
+    ShapeWriter writer(defs);
+    glossary.text += (glossary.text.empty() ? "" : "\n") + name + " = " + writer.Write(defs[name]);
+  }
+  return glossary;
+}
+
 }  // namespace
 
-std::string CompactShape(std::string_view name, const Json& schema) {
+std::string CompactShape(std::string_view name, const Json& schema, const std::set<std::string>& omitted) {
   static const Json kNoDefs = Json::object();
   auto defs = schema.is_object() ? schema.find("$defs") : schema.end();
-  ShapeWriter writer(schema.is_object() && defs != schema.end() ? *defs : kNoDefs);
+  ShapeWriter writer(schema.is_object() && defs != schema.end() ? *defs : kNoDefs, omitted);
   std::string out(name);
   if (schema.is_object() && schema.contains("description") && schema["description"].is_string()) {
     out += " (" + schema["description"].get<std::string>() + ")";
@@ -177,13 +250,29 @@ std::string CompactShape(std::string_view name, const Json& schema) {
   return out + writer.Definitions();
 }
 
-Result<const std::string*> ArtifactCompactShape(std::string_view type) {
+const std::vector<std::string>& ModelWrittenArtifactTypes() {
+  static const std::vector<std::string> types = {"ClarificationRequest", "ProblemFrame", "ScenarioSpec", "TaskContract",
+                                                 "PromptReview", "WorkPlan", "WorkResult", "QualityReview",
+                                                 "ReleaseAudit", "UserReport", "Evidence"};
+  return types;
+}
+
+const ShapeGlossary& ArtifactShapeGlossary() {
+  static const ShapeGlossary glossary = BuildGlossary();
+  return glossary;
+}
+
+Result<const std::string*> ArtifactCompactShape(std::string_view type, ShapeDefinitions definitions) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<const std::string>, std::less<>> shapes;
+  static std::map<std::pair<std::string, ShapeDefinitions>, std::unique_ptr<const std::string>> shapes;
   TELIC_ASSIGN_OR_RETURN(const HostSchema* schema, ArtifactHostSchema(type));
+  static const std::set<std::string> kNone;
+  const std::set<std::string>& omitted =
+      definitions == ShapeDefinitions::kBeyondGlossary ? ArtifactShapeGlossary().names : kNone;
   std::lock_guard lock(mutex);
-  if (auto it = shapes.find(type); it != shapes.end()) return it->second.get();
-  auto [it, added] = shapes.emplace(std::string(type), std::make_unique<const std::string>(CompactShape(type, schema->json())));
+  auto key = std::make_pair(std::string(type), definitions);
+  if (auto it = shapes.find(key); it != shapes.end()) return it->second.get();
+  auto [it, added] = shapes.emplace(key, std::make_unique<const std::string>(CompactShape(type, schema->json(), omitted)));
   return it->second.get();
 }
 

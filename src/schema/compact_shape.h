@@ -18,10 +18,18 @@
 // Every rule the shape cannot say (for example that an id is unique) is
 // still checked on submission, and a refusal names the JSON pointer and the
 // reason; the full schema is the one `telic schema NAME` prints.
+//
+// The shape glossary: the definitions that the shapes of two or more of the
+// artifact types a model writes share, identically, one `Name = <shape>` a
+// line. A shape written beside the glossary lists under `where` only the
+// definitions that are not in it, so a host that is given the glossary once
+// reads each common definition once (the lean profile, docs/API.md).
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/canonical_json.h"
 #include "base/status.h"
@@ -29,11 +37,29 @@
 namespace telic::schema {
 
 // The compact form of `schema` (a self-contained bundle: refs are
-// "#/$defs/X"), named `name`.
-std::string CompactShape(std::string_view name, const Json& schema);
+// "#/$defs/X"), named `name`. The definitions named in `omitted` are used by
+// name but not listed (nor are those only they refer to).
+std::string CompactShape(std::string_view name, const Json& schema, const std::set<std::string>& omitted = {});
 
+// The artifact types a model writes: telic_submit_artifact's `artifact_type`.
+const std::vector<std::string>& ModelWrittenArtifactTypes();
+
+struct ShapeGlossary {
+  std::set<std::string> names;  // the definitions it holds
+  std::string text;             // one `Name = <shape>` a line, by name
+};
+// The glossary of the shapes of ModelWrittenArtifactTypes(), built once per
+// process. It is closed: a definition in it refers only to definitions in it.
+const ShapeGlossary& ArtifactShapeGlossary();
+
+// Which definitions a shape lists under `where`.
+enum class ShapeDefinitions {
+  kAll,             // every one it uses: the shape reads alone
+  kBeyondGlossary,  // those not in ArtifactShapeGlossary()
+};
 // The compact form of artifact `type`'s served schema, built once per
-// process; fails as ArtifactHostSchema does.
-Result<const std::string*> ArtifactCompactShape(std::string_view type);
+// process and form; fails as ArtifactHostSchema does.
+Result<const std::string*> ArtifactCompactShape(std::string_view type,
+                                                ShapeDefinitions definitions = ShapeDefinitions::kAll);
 
 }  // namespace telic::schema
