@@ -105,17 +105,44 @@ Json SourcesAsIds(Json record) {
   return RefsAsIds(std::move(record), "sourceRefs", "sourceIds", run_id);
 }
 
-// A replay report with each step's `artifactRef` of the run as `artifactId`.
-Json ReplayStepsByIds(Json report) {
+// The members of a replay step, in the order of a lean step row.
+constexpr const char* kReplayStepColumns[] = {"sequence", "artifactId", "artifactType", "phase", "digestStatus"};
+
+// A replay step as a row of kReplayStepColumns, or nullopt when it has any
+// other member (its `artifactRef` of the run counts as `artifactId`).
+std::optional<Json> ReplayStepRow(const Json& step, const std::string& run_id) {
+  if (!step.is_object()) return std::nullopt;
+  Json members = step;
+  if (auto ref = members.find("artifactRef"); ref != members.end()) {
+    auto id = RunArtifactId(*ref, run_id);
+    if (!id) return std::nullopt;
+    members.erase(ref);
+    members["artifactId"] = *id;
+  }
+  Json row = Json::array();
+  for (const char* column : kReplayStepColumns) {
+    auto value = members.find(column);
+    if (value == members.end()) return std::nullopt;
+    row.push_back(*value);
+  }
+  if (members.size() != row.size()) return std::nullopt;
+  return row;
+}
+
+// A replay report with its steps as rows under `stepColumns`; as it is when
+// any step does not fit the columns.
+Json ReplayStepsAsRows(Json report) {
   if (!report.is_object() || !report.contains("steps") || !report["steps"].is_array()) return report;
   const std::string run_id = report.value("runId", "");
-  for (Json& step : report["steps"]) {
-    if (!step.is_object() || !step.contains("artifactRef")) continue;
-    if (auto id = RunArtifactId(step["artifactRef"], run_id)) {
-      step.erase("artifactRef");
-      step["artifactId"] = *id;
-    }
+  Json rows = Json::array();
+  for (const Json& step : report["steps"]) {
+    auto row = ReplayStepRow(step, run_id);
+    if (!row) return report;
+    rows.push_back(std::move(*row));
   }
+  report["stepColumns"] = Json::array();
+  for (const char* column : kReplayStepColumns) report["stepColumns"].push_back(column);
+  report["steps"] = std::move(rows);
   return report;
 }
 
@@ -140,6 +167,16 @@ Json ActionChanges(Json action, const Json& answered) {
   }
   if (!unchanged.empty()) action["unchanged"] = std::move(unchanged);
   return action;
+}
+
+// `record` without its `key` when the result's run changes `run` hold the
+// same value as `run_key`: a lean state change says each fact once (telic
+// stamps an action with the run's last update, and stores an artifact in
+// its run).
+Json SaidByRun(Json record, const char* key, const Json& run, const char* run_key) {
+  if (!record.is_object() || !run.is_object() || !record.contains(key) || !run.contains(run_key)) return record;
+  if (run[run_key] == record[key]) record.erase(key);
+  return record;
 }
 
 // The members of a NextAction telic_get_run names in the lean profile (the
@@ -238,7 +275,7 @@ std::optional<LeanBefore> LeanStateBefore(controller::RunService& service, const
 Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optional<LeanBefore>& before) {
   if (payload.contains("artifact")) payload["artifact"] = SourcesAsIds(std::move(payload["artifact"]));
   if (tool == "telic_replay_run" && payload.contains("report")) {
-    payload["report"] = ReplayStepsByIds(std::move(payload["report"]));
+    payload["report"] = ReplayStepsAsRows(std::move(payload["report"]));
     return payload;
   }
   if (tool == "telic_get_run" && payload.contains("nextAction")) {
@@ -253,10 +290,16 @@ Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optio
       if (!before->offered.contains(type) && !stored.contains(type) && type != kGroundedType) shaped.insert(type);
     }
   }
-  if (before && payload.contains("run")) payload["run"] = RunChanges(before->run, payload["run"]);
+  if (before && payload.contains("run")) {
+    payload["run"] = RunChanges(before->run, payload["run"]);
+    if (payload.contains("artifact")) payload["artifact"] = SaidByRun(std::move(payload["artifact"]), "runId", payload["run"], "runId");
+  }
   if (payload.contains("nextAction")) {
     Json action = InputsAsIds(std::move(payload["nextAction"]));
-    if (before) action = ActionChanges(std::move(action), InputsAsIds(before->action));
+    if (before) {
+      action = ActionChanges(std::move(action), InputsAsIds(before->action));
+      if (payload.contains("run")) action = SaidByRun(std::move(action), "createdAt", payload["run"], "updatedAt");
+    }
     TELIC_ASSIGN_OR_RETURN(action, LeanAction(std::move(action), shaped));
     if (tool == "telic_start_run" && action.is_object()) action["shapeGlossary"] = schema::ArtifactShapeGlossary().text;
     payload["nextAction"] = std::move(action);

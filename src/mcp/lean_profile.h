@@ -81,8 +81,8 @@ std::string SchemaUri(std::string_view type);
 std::optional<std::string> SchemaUriType(std::string_view uri);
 // "sha256:" and the first kSchemaDigestHexDigits hex digits of the sha256 of
 // a served schema's compact text: a version tag a host can compare (a schema
-// changes only with telic's version), at a quarter of a full digest's tokens.
-inline constexpr size_t kSchemaDigestHexDigits = 16;
+// changes only with telic's version), at an eighth of a full digest's tokens.
+inline constexpr size_t kSchemaDigestHexDigits = 8;
 std::string SchemaDigest(std::string_view schema_text);
 // {uri, digest} of artifact `type`'s served schema; fails for an unknown type.
 [[nodiscard]] Result<Json> SchemaReference(std::string_view type);

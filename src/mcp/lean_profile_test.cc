@@ -58,7 +58,7 @@ class LeanProfileTest : public ::testing::Test {
 };
 
 Json Reference(const std::string& type) {
-  std::string digest = Sha256Ref((*schema::ArtifactHostSchema(type))->compact()).substr(0, 7 + 16);
+  std::string digest = Sha256Ref((*schema::ArtifactHostSchema(type))->compact()).substr(0, 7 + kSchemaDigestHexDigits);
   return {{"uri", "schema://" + type}, {"digest", digest}};
 }
 
@@ -105,7 +105,7 @@ TEST_F(LeanProfileTest, TheReferenceResolvesToTheFullSchema) {
             **schema::ArtifactCompactShape("WorkPlan"));
   Json read = Reply({{"jsonrpc", "2.0"}, {"id", 99}, {"method", "resources/read"}, {"params", {{"uri", "schema://WorkPlan"}}}});
   std::string text = read["result"]["contents"][0]["text"];
-  EXPECT_EQ(Sha256Ref(text).substr(0, 7 + 16), full["digest"]);
+  EXPECT_EQ(Sha256Ref(text).substr(0, 7 + kSchemaDigestHexDigits), full["digest"]);
   EXPECT_EQ(Reply({{"jsonrpc", "2.0"}, {"id", 100}, {"method", "resources/read"}, {"params", {{"uri", "schema://Nope"}}}})
                 ["error"]["code"],
             -32002);
