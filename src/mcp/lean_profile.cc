@@ -69,25 +69,19 @@ std::optional<std::string> RunArtifactId(const Json& ref, const std::string& run
   return text.substr(prefix.size());
 }
 
-// `record` with the references in its `refs_key` array to artifacts of run
-// `run_id` as their IDs in `ids_key` (in order); `refs_key` keeps any other
-// reference and is left out when there is none.
+// `record` with its `refs_key` array as `ids_key`, the IDs of the
+// artifacts it references, when every one is an artifact of run `run_id`
+// ("artifact://RUN/ID"); as it is otherwise.
 Json RefsAsIds(Json record, const char* refs_key, const char* ids_key, const std::string& run_id) {
   if (!record.is_object() || !record.contains(refs_key) || !record[refs_key].is_array()) return record;
-  Json ids = Json::array(), others = Json::array();
+  Json ids = Json::array();
   for (const Json& ref : record[refs_key]) {
-    if (auto id = RunArtifactId(ref, run_id)) {
-      ids.push_back(*id);
-    } else {
-      others.push_back(ref);
-    }
+    auto id = RunArtifactId(ref, run_id);
+    if (!id) return record;
+    ids.push_back(*id);
   }
+  record.erase(refs_key);
   record[ids_key] = std::move(ids);
-  if (others.empty()) {
-    record.erase(refs_key);
-  } else {
-    record[refs_key] = std::move(others);
-  }
   return record;
 }
 

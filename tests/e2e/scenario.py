@@ -47,6 +47,14 @@ def merge_action(known, reported):
     return action
 
 
+def input_refs(action):
+    """A NextAction's input references in either profile: a lean action names
+    the run's own artifacts by ID in `inputIds` (docs/API.md "Profiles")."""
+    if "inputIds" in action:
+        return [f"artifact://{action['runId']}/{i}" for i in action["inputIds"]]
+    return action["inputRefs"]
+
+
 def now_iso():
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 

@@ -208,7 +208,7 @@ class ModesTest(unittest.TestCase):
     def audit(self, decision, plan, matrix_status="supported", **extra):
         h = self.h
         body = {"id": "audit-01", "originalRequestRef": h.request, "taskContractRef": h.ref("contract-01"),
-                "workPlanRefs": [plan], "workResultRefs": [], "qualityReviewRef": h.action["inputRefs"][-1],
+                "workPlanRefs": [plan], "workResultRefs": [], "qualityReviewRef": sc.input_refs(h.action)[-1],
                 "userFidelity": [{"id": "fid-1", "subjectRef": h.request, "description": "Matches.", "status": "pass",
                                   "evidenceRefs": [plan], "rationaleSummary": "Yes."}],
                 "modeCompliance": "pass",
