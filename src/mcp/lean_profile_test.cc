@@ -94,6 +94,54 @@ TEST_F(LeanProfileTest, AStateChangeCarriesNewShapesAndReadsCarryReferences) {
   EXPECT_EQ(cancelled["run"]["version"], 2);
   EXPECT_FALSE(cancelled["run"].contains("repositoryRoot"));  // unchanged members are left out
   EXPECT_EQ(cancelled["nextAction"]["kind"], "terminal");
+  // the action's createdAt is the run's updatedAt, said once
+  EXPECT_FALSE(cancelled["nextAction"].contains("createdAt"));
+  EXPECT_EQ(cancelled["run"]["updatedAt"], Call("telic_get_next_action", {{"run_id", run}})["nextAction"]["createdAt"]);
+}
+
+// The run's own artifacts are named by ID: the inputs of an action, the
+// steps of a replay (as rows).
+TEST_F(LeanProfileTest, TheRunsOwnArtifactsAreNamedById) {
+  server_->set_profile(Profile::kLean);
+  Json started = Start();
+  std::string run = started["run"]["runId"];
+  Json full = controller::RunToJson(*store_->GetRun(run));
+  Json inputs = Json::array();
+  for (const Json& id : started["nextAction"]["inputIds"]) inputs.push_back("artifact://" + run + "/" + id.get<std::string>());
+  server_->set_profile(Profile::kDefault);
+  EXPECT_EQ(inputs, Call("telic_get_next_action", {{"run_id", run}})["nextAction"]["inputRefs"]);
+  Json steps = Call("telic_replay_run", {{"run_id", run}})["report"]["steps"];
+  server_->set_profile(Profile::kLean);
+  EXPECT_FALSE(started["nextAction"].contains("inputRefs"));
+  Json report = Call("telic_replay_run", {{"run_id", run}})["report"];
+  EXPECT_EQ(report["stepColumns"], Json({"sequence", "artifactId", "artifactType", "phase", "digestStatus"}));
+  ASSERT_EQ(report["steps"].size(), steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Json& step = steps[i];
+    EXPECT_EQ(report["steps"][i], Json({step["sequence"], step["artifactRef"].get<std::string>().substr(std::string("artifact://").size() + run.size() + 1),
+                                        step["artifactType"], step["phase"], step["digestStatus"]}));
+  }
+}
+
+// A reference list becomes IDs only when every reference is the run's own
+// (no order between two lists is lost); a state change says runId once.
+TEST(LeanPayloadTest, ReferencesBecomeIdsOnlyWhenAllAreTheRuns) {
+  const std::string own = "artifact://r1/a", other = "artifact://r2/b";
+  Json mixed = {{"artifact", {{"id", "e"}, {"type", "Evidence"}, {"runId", "r1"}, {"sourceRefs", {own, other}}}}};
+  Json kept = *LeanPayload("telic_get_artifact", mixed, std::nullopt);
+  EXPECT_EQ(kept, mixed);
+  Json own_only = {{"artifact", {{"id", "e"}, {"type", "Evidence"}, {"runId", "r1"}, {"sourceRefs", {own, "trace://r1"}}}}};
+  EXPECT_EQ(*LeanPayload("telic_get_artifact", own_only, std::nullopt), own_only);  // a trace:// ref stays a ref
+  Json ids = *LeanPayload("telic_get_artifact", {{"artifact", {{"id", "e"}, {"runId", "r1"}, {"sourceRefs", {own}}}}},
+                          std::nullopt);
+  EXPECT_EQ(ids["artifact"], Json({{"id", "e"}, {"runId", "r1"}, {"sourceIds", {"a"}}}));
+  LeanBefore before;
+  before.run = {{"runId", "r1"}, {"version", 3}, {"status", "running"}, {"phase", "agent_4_execute"}};
+  Json submitted = {{"run", {{"runId", "r1"}, {"version", 4}, {"status", "running"}, {"phase", "agent_4_execute"}}},
+                    {"artifact", {{"id", "e"}, {"type", "Evidence"}, {"runId", "r1"}, {"sourceRefs", Json::array()}}}};
+  Json lean = *LeanPayload("telic_submit_artifact", submitted, before);
+  EXPECT_EQ(lean["artifact"], Json({{"id", "e"}, {"type", "Evidence"}, {"sourceIds", Json::array()}}));
+  EXPECT_EQ(lean["run"]["runId"], "r1");
 }
 
 // The full schema is one call away: the tool and the resource of the reference.
