@@ -9,13 +9,19 @@
 // that first offers it in the run: the types the new action offers that the
 // answered action did not, and of which the run stores no artifact yet. That
 // is a function of the two stored states, so every instance and session gives
-// the same bytes for the same call. A state change reports the run's state
+// the same bytes for the same call. A shape lists only the definitions that
+// are not in the shape glossary, which telic_start_run's NextAction carries
+// (`shapeGlossary`). A state change reports the run's state
 // fields and the members of the run record that changed, and leaves out of
 // the new NextAction the members equal to the answered action's (named in its
-// `unchanged`; telic_get_next_action has them all); telic_get_run returns
+// `unchanged`; telic_get_next_action has them all) and what the result's run
+// already says (createdAt = run.updatedAt; a stored artifact's runId);
+// telic_get_run returns
 // the run, a page of the artifact index ({id, type}, bodies on request) and
 // a summary of the NextAction (id, kind, phase, requiredOutputType, status,
-// reportRef, clarificationRequestRef).
+// reportRef, clarificationRequestRef). A list of references that all name
+// artifacts of the run ("artifact://RUN/ID") is sent as their IDs (inputIds,
+// sourceIds, replay step rows); artifact bodies are never rewritten.
 #pragma once
 
 #include <optional>

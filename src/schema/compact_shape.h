@@ -9,7 +9,8 @@
 //   [T]               an array of T;  `(1..256)` after it: item count
 //   string(1..128)    a string and its length (characters); a `/re/` after
 //                     it is the pattern it must match, `starting x` the
-//                     literal start of a longer one
+//                     literal start of a longer one, `(words)` the schema's
+//                     description or $comment for a longer one without
 //   Counts of 256 items or more and lengths of 1024 or more are left out
 //   (bounds against abuse; refused with pointer and reason all the same).
 //   int(0..100), number(0..1), bool, null, 'text' (a constant), A | B, A & B
