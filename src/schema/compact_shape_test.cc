@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "schema/host_schemas.h"
+#include "schema/registry.h"
 
 namespace telic::schema {
 namespace {
@@ -81,6 +82,13 @@ TEST(CompactShapeTest, TheGlossaryHoldsTheSharedDefinitionsOnce) {
       EXPECT_NE(defined.find(name + " = "), std::string::npos) << name;
     }
   }
+}
+
+// The types the glossary is built over are the ones telic_submit_artifact takes.
+TEST(CompactShapeTest, TheModelWrittenTypesAreTheSubmittableOnes) {
+  const Json* tool = Registry::Default().Document("tools/telic_submit_artifact.json");
+  ASSERT_NE(tool, nullptr);
+  EXPECT_EQ(Json(ModelWrittenArtifactTypes()), tool->at("properties").at("artifact_type").at("enum"));
 }
 
 // A glossary is closed: what its definitions refer to is in it.
