@@ -5,8 +5,9 @@ tokens of every tools/call result of complete runs, per profile.
 Drives over MCP stdio, once per profile (default, lean):
   - analyze_and_fix: examples/analyze_and_fix.json through tests/e2e/scenario.py
     (start, the envelope read, 17 steps: 18 calls);
-  - demo: `telic demo`'s call sequence (the same scenario as host telic-demo,
-    then the UserReport read and telic_replay_run: 20 calls);
+  - demo: `telic demo`'s call sequence (the same scenario as host telic-demo
+    under require_observed, with the test run twice by telic_run_check, then
+    the UserReport read and telic_replay_run: 22 calls);
   - fix_only: the micro fix_only run of tests/e2e/test_modes.py by a cautious
     host that calls telic_get_next_action and telic_get_run before every
     state-changing call (26 calls, 3 of them refused submissions);
@@ -25,6 +26,7 @@ the registry, bytes/4 (the table says which).
 
 Run: python3 bench/context_bench.py build/telic [--json] [--profiles=default,lean]"""
 
+import copy
 import json
 import os
 import shutil
@@ -113,13 +115,77 @@ def drive_analyze_and_fix(server, repo, demo=False):
     scenario = sc.load("analyze_and_fix")
     driver = sc.Driver(server, scenario, repo)
     driver.write_repository()
-    driver.start(**({"host_name": "telic-demo"} if demo else {}))
+    if demo:
+        return drive_demo(server, repo, scenario, driver)
+    driver.start()
     for step in scenario["steps"]:
         driver.do(step)
-    if demo:
-        ref = driver.action["reportRef"]
-        server.ok("telic_get_artifact", {"run_id": driver.run["runId"], "artifact_id": ref.rsplit("/", 1)[1]})
-        server.ok("telic_replay_run", {"run_id": driver.run["runId"]})
+
+
+CHECK_SCRIPT, CHECK_COMMAND = "test_greet.sh", "sh test_greet.sh"
+CHECK_SCRIPT_TEXT = ("# The greeting test: greet() must say \"Hello\".\n"
+                     "if grep -q 'return f\"Hello, {name}!\"' src/greet.py; then\n"
+                     "  echo 'test_greet: 1 passed'\n"
+                     "else\n"
+                     "  echo \"test_greet: 1 failed: greet() returns $(grep -o 'f\"[^,]*' src/greet.py)\"\n"
+                     "  exit 1\n"
+                     "fi\n")
+
+
+def commit_all(repo):
+    """Commits the work tree as `telic demo` commits its repository before it starts."""
+    env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_SYSTEM="/dev/null")
+    for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "demo"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, env=env)
+
+
+def drive_demo(server, repo, scenario, driver):
+    """`telic demo`'s calls (src/cli/demo.cc): the scenario as host telic-demo under require_observed, the
+    test run by telic_run_check before and after the fix and cited by the WorkResult, the release audit and
+    the report; then the UserReport read and telic_replay_run."""
+    with open(os.path.join(repo, CHECK_SCRIPT), "w", encoding="utf-8") as handle:
+        handle.write(CHECK_SCRIPT_TEXT)
+    commit_all(repo)
+    caps = scenario["start"].get("host_capabilities", ["repository.read"]) + ["shell.execute"]
+    driver.start(host_name="telic-demo", host_capabilities=caps, authorization_granted=caps,
+                 shell_execute_allowlist=[CHECK_COMMAND], observation="require_observed")
+    fix_claim = [c["id"] for step in scenario["steps"] if step.get("submit") == "UserReport"
+                 for c in step["body"]["completionClaims"]][-1]
+    passed_ref = diff_ref = None
+
+    def check():
+        nonlocal passed_ref
+        result = server.call("telic_run_check", {"run_id": driver.run["runId"], "command": CHECK_COMMAND,
+                                                 "node_id": driver.action.get("workNodeId") or ""})
+        if result["structuredContent"].get("ok") and result["structuredContent"]["check"]["passed"]:
+            passed_ref = result["structuredContent"]["check"]["evidenceRef"]
+
+    for step in scenario["steps"]:
+        if "write_file" in step:
+            check()
+            driver.do(step)
+            check()
+            continue
+        if "submit" in step and passed_ref:
+            step = copy.deepcopy(step)
+            body = step["body"]
+            if step["submit"] == "WorkResult" and body.get("filesChanged"):
+                body["testResults"] = [{"id": "test-greet", "name": CHECK_SCRIPT, "status": "passed", "commandRef": None,
+                                        "outputRef": passed_ref, "exitCode": 0,
+                                        "rationaleSummary": "telic ran the test in its sandbox."}]
+            rows = {"UserReport": ("completionClaims", "id"), "ReleaseAudit": ("claimEvidenceMatrix", "claimId")}
+            if step["submit"] in rows:
+                key, id_key = rows[step["submit"]]
+                for row in body.get(key, []):
+                    if row.get(id_key) == fix_claim:
+                        row["evidenceRefs"] = row["evidenceRefs"] + ([diff_ref] if diff_ref else []) + [passed_ref]
+        payload = driver.do(step)
+        observed = (payload or {}).get("observation") or {}
+        if observed.get("diffEvidenceRefs"):
+            diff_ref = observed["diffEvidenceRefs"][0]
+    ref = driver.action["reportRef"]
+    server.ok("telic_get_artifact", {"run_id": driver.run["runId"], "artifact_id": ref.rsplit("/", 1)[1]})
+    server.ok("telic_replay_run", {"run_id": driver.run["runId"]})
 
 
 class CautiousHost(Host):

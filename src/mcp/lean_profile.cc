@@ -18,7 +18,7 @@ constexpr std::string_view kGroundedType = "ContextManifest";
 
 bool IsStateChange(const std::string& tool) {
   return tool == "telic_start_run" || tool == "telic_submit_artifact" || tool == "telic_ground_context" ||
-         tool == "telic_cancel_run";
+         tool == "telic_cancel_run" || tool == "telic_run_check";
 }
 
 // The artifact types a NextAction asks for or admits.
@@ -267,7 +267,10 @@ std::optional<LeanBefore> LeanStateBefore(controller::RunService& service, const
 }
 
 Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optional<LeanBefore>& before) {
-  if (payload.contains("artifact")) payload["artifact"] = SourcesAsIds(std::move(payload["artifact"]));
+  // The stored artifact of a submission, a read or a check.
+  for (const char* stored : {"artifact", "evidence"}) {
+    if (payload.contains(stored)) payload[stored] = SourcesAsIds(std::move(payload[stored]));
+  }
   if (tool == "telic_replay_run" && payload.contains("report")) {
     payload["report"] = ReplayStepsAsRows(std::move(payload["report"]));
     return payload;
@@ -286,7 +289,9 @@ Result<Json> LeanPayload(const std::string& tool, Json payload, const std::optio
   }
   if (before && payload.contains("run")) {
     payload["run"] = RunChanges(before->run, payload["run"]);
-    if (payload.contains("artifact")) payload["artifact"] = SaidByRun(std::move(payload["artifact"]), "runId", payload["run"], "runId");
+    for (const char* stored : {"artifact", "evidence"}) {
+      if (payload.contains(stored)) payload[stored] = SaidByRun(std::move(payload[stored]), "runId", payload["run"], "runId");
+    }
   }
   if (payload.contains("nextAction")) {
     Json action = InputsAsIds(std::move(payload["nextAction"]));

@@ -142,6 +142,16 @@ TEST(LeanPayloadTest, ReferencesBecomeIdsOnlyWhenAllAreTheRuns) {
   Json lean = *LeanPayload("telic_submit_artifact", submitted, before);
   EXPECT_EQ(lean["artifact"], Json({{"id", "e"}, {"type", "Evidence"}, {"sourceIds", Json::array()}}));
   EXPECT_EQ(lean["run"]["runId"], "r1");
+  // a check stores Evidence too: its run is the changes, its evidence said once
+  Json checked = {{"run", {{"runId", "r1"}, {"version", 3}, {"status", "running"}, {"phase", "agent_4_execute"},
+                           {"topology", "forensic"}}},
+                  {"check", {{"passed", true}, {"evidenceRef", "artifact://r1/check-1"}}},
+                  {"evidence", {{"id", "check-1"}, {"type", "Evidence"}, {"runId", "r1"}, {"sourceRefs", {own}}}}};
+  before.run["topology"] = "forensic";
+  Json lean_check = *LeanPayload("telic_run_check", checked, before);
+  EXPECT_EQ(lean_check["run"], Json({{"runId", "r1"}, {"version", 3}, {"status", "running"}, {"phase", "agent_4_execute"}}));
+  EXPECT_EQ(lean_check["evidence"], Json({{"id", "check-1"}, {"type", "Evidence"}, {"sourceIds", {"a"}}}));
+  EXPECT_EQ(lean_check["check"], checked["check"]);
 }
 
 // The full schema is one call away: the tool and the resource of the reference.
