@@ -90,10 +90,9 @@ ToolSpec RunCheckTool(controller::RunService& runs, graph::TaskService& tasks, c
   spec.name = "telic_run_check";
   spec.title = "Run verification check";
   spec.description =
-      "Run one verification command that the run's contract allows as an exact shell.execute command, in telic's "
-      "sandbox (no shell, no network, read-only system, the work tree the only writable place), bound to a WorkPlan "
-      "node or a task awaiting verification. The result is stored as Evidence observed by telic; for a task it is "
-      "also the task's verification. Prefer this to reporting test results yourself.";
+      "Run an exact allowed shell.execute command of the run in telic's sandbox for a plan node or a task awaiting "
+      "verification; stored as Evidence observed by telic (for a task, also its verification). Prefer this to "
+      "reporting test results yourself.";
   spec.schema_path = "tools/telic_run_check.json";
   spec.read_only = false;
   spec.idempotent = false;

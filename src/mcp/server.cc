@@ -123,9 +123,9 @@ std::optional<std::string> OutputSchemaText(const ToolSpec& tool) {
   if (const auto* prebuilt = schema::FindPrebuiltBundle(ToolOutputSchemaPath(tool.name))) {
     return std::string(prebuilt->text);
   }
-  auto output = ToolOutputSchema(tool.name);
+  auto output = schema::BundleToolOutputForListing(schema::Registry::Default(), ToolOutputSchemaPath(tool.name));
   if (!output) return std::nullopt;
-  return Compact(**output);
+  return Compact(*output);
 }
 
 // Writes a tools/list entry, or a reply's result, with the schemas' or the

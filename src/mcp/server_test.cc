@@ -167,13 +167,22 @@ TEST_F(ServerTest, DefaultsAreAppliedBeforeTheHandlerRuns) {
   EXPECT_EQ(body["host"]["capabilities"], Json::array({"repository.read"}));
 }
 
-TEST_F(ServerTest, ToolsListSchemasAreTheValidatingSchemas) {
+// Listed input schemas are self-contained and leave the closing
+// `additionalProperties: false` to the server, which refuses an unknown
+// argument by name (the reference's unrecognized_keys issue).
+TEST_F(ServerTest, ToolsListSchemasAreSelfContainedAndTheServerStillClosesThem) {
   Json tools = server_->ListTools();
   for (const Json& tool : tools) {
     const Json& schema = tool["inputSchema"];
-    EXPECT_EQ(schema["additionalProperties"], false) << tool["name"];
+    EXPECT_FALSE(schema.contains("additionalProperties")) << tool["name"];
     EXPECT_EQ(schema.dump().find("common.json"), std::string::npos) << tool["name"];
   }
+  Json refused = Call("telic_start_run", {{"original_request", "Explain src/app.ts"}, {"mode", "analyze_only"},
+                                          {"not_an_argument", 1}});
+  EXPECT_TRUE(refused.value("isError", false)) << refused;
+  const Json& issue = refused["structuredContent"]["issues"][0];
+  EXPECT_EQ(issue["code"], "unrecognized_keys") << refused;
+  EXPECT_NE(issue["message"].get<std::string>().find("not_an_argument"), std::string::npos) << refused;
 }
 
 // tools/list's reply splices the entries' kept text into the reply: byte for
@@ -202,9 +211,9 @@ TEST_F(ServerTest, ToolListTextIsTheRunTimeBundlesSerialised) {
     auto input = schema::BundleToolInputForListing(schema::Registry::Default(), "tools/" + name + ".json");
     ASSERT_TRUE(input) << name;
     entry["inputSchema"] = *input;
-    auto output = ToolOutputSchema(name);
+    auto output = schema::BundleToolOutputForListing(schema::Registry::Default(), "results/" + name + ".json");
     ASSERT_TRUE(output) << name;
-    entry["outputSchema"] = **output;
+    entry["outputSchema"] = *output;
   }
   EXPECT_EQ(server_->ToolListReply(7, false), ResultResponse(7, Json{{"tools", expected}}));
 }

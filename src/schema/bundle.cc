@@ -125,9 +125,22 @@ Result<Json> BundleForStockValidators(const Registry& registry, std::string_view
 
 namespace {
 
-// The keywords tools/list leaves out of an inputSchema (BundleToolInputForListing).
-bool ListingDropsKeyword(const std::string& key) {
-  return key == "pattern" || key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems";
+// The keywords tools/list leaves out of an inputSchema (BundleToolInputForListing):
+// every bound (patterns, lengths, counts, numeric ranges),
+// "additionalProperties": false and empty defaults.
+// The server still validates every argument against the full schema and
+// refuses a violation with its JSON pointer; a model does not need them to
+// write a call (docs/API.md "tools/list").
+bool ListingDropsKeyword(const std::string& key, const Json& value) {
+  if (value.is_string() || value.is_number()) {
+    if (key == "pattern" || key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems" ||
+        key == "minimum" || key == "maximum") {
+      return true;
+    }
+  }
+  if (key == "additionalProperties") return value.is_boolean() && !value.get<bool>();
+  if (key == "default") return (value.is_array() || value.is_string() || value.is_object()) && value.empty();
+  return false;
 }
 
 // Removes those keywords from `schema` and every subschema inside it, and
@@ -146,11 +159,9 @@ void TrimForListing(Json& schema, const Json& inlined) {
     }
   }
   for (auto it = schema.begin(); it != schema.end();) {
-    if (it->is_string() || it->is_number()) {
-      if (ListingDropsKeyword(it.key())) {
-        it = schema.erase(it);
-        continue;
-      }
+    if (ListingDropsKeyword(it.key(), *it)) {
+      it = schema.erase(it);
+      continue;
     }
     ++it;
   }
@@ -178,6 +189,38 @@ Result<Json> BundleToolInputForListing(const Registry& registry, std::string_vie
   for (auto& [name, definition] : inlined.items()) bundle["$defs"].erase(name);
   if (bundle["$defs"].empty()) bundle.erase("$defs");
   TrimForListing(bundle, inlined);
+  return bundle;
+}
+
+namespace {
+
+// Removes the annotation keywords (title, description, $comment) from
+// `schema` and every subschema; members of "properties" maps keep their names.
+void DropAnnotations(Json& schema) {
+  if (schema.is_array()) {
+    for (Json& item : schema) DropAnnotations(item);
+    return;
+  }
+  if (!schema.is_object()) return;
+  for (const char* key : {"title", "description", "$comment"}) {
+    if (auto it = schema.find(key); it != schema.end() && it->is_string()) schema.erase(it);
+  }
+  for (auto it = schema.begin(); it != schema.end(); ++it) {
+    if (it.key() == "const" || it.key() == "enum" || it.key() == "default" || it.key() == "examples") continue;
+    if (it.key() == "properties" || it.key() == "$defs" || it.key() == "definitions") {
+      for (auto member = it->begin(); member != it->end(); ++member) DropAnnotations(*member);
+      continue;
+    }
+    DropAnnotations(*it);
+  }
+}
+
+}  // namespace
+
+Result<Json> BundleToolOutputForListing(const Registry& registry, std::string_view path) {
+  TELIC_ASSIGN_OR_RETURN(Json bundle, BundleAllForStockValidators(registry, path));
+  DropAnnotations(bundle);
+  bundle.erase("$schema");  // 2020-12, MCP's default dialect since 2025-11-25
   return bundle;
 }
 

@@ -38,10 +38,18 @@ Result<Json> BundleForStockValidators(const Registry& registry, std::string_view
 // document or a "#/$defs/X" (a build defect, caught by the unit tests).
 Result<Json> BundleAllForStockValidators(const Registry& registry, std::string_view path);
 
+// A tool's outputSchema as tools/list serves it: the results/ document
+// bundled for stock validators, less its annotations (title, description,
+// $comment), which no host shows a model, and its "$schema": the documents
+// are JSON Schema 2020-12, MCP's default dialect (2025-11-25). Validation is
+// unchanged.
+Result<Json> BundleToolOutputForListing(const Registry& registry, std::string_view path);
+
 // A tool's inputSchema as tools/list serves it: BundleForHost less what a
 // model does not need to call the tool right and pays tokens for in every
-// context (issue 39): the root's "$schema", every "pattern" and every
-// length and count cap (minLength, maxLength, minItems, maxItems), and each
+// context (issue 39): the root's "$schema", every "pattern", every bound
+// (minLength, maxLength, minItems, maxItems, minimum, maximum), every
+// "additionalProperties": false and every empty default, and each
 // definition that is then only a type is written where it is referred to.
 // Telic still validates the arguments against the embedded schema (patterns
 // and caps included) and names a violation by JSON pointer with its reason.

@@ -1,6 +1,6 @@
 // telic_schema_bundles_gen OUT.cc: writes the prebuilt schema bundles
 // (schema/prebuilt_bundles.h) as a C++ source, at build time. Bundles every
-// tools/*.json as tools/list serves it and every results/*.json for stock validators with
+// tools/*.json and results/*.json as tools/list serves them, with
 // the same functions the server would call at run time. Exits 1, writing
 // nothing, when a bundle fails (a build defect).
 #include <cstdio>
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     bool tool = path.starts_with("tools/"), result = path.starts_with("results/");
     if (!tool && !result) continue;
     auto bundle = tool ? telic::schema::BundleToolInputForListing(registry, path)
-                       : telic::schema::BundleAllForStockValidators(registry, path);
+                       : telic::schema::BundleToolOutputForListing(registry, path);
     if (!bundle) {
       std::cerr << "telic_schema_bundles_gen: " << path << ": " << bundle.error().message() << "\n";
       return 1;

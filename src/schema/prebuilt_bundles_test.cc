@@ -21,7 +21,7 @@ TEST(PrebuiltBundlesTest, EveryToolAndResultSchemaHasItsRunTimeBundle) {
     ++expected;
     const PrebuiltBundle* prebuilt = FindPrebuiltBundle(path);
     ASSERT_NE(prebuilt, nullptr) << path;
-    auto bundle = tool ? BundleToolInputForListing(registry, path) : BundleAllForStockValidators(registry, path);
+    auto bundle = tool ? BundleToolInputForListing(registry, path) : BundleToolOutputForListing(registry, path);
     ASSERT_TRUE(bundle) << path;
     // The generator writes with WriteJson; this compares with nlohmann's own dump.
     EXPECT_EQ(prebuilt->text, bundle->dump(-1, ' ', false, Json::error_handler_t::replace)) << path;
