@@ -90,6 +90,12 @@ class Recorder:
         server.call = call
 
 
+def refuse(host, artifact_type, body):
+    """A submission the server must refuse; the reference's errors carry no `code`, so only isError is checked."""
+    result = host.server.call("telic_submit_artifact", dict(host.tokens(), artifact_type=artifact_type, body=body))
+    assert result.get("isError") is True, f"{artifact_type} unexpectedly accepted"
+
+
 def compact(value):
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -229,8 +235,8 @@ def drive_fix_only(server, repo):
               "acceptanceCoverage": [passed("AC-1", [h.ref("read-1")])], "unresolvedIssues": [], "deviations": [],
               "rationaleSummary": "Fixed and re-read."}
     early = dict(result, actions=[result["actions"][2], result["actions"][1]])
-    h.refuse("WorkResult", early, "must run after the final mutating action")
-    h.refuse("WorkResult", dict(result, actions=result["actions"][1:]), "must begin with a minimal preflight")
+    refuse(h, "WorkResult", early)  # "must run after the final mutating action"
+    refuse(h, "WorkResult", dict(result, actions=result["actions"][1:]))  # "must begin with a minimal preflight"
     h.submit("WorkResult", result)
     verification = [{"requirementId": "VR-MICRO", "capability": "repository.read", "status": "pass",
                      "evidenceRefs": [h.ref("read-1")], "rationaleSummary": "Re-read after the write."}]
@@ -243,7 +249,7 @@ def drive_fix_only(server, repo):
               "findingRefs": [], "changeRefs": [], "verificationRefs": [], "unresolvedRisks": [],
               "permissionsHonored": True, "nextActions": [], "traceRef": "trace://" + h.id,
               "rationaleSummary": "Evidence-backed."}
-    h.refuse("UserReport", report, "changeRefs must retain every accepted WorkResult diff")
+    refuse(h, "UserReport", report)  # "changeRefs must retain every accepted WorkResult diff"
     report["changeRefs"] = [h.ref("diff-1")]
     h.submit("UserReport", report)
     assert h.run["status"] == "completed", h.run
