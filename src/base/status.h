@@ -51,9 +51,16 @@ class Error {
   std::vector<Issue> issues_;
 };
 
+// A value or the Error that stopped it. [[nodiscard]]: a fallible call's
+// result must be looked at (propagated, checked, or explicitly dropped with
+// a (void) cast and a comment saying why).
 template <typename T>
-using Result = std::expected<T, Error>;
-using Status = std::expected<void, Error>;
+class [[nodiscard]] Result : public std::expected<T, Error> {
+ public:
+  using std::expected<T, Error>::expected;
+  Result(std::expected<T, Error> other) : std::expected<T, Error>(std::move(other)) {}  // NOLINT: implicit
+};
+using Status = Result<void>;
 
 inline std::unexpected<Error> Fail(ErrorCode code, std::string message,
                                    std::vector<Issue> issues = {}) {
