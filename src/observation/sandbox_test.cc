@@ -163,9 +163,11 @@ TEST_F(SandboxTest, TheProcessCountIsBounded) {
   EXPECT_GT(started, 0);
   EXPECT_LT(started, 24);
 
-  // A real fork bomb ends at the wall time, and the host can still fork.
+  // A real fork bomb ends at the wall time, and the host can still fork. The
+  // shell becomes the sleep (exec, no fork): with the process limit reached,
+  // forking a `sleep` could fail and end the check early instead.
   limits.wall_time_ms = 1500;
-  auto bomb = Run({"sh", "-c", "f() { f | f & }; f; sleep 60"}, limits);
+  auto bomb = Run({"sh", "-c", "f() { f | f & }; f; exec sleep 60"}, limits);
   ASSERT_TRUE(bomb) << bomb.error().message();
   EXPECT_TRUE(bomb->timed_out);
   auto after = Run({"true"});
