@@ -1,0 +1,90 @@
+"""End-to-end: a ledger written by an earlier telic opens in this one.
+
+tests/fixtures/ledgers/ holds a SQLite ledger and a PostgreSQL dump written
+by main at the commit manifest.json names (write_ledgers.py there says how).
+This telic must migrate each forward on open and then read the same facts
+back: every run verifies (artifact digests and the trace hash chain), the
+completed run replays to the same state, run statuses and task states are as
+written, and the migrated ledger takes a new complete run. Run as
+`python3 test_ledger_upgrade.py <telic>`."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_client import require_postgres  # noqa: E402
+from mcp_client import Workspace, run_tests, telic_binary  # noqa: E402
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "ledgers")
+with open(os.path.join(FIXTURES, "manifest.json")) as manifest_file:
+    MANIFEST = json.load(manifest_file)
+
+
+class LedgerUpgradeMixin:
+    """Subclasses set self.db (a ledger holding the fixture) and self.facts."""
+
+    def cli(self, *args, timeout=300):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TELIC_") or k == "TELIC_BIN"}
+        proc = subprocess.run([telic_binary(), *args, "--db", self.db], capture_output=True, text=True,
+                              timeout=timeout, env=env, cwd=self.ws.base)
+        self.assertEqual(proc.returncode, 0, f"telic {' '.join(args)}: {proc.stderr}{proc.stdout[-2000:]}")
+        return proc.stdout
+
+    def statuses(self):
+        return {r["runId"]: r["status"] for r in json.loads(self.cli("runs", "--json"))["runs"]}
+
+    def check_the_written_facts(self):
+        statuses = self.statuses()
+        self.assertEqual(statuses.get(self.facts["completed_run"]), "completed")
+        self.assertEqual(statuses.get(self.facts["cancelled_run"]), "cancelled")
+        for run_id in statuses:
+            self.cli("verify", run_id)
+        self.cli("replay", self.facts["completed_run"])
+        self.assertIn("release_auditor", self.cli("show", self.facts["completed_run"]) +
+                      self.cli("trace", self.facts["completed_run"]))
+        tasks = {t["taskId"]: t["state"] for t in json.loads(self.cli("tasks", "--json"))["tasks"]}
+        self.assertEqual(tasks, self.facts["tasks"])
+        return statuses
+
+    # covers issue 41 (the ledger format migrates forward)
+    def test_a_ledger_written_by_main_opens_verifies_and_takes_a_new_run(self):
+        before = self.check_the_written_facts()
+        self.cli("demo", "--workdir", os.path.join(self.ws.base, "demo"))
+        after = self.check_the_written_facts()
+        new_runs = set(after) - set(before)
+        self.assertEqual(len(new_runs), 1, after)
+        self.assertEqual(after[new_runs.pop()], "completed")
+
+
+class SqliteLedgerUpgradeTest(LedgerUpgradeMixin, unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        # Its own folder: a ledger's folder is a state directory, which grounding never reads.
+        os.makedirs(os.path.join(self.ws.base, "ledger"))
+        self.db = os.path.join(self.ws.base, "ledger", "main.sqlite3")
+        shutil.copyfile(os.path.join(FIXTURES, "main.sqlite3"), self.db)
+        self.facts = MANIFEST["sqlite"]
+
+
+class PostgresLedgerUpgradeTest(LedgerUpgradeMixin, unittest.TestCase):
+    def setUp(self):
+        pg = require_postgres(self)
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        schema = "upgrade_" + os.urandom(6).hex()
+        with open(os.path.join(FIXTURES, "main.pg.sql")) as dump:
+            sql = dump.read().replace(MANIFEST["postgres_schema"], schema)
+        subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", pg.url], input=sql, text=True,
+                       check=True, stdout=subprocess.DEVNULL)
+        separator = "&" if "?" in pg.url else "?"
+        self.db = f"{pg.url}{separator}options=-csearch_path%3D{schema}"
+        self.facts = MANIFEST["postgres"]
+
+
+if __name__ == "__main__":
+    run_tests(sys.argv)
