@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -207,7 +208,9 @@ static std::function<bool(std::string_view)> ReadableFromGroundedRoot(const Grou
   };
 }
 
-Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
+namespace {
+
+Status CheckRequestLimits(const GroundingRequest& request) {
   if (!IsIdentifier(request.run_id)) {
     return Fail(ErrorCode::kInvalidArgument,
                 "run_id must be a valid Telic identifier containing at most 128 characters.");
@@ -224,203 +227,246 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   if (request.excluded_roots.size() > kMaxExcludedRoots) {
     return Fail(ErrorCode::kInvalidArgument, "excluded_roots must not contain more than 16 entries.");
   }
-  TELIC_ASSIGN_OR_RETURN(const GroundingBudget budget, ResolveBudget(request.budget));
-  TELIC_ASSIGN_OR_RETURN(RepositoryRoot repository, ResolveRepositoryRoot(request.repository_root));
-  const std::string& root = repository.path;
-  TELIC_ASSIGN_OR_RETURN(const ExcludedRoots excluded, ResolveExcludedRoots(root, request.excluded_roots));
-  const std::function<bool(std::string_view)> may_read = ReadableFromGroundedRoot(request, root);
-  const PathPredicate should_exclude = [&excluded](std::string_view path) { return excluded.Excludes(path); };
-  std::vector<std::string> active_paths;
-  for (const std::string& value : request.active_paths) {
-    TELIC_ASSIGN_OR_RETURN(std::string normalized, ValidateActivePath(root, value));
-    active_paths.push_back(std::move(normalized));
-  }
+  return Ok();
+}
 
-  // PROTOCOL §16.2 inventory.
+bool CodeUnitLess(std::string_view a, std::string_view b) { return Utf16Before(a, b); }
+
+// What one grounding works with once the request is resolved, and what it
+// accumulates on the way (warnings and exclusion counts, in stage order).
+struct Grounding {
+  explicit Grounding(const GroundingRequest& r) : request(r) {}
+  const GroundingRequest& request;
+  GroundingBudget budget;
+  RepositoryRoot repository;
+  ExcludedRoots excluded;
+  std::function<bool(std::string_view)> may_read;
+  PathPredicate should_exclude;
+  std::vector<std::string> active_paths;
+  std::vector<std::string> warnings;
+  ExclusionCounts exclusions;
+
+  const std::string& root() const { return repository.path; }
+  bool Readable(const std::string& path) const { return !may_read || may_read(path); }
+};
+
+Result<std::unique_ptr<Grounding>> ResolveGrounding(const GroundingRequest& request) {
+  TELIC_RETURN_IF_ERROR(CheckRequestLimits(request));
+  auto g = std::make_unique<Grounding>(request);
+  TELIC_ASSIGN_OR_RETURN(g->budget, ResolveBudget(request.budget));
+  TELIC_ASSIGN_OR_RETURN(g->repository, ResolveRepositoryRoot(request.repository_root));
+  TELIC_ASSIGN_OR_RETURN(g->excluded, ResolveExcludedRoots(g->root(), request.excluded_roots));
+  g->may_read = ReadableFromGroundedRoot(request, g->root());
+  g->should_exclude = [excluded = &g->excluded](std::string_view path) { return excluded->Excludes(path); };
+  for (const std::string& value : request.active_paths) {
+    TELIC_ASSIGN_OR_RETURN(std::string normalized, ValidateActivePath(g->root(), value));
+    g->active_paths.push_back(std::move(normalized));
+  }
+  return g;
+}
+
+// PROTOCOL §16.2 inventory: the walk, its exclusions and warnings.
+Inventory TakeInventory(Grounding& g) {
   InventoryRequest inventory_request;
-  inventory_request.root = root;
-  inventory_request.early_index = &repository.early_index;
-  inventory_request.max_walk_paths = static_cast<size_t>(budget.max_inventory_files) + 1;
-  inventory_request.is_excluded = should_exclude;
-  inventory_request.may_read = may_read;
-  inventory_request.cancelled = request.cancelled;
-  if (request.progress) {
-    inventory_request.progress = [&request](int64_t found) { Report(request, "inventory", found, 0); };
+  inventory_request.root = g.root();
+  inventory_request.early_index = &g.repository.early_index;
+  inventory_request.max_walk_paths = static_cast<size_t>(g.budget.max_inventory_files) + 1;
+  inventory_request.is_excluded = g.should_exclude;
+  inventory_request.may_read = g.may_read;
+  inventory_request.cancelled = g.request.cancelled;
+  if (g.request.progress) {
+    inventory_request.progress = [&request = g.request](int64_t found) { Report(request, "inventory", found, 0); };
   }
   Inventory inventory = DiscoverRepositoryFiles(inventory_request);
-  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
-  std::vector<std::string> warnings = inventory.warnings;
-  ExclusionCounts exclusions;
-  if (inventory.excluded_path_count > 0) exclusions["excluded_directory"] += inventory.excluded_path_count;
-  int64_t permission_skipped = inventory.permission_skipped;
-
-  if (inventory.invalid_path_count > 0) exclusions["invalid_path"] += inventory.invalid_path_count;
-  if (permission_skipped > 0) {
-    warnings.push_back(fmt::format("{} repository {} outside the run's read permissions {} not inventoried.",
-                                   permission_skipped, permission_skipped == 1 ? "path" : "paths",
-                                   permission_skipped == 1 ? "was" : "were"));
+  g.warnings = inventory.warnings;
+  if (inventory.excluded_path_count > 0) g.exclusions["excluded_directory"] += inventory.excluded_path_count;
+  if (inventory.invalid_path_count > 0) g.exclusions["invalid_path"] += inventory.invalid_path_count;
+  const int64_t skipped = inventory.permission_skipped;
+  if (skipped > 0) {
+    g.warnings.push_back(fmt::format("{} repository {} outside the run's read permissions {} not inventoried.",
+                                     skipped, skipped == 1 ? "path" : "paths", skipped == 1 ? "was" : "were"));
   }
+  return inventory;
+}
 
-  // Default instruction files that exist as regular files, and the active
-  // paths, join the inventory. Instruction files and active paths the run
-  // may not read are left out (a denied file in the inventory was counted
-  // there already).
-  const std::vector<std::string_view>& inventory_paths = inventory.paths;
-  auto in_inventory = [&inventory_paths](const std::string& path) {
-    return std::binary_search(inventory_paths.begin(), inventory_paths.end(), std::string_view(path),
-                              [](std::string_view a, std::string_view b) { return Utf16Before(a, b); });
+// Default instruction files that exist as regular files, and the active
+// paths, that are not in the inventory: sorted, distinct. Those the run may
+// not read are left out (a denied file in the inventory was counted there).
+std::vector<std::string> PathsBesideInventory(const Grounding& g, const std::vector<std::string_view>& inventory) {
+  auto in_inventory = [&inventory](const std::string& path) {
+    return std::binary_search(inventory.begin(), inventory.end(), std::string_view(path), CodeUnitLess);
   };
-  auto readable = [&](const std::string& path) { return !may_read || may_read(path); };
   std::vector<std::string> extras;
   for (std::string_view pinned : kDefaultPinnedPaths) {
     std::string path(pinned);
-    if (should_exclude(path) || in_inventory(path) || !IsRegularFile(root + "/" + path) || !readable(path)) continue;
+    if (g.should_exclude(path) || in_inventory(path) || !IsRegularFile(g.root() + "/" + path) || !g.Readable(path)) {
+      continue;
+    }
     extras.push_back(std::move(path));
   }
-  for (const std::string& path : active_paths) {
-    if (should_exclude(path) || in_inventory(path) || !readable(path)) continue;
+  for (const std::string& path : g.active_paths) {
+    if (g.should_exclude(path) || in_inventory(path) || !g.Readable(path)) continue;
     extras.push_back(path);
   }
-
-  // Instruction and active paths first, then code-unit order, cut to the
-  // candidate budget. The inventory is sorted already and the extras are
-  // not in it, so this is a partition and a merge that stops at the budget.
-  const std::unordered_set<std::string_view> active_set(active_paths.begin(), active_paths.end());
-  auto required = [&active_set](std::string_view path) { return IsInstructionPath(path) || active_set.contains(path); };
-  auto less = [](std::string_view a, std::string_view b) { return Utf16Before(a, b); };
-  std::sort(extras.begin(), extras.end(), less);
+  std::sort(extras.begin(), extras.end(), CodeUnitLess);
   extras.erase(std::unique(extras.begin(), extras.end()), extras.end());
-  const auto candidate_files = static_cast<int64_t>(inventory_paths.size() + extras.size());
-  const auto budget_files = static_cast<size_t>(std::max<int64_t>(budget.max_inventory_files, 0));
-  // Views into the inventory and `extras`, which outlive the selection.
+  return extras;
+}
+
+// The candidates within the budget: instruction and active paths first,
+// then code-unit order. Both inputs are sorted, so this is a partition and
+// a merge that stops at the budget. Views into the inputs.
+struct Candidates {
   std::vector<std::string_view> sorted;
-  sorted.reserve(std::min(budget_files, static_cast<size_t>(candidate_files)));
-  for (std::string_view path : inventory_paths) {
-    if (required(path)) sorted.push_back(path);
+  size_t required_count = 0;  // sorted[0, required_count) and the rest are each in order
+  int64_t total = 0;          // before the budget cut
+};
+
+Candidates CandidatesInBudget(Grounding& g, const std::vector<std::string_view>& inventory,
+                              const std::vector<std::string>& extras) {
+  const std::unordered_set<std::string_view> active_set(g.active_paths.begin(), g.active_paths.end());
+  auto required = [&active_set](std::string_view path) { return IsInstructionPath(path) || active_set.contains(path); };
+  Candidates c;
+  c.total = static_cast<int64_t>(inventory.size() + extras.size());
+  const auto budget_files = static_cast<size_t>(std::max<int64_t>(g.budget.max_inventory_files, 0));
+  c.sorted.reserve(std::min(budget_files, static_cast<size_t>(c.total)));
+  for (std::string_view path : inventory) {
+    if (required(path)) c.sorted.push_back(path);
   }
   for (const std::string& path : extras) {
-    if (required(path)) sorted.push_back(path);
+    if (required(path)) c.sorted.push_back(path);
   }
-  std::sort(sorted.begin(), sorted.end(), less);
-  if (sorted.size() > budget_files) sorted.resize(budget_files);
-  const size_t required_count = sorted.size();  // sorted[0, required_count) and the rest are each in order
-  auto inventory_it = inventory_paths.begin();
+  std::sort(c.sorted.begin(), c.sorted.end(), CodeUnitLess);
+  if (c.sorted.size() > budget_files) c.sorted.resize(budget_files);
+  c.required_count = c.sorted.size();
+  auto inventory_it = inventory.begin();
   auto extras_it = extras.begin();
-  while (sorted.size() < budget_files) {
-    while (inventory_it != inventory_paths.end() && required(*inventory_it)) ++inventory_it;
+  while (c.sorted.size() < budget_files) {
+    while (inventory_it != inventory.end() && required(*inventory_it)) ++inventory_it;
     while (extras_it != extras.end() && required(*extras_it)) ++extras_it;
-    bool inventory_left = inventory_it != inventory_paths.end();
-    bool extras_left = extras_it != extras.end();
+    const bool inventory_left = inventory_it != inventory.end();
+    const bool extras_left = extras_it != extras.end();
     if (!inventory_left && !extras_left) break;
-    if (extras_left && (!inventory_left || less(*extras_it, *inventory_it))) {
-      sorted.push_back(*extras_it++);
+    if (extras_left && (!inventory_left || CodeUnitLess(*extras_it, *inventory_it))) {
+      c.sorted.push_back(*extras_it++);
     } else {
-      sorted.push_back(*inventory_it++);
+      c.sorted.push_back(*inventory_it++);
     }
   }
-  if (candidate_files > budget.max_inventory_files) {
-    exclusions["inventory_budget"] += candidate_files - budget.max_inventory_files;
-    warnings.push_back(
+  if (c.total > g.budget.max_inventory_files) {
+    g.exclusions["inventory_budget"] += c.total - g.budget.max_inventory_files;
+    g.warnings.push_back(
         "Repository inventory exceeded the configured candidate limit and was deterministically truncated.");
   }
-  Report(request, "inventory", candidate_files, candidate_files);
+  return c;
+}
 
-  // Classified in parallel, counted in order.
+// The candidates that are neither under an excluded directory nor
+// secret-like, in one code-unit order (so ranking keeps ties in input
+// order). Classified in parallel, counted in order.
+std::vector<std::string_view> EligibleCandidates(Grounding& g, const Candidates& c) {
   enum class Kind : uint8_t { kEligible, kExcludedDirectory, kSecretLike };
-  std::vector<Kind> kinds(sorted.size());
-  ParallelFor(sorted.size(), 2048, [&](size_t begin, size_t end) {
+  std::vector<Kind> kinds(c.sorted.size());
+  ParallelFor(c.sorted.size(), 2048, [&](size_t begin, size_t end) {
     std::string lower;  // each path lower-cased once for both checks
     for (size_t i = begin; i < end; ++i) {
       lower.clear();
-      AppendJsLowerCase(sorted[i], lower);
+      AppendJsLowerCase(c.sorted[i], lower);
       kinds[i] = IsExcludedDirectoryLowerPath(lower) ? Kind::kExcludedDirectory
                  : IsSecretLikeLowerPath(lower)      ? Kind::kSecretLike
                                                      : Kind::kEligible;
     }
   });
   std::vector<std::string_view> eligible;
-  eligible.reserve(sorted.size());
+  eligible.reserve(c.sorted.size());
   size_t eligible_required = 0;
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (i == required_count) eligible_required = eligible.size();
+  for (size_t i = 0; i < c.sorted.size(); ++i) {
+    if (i == c.required_count) eligible_required = eligible.size();
     if (kinds[i] == Kind::kExcludedDirectory) {
-      ++exclusions["excluded_directory"];
+      ++g.exclusions["excluded_directory"];
     } else if (kinds[i] == Kind::kSecretLike) {
-      ++exclusions["secret_like_file"];
+      ++g.exclusions["secret_like_file"];
     } else {
-      eligible.push_back(sorted[i]);
+      eligible.push_back(c.sorted[i]);
     }
   }
-
-  if (required_count == sorted.size()) eligible_required = eligible.size();
-  // One run in code-unit order lets the ranking keep ties in input order.
+  if (c.required_count == c.sorted.size()) eligible_required = eligible.size();
   std::inplace_merge(eligible.begin(), eligible.begin() + static_cast<std::ptrdiff_t>(eligible_required),
-                     eligible.end(), less);
+                     eligible.end(), CodeUnitLess);
+  return eligible;
+}
 
-  // PROTOCOL §16.4 ranking and selection.
+// PROTOCOL §16.4 ranking and selection.
+Result<Selection> RankAndSelect(Grounding& g, std::vector<std::string_view> eligible) {
+  const GroundingRequest& request = g.request;
   const auto eligible_count = static_cast<int64_t>(eligible.size());
   TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
   Report(request, "rank", 0, eligible_count);
-  std::vector<RankedCandidate> ranked = RankCandidates(eligible, request.request_text, active_paths);
+  std::vector<RankedCandidate> ranked = RankCandidates(eligible, request.request_text, g.active_paths);
   eligible.clear();
   Report(request, "rank", eligible_count, eligible_count);
   TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
-  SelectionLimits limits{budget.max_files, budget.max_file_bytes, budget.max_total_bytes, kMaxDocumentBodyBytes,
-                         request.run_id};
-  Selection selection = SelectCandidates(root, ranked, limits, excluded.absolute, exclusions,
-                                         [&request](int64_t done, int64_t total) { Report(request, "read", done, total); });
-  if (exclusions.contains("low_relevance")) {
-    warnings.push_back(fmt::format("Unpinned zero-relevance context was capped at {} files.", kMaxZeroScoreFallbackFiles));
+  SelectionLimits limits{g.budget.max_files, g.budget.max_file_bytes, g.budget.max_total_bytes,
+                         kMaxDocumentBodyBytes, request.run_id};
+  Selection selection =
+      SelectCandidates(g.root(), ranked, limits, g.excluded.absolute, g.exclusions,
+                       [&request](int64_t done, int64_t total) { Report(request, "read", done, total); });
+  if (g.exclusions.contains("low_relevance")) {
+    g.warnings.push_back(
+        fmt::format("Unpinned zero-relevance context was capped at {} files.", kMaxZeroScoreFallbackFiles));
   }
+  return selection;
+}
 
-  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
-  // PROTOCOL §16.5 outputs.
-  Fingerprint fingerprint =
-      FingerprintRepository(root, inventory, sorted, selection.read_hashes, may_read, should_exclude);
-  warnings.insert(warnings.end(), fingerprint.warnings.begin(), fingerprint.warnings.end());
-  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
+Json CandidateEntry(size_t index, const SelectedSource& source) {
+  return Json{{"id", fmt::format("candidate-{:04}", index + 1)},
+              {"ref", source.ref},
+              {"locations", Json::array({source.path})},
+              {"contentHash", source.content_hash},
+              {"byteSize", source.size_bytes},
+              {"decision", "selected"},
+              {"selectionReason", source.reason},
+              {"path", source.path},
+              {"score", source.score},
+              {"pinned", source.pinned}};
+}
+
+// PROTOCOL §16.5 outputs: the ContextManifest and one ContextDocument per
+// selected source.
+GroundingResult GroundingOutputs(Grounding& g, const Inventory& inventory, const Selection& selection,
+                                 const Fingerprint& fingerprint, int64_t candidate_files) {
+  const std::string& run_id = g.request.run_id;
   const std::string manifest_id =
-      "context-" + Sha256Hex(ManifestProjection(request.run_id, fingerprint, selection.selected, budget)).substr(0, 16);
-
+      "context-" + Sha256Hex(ManifestProjection(run_id, fingerprint, selection.selected, g.budget)).substr(0, 16);
   GroundingResult result;
-  result.repository_root = root;
+  result.repository_root = g.root();
   result.inventory_source = inventory.source;
   Json candidates = Json::array();
   Json pinned_refs = Json::array();
   Json derived_refs = Json::array();
   for (size_t i = 0; i < selection.selected.size(); ++i) {
     const SelectedSource& source = selection.selected[i];
-    candidates.push_back(Json{{"id", fmt::format("candidate-{:04}", i + 1)},
-                              {"ref", source.ref},
-                              {"locations", Json::array({source.path})},
-                              {"contentHash", source.content_hash},
-                              {"byteSize", source.size_bytes},
-                              {"decision", "selected"},
-                              {"selectionReason", source.reason},
-                              {"path", source.path},
-                              {"score", source.score},
-                              {"pinned", source.pinned}});
+    candidates.push_back(CandidateEntry(i, source));
     if (source.pinned) pinned_refs.push_back(source.ref);
-
     ContextDocument document;
     document.id = fmt::format("{}-source-{:03}-{}", manifest_id, i + 1, source.content_hash.substr(7, 13));
-    document.uri = "artifact://" + request.run_id + "/" + document.id;
+    document.uri = "artifact://" + run_id + "/" + document.id;
     document.ref = source.ref;
     document.path = source.path;
-    document.body = ContextDocumentBody(document.id, request.run_id, source.path, source.ref, source.content_hash,
+    document.body = ContextDocumentBody(document.id, run_id, source.path, source.ref, source.content_hash,
                                         source.size_bytes, source.content);
     derived_refs.push_back(document.uri);
     result.documents.push_back(std::move(document));
   }
   Json summaries = Json::array();
-  for (const auto& [reason, count] : exclusions) {
+  for (const auto& [reason, count] : g.exclusions) {
     if (count > 0) summaries.push_back(Json{{"reason", reason}, {"count", count}});
   }
   Json& manifest = result.manifest;
   manifest = Json::object();
   manifest["schemaVersion"] = "1.0";
   manifest["id"] = manifest_id;
-  manifest["runId"] = request.run_id;
+  manifest["runId"] = run_id;
   manifest["repositoryFingerprint"] =
       Json{{"headCommit", fingerprint.head_commit ? Json(*fingerprint.head_commit) : Json(nullptr)},
            {"dirtyWorktreeHash", fingerprint.dirty_worktree_hash}};
@@ -429,10 +475,28 @@ Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
   manifest["derivedRefs"] = std::move(derived_refs);
   manifest["excludedCandidateSummaries"] = std::move(summaries);
   manifest["inventorySource"] = inventory.source;
-  manifest["warnings"] = warnings;
-  manifest["budget"] = ManifestBudget(budget, candidate_files, static_cast<int64_t>(selection.selected.size()),
+  manifest["warnings"] = g.warnings;
+  manifest["budget"] = ManifestBudget(g.budget, candidate_files, static_cast<int64_t>(selection.selected.size()),
                                       selection.selected_bytes);
   return result;
+}
+
+}  // namespace
+
+Result<GroundingResult> GroundRepository(const GroundingRequest& request) {
+  TELIC_ASSIGN_OR_RETURN(std::unique_ptr<Grounding> g, ResolveGrounding(request));
+  Inventory inventory = TakeInventory(*g);
+  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
+  const std::vector<std::string> extras = PathsBesideInventory(*g, inventory.paths);
+  const Candidates candidates = CandidatesInBudget(*g, inventory.paths, extras);
+  Report(request, "inventory", candidates.total, candidates.total);
+  TELIC_ASSIGN_OR_RETURN(Selection selection, RankAndSelect(*g, EligibleCandidates(*g, candidates)));
+  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
+  Fingerprint fingerprint = FingerprintRepository(g->root(), inventory, candidates.sorted, selection.read_hashes,
+                                                  g->may_read, g->should_exclude);
+  g->warnings.insert(g->warnings.end(), fingerprint.warnings.begin(), fingerprint.warnings.end());
+  TELIC_RETURN_IF_ERROR(CheckNotCancelled(request));
+  return GroundingOutputs(*g, inventory, selection, fingerprint, candidates.total);
 }
 
 Json ReportOnlyManifest(std::string_view run_id) {

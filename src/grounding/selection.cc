@@ -201,33 +201,38 @@ struct RankingScratch {
   std::vector<uint8_t> matched;  // per term: 1 in the path, 2 in the basename
 };
 
-RankedCandidate RankOne(std::string_view path, const RankingContext& context, RankingScratch& scratch) {
-  const std::vector<std::string>& terms = context.terms;
-  const std::vector<std::string>& hints = context.hints;
-  const std::vector<std::string>& active = context.active;
-  scratch.lower.clear();
-  AppendJsLowerCase(path, scratch.lower);
-  const std::string_view lower(scratch.lower);
-  const bool instruction = IsInstructionPath(path);
-  const bool active_exact = std::binary_search(active.begin(), active.end(), lower,
-                                               [](std::string_view a, std::string_view b) { return Utf16Before(a, b); });
-  bool active_adjacent = false;
+// Whether `lower` is an ancestor or a descendant folder/file of an active path.
+bool IsActiveAdjacent(std::string_view lower, const std::vector<std::string>& active) {
   for (const std::string& a : active) {
     if ((a.size() > lower.size() && StartsWith(a, lower) && a[lower.size()] == '/') ||
         (lower.size() > a.size() && StartsWith(lower, a) && lower[a.size()] == '/')) {
-      active_adjacent = true;
-      break;
+      return true;
     }
   }
-  std::vector<std::string_view> matching_hints;
+  return false;
+}
+
+// The hints `lower` is, or ends with as its last path segments.
+std::vector<std::string_view> MatchingHints(std::string_view lower, const std::vector<std::string>& hints) {
+  std::vector<std::string_view> matching;
   for (const std::string& hint : hints) {
-    if (lower == hint || (lower.size() > hint.size() && EndsWith(lower, hint) && lower[lower.size() - hint.size() - 1] == '/')) {
-      matching_hints.push_back(hint);
+    if (lower == hint ||
+        (lower.size() > hint.size() && EndsWith(lower, hint) && lower[lower.size() - hint.size() - 1] == '/')) {
+      matching.push_back(hint);
     }
   }
-  // Terms are [a-z0-9] tokens, sorted (byte order is UTF-16 order there).
-  // The basename's tokens are the path's tokens after its last '/': no
-  // camelCase boundary or token spans a '/'.
+  return matching;
+}
+
+struct TermMatches {
+  std::vector<std::string_view> terms;  // in term order
+  int64_t in_basename = 0;
+};
+
+// The request terms among the path's tokens. Terms are [a-z0-9] tokens,
+// sorted (byte order is UTF-16 order there). The basename's tokens are the
+// path's tokens after its last '/': no camelCase boundary or token spans a '/'.
+TermMatches MatchingTerms(std::string_view path, const std::vector<std::string>& terms, RankingScratch& scratch) {
   scratch.matched.assign(terms.size(), 0);
   SplitLower(path, scratch.split, scratch.tokens);
   const size_t last_slash = scratch.tokens.rfind('/');
@@ -238,13 +243,28 @@ RankedCandidate RankOne(std::string_view path, const RankingContext& context, Ra
     if (it == terms.end() || *it != token) return;
     scratch.matched[static_cast<size_t>(it - terms.begin())] |= offset >= basename_start ? 3 : 1;
   });
-  std::vector<std::string_view> matching_terms;
-  int64_t basename_matches = 0;
+  TermMatches matches;
   for (size_t t = 0; t < terms.size(); ++t) {
     if ((scratch.matched[t] & 1) == 0) continue;
-    matching_terms.push_back(terms[t]);
-    if ((scratch.matched[t] & 2) != 0) ++basename_matches;
+    matches.terms.push_back(terms[t]);
+    if ((scratch.matched[t] & 2) != 0) ++matches.in_basename;
   }
+  return matches;
+}
+
+RankedCandidate RankOne(std::string_view path, const RankingContext& context, RankingScratch& scratch) {
+  const std::vector<std::string>& active = context.active;
+  scratch.lower.clear();
+  AppendJsLowerCase(path, scratch.lower);
+  const std::string_view lower(scratch.lower);
+  const bool instruction = IsInstructionPath(path);
+  const bool active_exact = std::binary_search(active.begin(), active.end(), lower,
+                                               [](std::string_view a, std::string_view b) { return Utf16Before(a, b); });
+  const bool active_adjacent = IsActiveAdjacent(lower, active);
+  const std::vector<std::string_view> matching_hints = MatchingHints(lower, context.hints);
+  const TermMatches term_matches = MatchingTerms(path, context.terms, scratch);
+  const std::vector<std::string_view>& matching_terms = term_matches.terms;
+  const int64_t basename_matches = term_matches.in_basename;
   const bool metadata = IsRootProjectMetadata(lower);
 
   RankedCandidate candidate;
@@ -404,6 +424,53 @@ Json ContextDocumentBody(std::string_view id, std::string_view run_id, std::stri
   return body;
 }
 
+namespace {
+
+// Why a ranked candidate's file cannot be selected ("" when it can): it is
+// not a regular file inside the repository, or it lies in an excluded root.
+std::string_view PathExclusion(const ResolvedPath& resolved, const std::vector<std::string>& excluded_roots) {
+  switch (resolved.outcome) {
+    case ResolveOutcome::kFile: break;
+    case ResolveOutcome::kNotRegular: return "non_regular_file";
+    case ResolveOutcome::kPathEscape: return "path_escape";
+    case ResolveOutcome::kSymlinkEscape: return "symlink_escape";
+    case ResolveOutcome::kUnreadable: return "unreadable_file";
+  }
+  const bool in_excluded_root = std::any_of(excluded_roots.begin(), excluded_roots.end(), [&](const std::string& excluded) {
+    return IsPathContained(excluded, resolved.absolute_path);
+  });
+  return in_excluded_root ? "excluded_directory" : "";
+}
+
+// Why a file's content cannot be selected ("" when it can; `text` is then
+// the content without a leading BOM, as TextDecoder (fatal, BOM not
+// ignored) reads it): not UTF-8 text within the file cap, a document body
+// over the store's cap, or a likely secret.
+std::string_view ContentExclusion(const FileRead& read, const RankedCandidate& candidate, const SelectionLimits& limits,
+                                  std::string_view& text) {
+  switch (read.outcome) {
+    case ReadOutcome::kText: break;
+    case ReadOutcome::kTooLarge: return "file_too_large";
+    case ReadOutcome::kBinary: return "binary_file";
+    case ReadOutcome::kInvalidUtf8: return "invalid_utf8";
+    case ReadOutcome::kUnreadable: return "unreadable_file";
+  }
+  text = read.bytes;
+  if (StartsWith(text, "\xEF\xBB\xBF")) text.remove_prefix(3);
+  // JSON escaping grows a character by at most 6x; only a file near the
+  // cap needs its document body measured.
+  if (limits.max_document_bytes > 0 &&
+      static_cast<int64_t>(text.size()) * 6 + 4096 + 4 * static_cast<int64_t>(candidate.path.size()) +
+              static_cast<int64_t>(limits.run_id.size()) > limits.max_document_bytes) {
+    Json body = ContextDocumentBody(std::string(kDocumentIdLength, 'x'), limits.run_id, candidate.path,
+                                    MakeRepoRef(candidate.path), Sha256Ref(""), static_cast<int64_t>(read.bytes.size()), text);
+    if (static_cast<int64_t>(CanonicalJson(body).size()) > limits.max_document_bytes) return "file_too_large";
+  }
+  return ContainsLikelySecret(text) ? "secret_content" : "";
+}
+
+}  // namespace
+
 Selection SelectCandidates(const std::string& root, const std::vector<RankedCandidate>& ranked,
                            const SelectionLimits& limits, const std::vector<std::string>& excluded_roots,
                            ExclusionCounts& exclusions, const std::function<void(int64_t, int64_t)>& progress) {
@@ -423,45 +490,14 @@ Selection SelectCandidates(const std::string& root, const std::vector<RankedCand
       continue;
     }
     ResolvedPath resolved = ResolveRepositoryPath(root, candidate.path);
-    switch (resolved.outcome) {
-      case ResolveOutcome::kFile: break;
-      case ResolveOutcome::kNotRegular: ++exclusions["non_regular_file"]; continue;
-      case ResolveOutcome::kPathEscape: ++exclusions["path_escape"]; continue;
-      case ResolveOutcome::kSymlinkEscape: ++exclusions["symlink_escape"]; continue;
-      case ResolveOutcome::kUnreadable: ++exclusions["unreadable_file"]; continue;
-    }
-    bool in_excluded_root = std::any_of(excluded_roots.begin(), excluded_roots.end(), [&](const std::string& excluded) {
-      return IsPathContained(excluded, resolved.absolute_path);
-    });
-    if (in_excluded_root) {
-      ++exclusions["excluded_directory"];
+    if (std::string_view reason = PathExclusion(resolved, excluded_roots); !reason.empty()) {
+      ++exclusions[std::string(reason)];
       continue;
     }
     FileRead read = ReadBoundedTextFile(resolved.absolute_path, limits.max_file_bytes);
-    switch (read.outcome) {
-      case ReadOutcome::kText: break;
-      case ReadOutcome::kTooLarge: ++exclusions["file_too_large"]; continue;
-      case ReadOutcome::kBinary: ++exclusions["binary_file"]; continue;
-      case ReadOutcome::kInvalidUtf8: ++exclusions["invalid_utf8"]; continue;
-      case ReadOutcome::kUnreadable: ++exclusions["unreadable_file"]; continue;
-    }
-    // TextDecoder (fatal, BOM not ignored) drops a leading BOM from the text.
-    std::string_view text(read.bytes);
-    if (StartsWith(text, "\xEF\xBB\xBF")) text.remove_prefix(3);
-    // JSON escaping grows a character by at most 6x; only a file near the
-    // cap needs its document body measured.
-    if (limits.max_document_bytes > 0 &&
-        static_cast<int64_t>(text.size()) * 6 + 4096 + 4 * static_cast<int64_t>(candidate.path.size()) +
-                static_cast<int64_t>(limits.run_id.size()) > limits.max_document_bytes) {
-      Json body = ContextDocumentBody(std::string(kDocumentIdLength, 'x'), limits.run_id, candidate.path,
-                                      MakeRepoRef(candidate.path), Sha256Ref(""), static_cast<int64_t>(read.bytes.size()), text);
-      if (static_cast<int64_t>(CanonicalJson(body).size()) > limits.max_document_bytes) {
-        ++exclusions["file_too_large"];
-        continue;
-      }
-    }
-    if (ContainsLikelySecret(text)) {
-      ++exclusions["secret_content"];
+    std::string_view text;
+    if (std::string_view reason = ContentExclusion(read, candidate, limits, text); !reason.empty()) {
+      ++exclusions[std::string(reason)];
       continue;
     }
     std::string hash = Sha256Ref(read.bytes);

@@ -57,6 +57,36 @@ Decision NeedsContext(std::string rule, std::vector<std::string> missing, int re
   return d;
 }
 
+// A failed upward report: the task fails once its retries are spent; a
+// failure that names no blocker goes to the user rather than a blind retry.
+Decision DecideFailedUpward(const UpwardReport& r, const DispatchContext& context, int remaining) {
+  if (remaining <= 0) {
+    Decision d = Escalate("upward.failed_retries_exhausted",
+                          fmt::format("The task failed and its retry budget ({} allowed) is spent; the task fails "
+                                      "and the user is asked. No silent retry.",
+                                      context.retries_allowed));
+    d.blockers = r.blockers;
+    d.task_fails = true;
+    return d;
+  }
+  if (r.blockers.empty()) {
+    return Escalate("upward.failed_without_blockers",
+                    "The task failed without naming a concrete blocker; a blind retry would repeat it, so the user "
+                    "is asked.");
+  }
+  Decision d;
+  d.rule = "upward.failed_retry";
+  d.action = Action::kRedispatch;
+  d.steps = {"redispatch_with_blockers_in_key_tasks"};
+  d.key_tasks = r.blockers;
+  d.blockers = r.blockers;
+  d.consumes_retry = true;
+  d.reason = fmt::format("The task failed with blockers and {} retr{} remain{}; re-dispatch with the blockers in the "
+                         "next brief's key tasks.",
+                         remaining, remaining == 1 ? "y" : "ies", remaining == 1 ? "s" : "");
+  return d;
+}
+
 Decision DecideUpward(const UpwardReport& r, const DispatchContext& context, int remaining) {
   bool failed = r.status == UpwardStatus::kFailed;
   if (r.status == UpwardStatus::kDeniedByAuthority) {
@@ -73,33 +103,7 @@ Decision DecideUpward(const UpwardReport& r, const DispatchContext& context, int
     d.task_fails = failed && remaining <= 0;
     return d;
   }
-  if (failed) {
-    if (remaining <= 0) {
-      Decision d = Escalate("upward.failed_retries_exhausted",
-                            fmt::format("The task failed and its retry budget ({} allowed) is spent; the task fails "
-                                        "and the user is asked. No silent retry.",
-                                        context.retries_allowed));
-      d.blockers = r.blockers;
-      d.task_fails = true;
-      return d;
-    }
-    if (r.blockers.empty()) {
-      return Escalate("upward.failed_without_blockers",
-                      "The task failed without naming a concrete blocker; a blind retry would repeat it, so the user "
-                      "is asked.");
-    }
-    Decision d;
-    d.rule = "upward.failed_retry";
-    d.action = Action::kRedispatch;
-    d.steps = {"redispatch_with_blockers_in_key_tasks"};
-    d.key_tasks = r.blockers;
-    d.blockers = r.blockers;
-    d.consumes_retry = true;
-    d.reason = fmt::format("The task failed with blockers and {} retr{} remain{}; re-dispatch with the blockers in the "
-                           "next brief's key tasks.",
-                           remaining, remaining == 1 ? "y" : "ies", remaining == 1 ? "s" : "");
-    return d;
-  }
+  if (failed) return DecideFailedUpward(r, context, remaining);
   if (r.status == UpwardStatus::kBlocked) return Blocker("upward.blocked", r.blockers);
   // completed
   if (!r.planned_actions_pending_approval.empty()) {

@@ -367,90 +367,114 @@ Status ValidateReport(const Report& report) {
   return ValidateReview(std::get<ReviewEnvelope>(report));
 }
 
+namespace {
+
+Result<UpwardReport> UpwardFromJson(const Json& json, JsonReader& r) {
+  TELIC_RETURN_IF_ERROR(r.CheckKeys({"kind", "status", "confidence", "blockers", "escalationRequired", "escalationReason",
+                                     "evidenceAnchors", "plannedActionsPendingApproval", "notes"}));
+  UpwardReport u;
+  TELIC_ASSIGN_OR_RETURN(std::string status, r.String("status"));
+  TELIC_ASSIGN_OR_RETURN(u.status, UpwardStatusFrom(status));
+  if (!json.contains("confidence")) return Invalid("upward_report report is missing 'confidence'");
+  if (!json["confidence"].is_number()) return Invalid("'confidence' must be a number from 0.0 to 1.0");
+  u.confidence = json["confidence"].get<double>();
+  u.confidence_text = FormatJsNumber(u.confidence);
+  TELIC_ASSIGN_OR_RETURN(u.blockers, r.Strings("blockers"));
+  if (!json.contains("escalationRequired")) return Invalid("upward_report report is missing 'escalationRequired'");
+  if (!json["escalationRequired"].is_boolean()) return Invalid("'escalationRequired' must be a boolean");
+  u.escalation_required = json["escalationRequired"].get<bool>();
+  TELIC_ASSIGN_OR_RETURN(u.escalation_reason, r.OptString("escalationReason"));
+  // "none" states that there is no reason, as in the text form (D54).
+  if (u.escalation_reason && IsEmptyListMarker("escalationReason", *u.escalation_reason)) u.escalation_reason.reset();
+  TELIC_ASSIGN_OR_RETURN(u.evidence_anchors, r.Strings("evidenceAnchors"));
+  TELIC_ASSIGN_OR_RETURN(u.planned_actions_pending_approval, r.Strings("plannedActionsPendingApproval"));
+  TELIC_ASSIGN_OR_RETURN(u.notes, r.OptString("notes"));
+  return u;
+}
+
+// The execution envelope's "verification": {command, result} entries, or
+// one empty-list marker string. Each entry is checked for markers as the
+// text form sees it: a marker string stays as written, a {command, result}
+// entry becomes "command: ..." (never a marker).
+Result<std::vector<VerificationEntry>> VerificationFromJson(const Json& json) {
+  if (!json.contains("verification") || !json["verification"].is_array()) {
+    return Invalid("'verification' must be an array of {command, result}");
+  }
+  if (json["verification"].size() > kMaxItems) return Invalid("'verification' has too many entries");
+  std::vector<VerificationEntry> entries;
+  std::vector<std::string> as_items;
+  for (const Json& v : json["verification"]) {
+    if (v.is_string() && IsEmptyListMarker("verification", v.get<std::string>())) {
+      as_items.push_back(v.get<std::string>());
+      continue;
+    }
+    if (!v.is_object() || v.size() != 2 || !v.contains("command") || !v.contains("result") ||
+        !v["command"].is_string() || !v["result"].is_string()) {
+      return Invalid("each 'verification' entry must be exactly {\"command\": string, \"result\": string}");
+    }
+    entries.push_back({v["command"].get<std::string>(), v["result"].get<std::string>()});
+    as_items.push_back("command: " + entries.back().command);
+  }
+  TELIC_RETURN_IF_ERROR(ResolveEmptyListMarkers("verification", std::move(as_items)));
+  return entries;
+}
+
+Result<ExecutionEnvelope> ExecutionFromJson(const Json& json, JsonReader& r) {
+  TELIC_RETURN_IF_ERROR(r.CheckKeys({"kind", "status", "task", "readPaths", "changedPaths", "verification", "evidence",
+                                     "reviewScope", "concerns", "nextOwner"}));
+  ExecutionEnvelope e;
+  TELIC_ASSIGN_OR_RETURN(std::string status, r.String("status"));
+  TELIC_ASSIGN_OR_RETURN(e.status, ExecutionStatusFrom(status));
+  TELIC_ASSIGN_OR_RETURN(e.task, r.String("task"));
+  TELIC_ASSIGN_OR_RETURN(e.read_paths, r.Strings("readPaths"));
+  TELIC_ASSIGN_OR_RETURN(e.changed_paths, r.Strings("changedPaths"));
+  TELIC_ASSIGN_OR_RETURN(e.verification, VerificationFromJson(json));
+  TELIC_ASSIGN_OR_RETURN(e.evidence, r.Strings("evidence"));
+  TELIC_ASSIGN_OR_RETURN(e.review_scope, r.Strings("reviewScope"));
+  TELIC_ASSIGN_OR_RETURN(e.concerns, r.Strings("concerns"));
+  TELIC_ASSIGN_OR_RETURN(e.next_owner, r.String("nextOwner"));
+  return e;
+}
+
+Result<ReviewEnvelope> ReviewFromJson(JsonReader& r) {
+  TELIC_RETURN_IF_ERROR(
+      r.CheckKeys({"kind", "status", "scopeReviewed", "evidenceReviewed", "findings", "blockers", "nextOwner"}));
+  ReviewEnvelope e;
+  TELIC_ASSIGN_OR_RETURN(std::string status, r.String("status"));
+  TELIC_ASSIGN_OR_RETURN(e.status, ReviewStatusFrom(status));
+  TELIC_ASSIGN_OR_RETURN(e.scope_reviewed, r.Strings("scopeReviewed"));
+  TELIC_ASSIGN_OR_RETURN(e.evidence_reviewed, r.Strings("evidenceReviewed"));
+  TELIC_ASSIGN_OR_RETURN(std::vector<std::string> findings, r.Strings("findings"));
+  for (const std::string& text : findings) {
+    auto finding = ParseFinding(text);
+    if (!finding) {
+      return Invalid(fmt::format("findings entry '{}' is not of the form file:line - required fix (no findings: [] "
+                                 "or [\"none\"])",
+                                 text));
+    }
+    e.findings.push_back(*finding);
+  }
+  TELIC_ASSIGN_OR_RETURN(e.blockers, r.Strings("blockers"));
+  TELIC_ASSIGN_OR_RETURN(e.next_owner, r.String("nextOwner"));
+  return e;
+}
+
+}  // namespace
+
 Result<Report> ReportFromJson(const Json& json) {
   if (!json.is_object()) return Invalid("a structured report must be a JSON object");
   if (!json.contains("kind") || !json["kind"].is_string()) {
     return Invalid("a structured report needs \"kind\": \"upward_report\", \"execution\" or \"review\"");
   }
-  std::string kind = json["kind"].get<std::string>();
+  const std::string kind = json["kind"].get<std::string>();
   JsonReader r(json);
   Report report;
   if (kind == "upward_report") {
-    TELIC_RETURN_IF_ERROR(r.CheckKeys({"kind", "status", "confidence", "blockers", "escalationRequired", "escalationReason",
-                                       "evidenceAnchors", "plannedActionsPendingApproval", "notes"}));
-    UpwardReport u;
-    TELIC_ASSIGN_OR_RETURN(std::string status, r.String("status"));
-    TELIC_ASSIGN_OR_RETURN(u.status, UpwardStatusFrom(status));
-    if (!json.contains("confidence")) return Invalid("upward_report report is missing 'confidence'");
-    if (!json["confidence"].is_number()) return Invalid("'confidence' must be a number from 0.0 to 1.0");
-    u.confidence = json["confidence"].get<double>();
-    u.confidence_text = FormatJsNumber(u.confidence);
-    TELIC_ASSIGN_OR_RETURN(u.blockers, r.Strings("blockers"));
-    if (!json.contains("escalationRequired")) return Invalid("upward_report report is missing 'escalationRequired'");
-    if (!json["escalationRequired"].is_boolean()) return Invalid("'escalationRequired' must be a boolean");
-    u.escalation_required = json["escalationRequired"].get<bool>();
-    TELIC_ASSIGN_OR_RETURN(u.escalation_reason, r.OptString("escalationReason"));
-    // "none" states that there is no reason, as in the text form (D54).
-    if (u.escalation_reason && IsEmptyListMarker("escalationReason", *u.escalation_reason)) u.escalation_reason.reset();
-    TELIC_ASSIGN_OR_RETURN(u.evidence_anchors, r.Strings("evidenceAnchors"));
-    TELIC_ASSIGN_OR_RETURN(u.planned_actions_pending_approval, r.Strings("plannedActionsPendingApproval"));
-    TELIC_ASSIGN_OR_RETURN(u.notes, r.OptString("notes"));
-    report = std::move(u);
+    TELIC_ASSIGN_OR_RETURN(report, UpwardFromJson(json, r));
   } else if (kind == "execution") {
-    TELIC_RETURN_IF_ERROR(r.CheckKeys({"kind", "status", "task", "readPaths", "changedPaths", "verification", "evidence",
-                                       "reviewScope", "concerns", "nextOwner"}));
-    ExecutionEnvelope e;
-    TELIC_ASSIGN_OR_RETURN(std::string status, r.String("status"));
-    TELIC_ASSIGN_OR_RETURN(e.status, ExecutionStatusFrom(status));
-    TELIC_ASSIGN_OR_RETURN(e.task, r.String("task"));
-    TELIC_ASSIGN_OR_RETURN(e.read_paths, r.Strings("readPaths"));
-    TELIC_ASSIGN_OR_RETURN(e.changed_paths, r.Strings("changedPaths"));
-    if (!json.contains("verification") || !json["verification"].is_array()) {
-      return Invalid("'verification' must be an array of {command, result}");
-    }
-    if (json["verification"].size() > kMaxItems) return Invalid("'verification' has too many entries");
-    // Each entry as a marker check sees it: a marker string stays as written,
-    // a {command, result} entry becomes "command: ..." (never a marker).
-    std::vector<std::string> as_items;
-    for (const Json& v : json["verification"]) {
-      if (v.is_string() && IsEmptyListMarker("verification", v.get<std::string>())) {
-        as_items.push_back(v.get<std::string>());
-        continue;
-      }
-      if (!v.is_object() || v.size() != 2 || !v.contains("command") || !v.contains("result") ||
-          !v["command"].is_string() || !v["result"].is_string()) {
-        return Invalid("each 'verification' entry must be exactly {\"command\": string, \"result\": string}");
-      }
-      e.verification.push_back({v["command"].get<std::string>(), v["result"].get<std::string>()});
-      as_items.push_back("command: " + e.verification.back().command);
-    }
-    TELIC_RETURN_IF_ERROR(ResolveEmptyListMarkers("verification", std::move(as_items)));
-    TELIC_ASSIGN_OR_RETURN(e.evidence, r.Strings("evidence"));
-    TELIC_ASSIGN_OR_RETURN(e.review_scope, r.Strings("reviewScope"));
-    TELIC_ASSIGN_OR_RETURN(e.concerns, r.Strings("concerns"));
-    TELIC_ASSIGN_OR_RETURN(e.next_owner, r.String("nextOwner"));
-    report = std::move(e);
+    TELIC_ASSIGN_OR_RETURN(report, ExecutionFromJson(json, r));
   } else if (kind == "review") {
-    TELIC_RETURN_IF_ERROR(
-        r.CheckKeys({"kind", "status", "scopeReviewed", "evidenceReviewed", "findings", "blockers", "nextOwner"}));
-    ReviewEnvelope e;
-    TELIC_ASSIGN_OR_RETURN(std::string status, r.String("status"));
-    TELIC_ASSIGN_OR_RETURN(e.status, ReviewStatusFrom(status));
-    TELIC_ASSIGN_OR_RETURN(e.scope_reviewed, r.Strings("scopeReviewed"));
-    TELIC_ASSIGN_OR_RETURN(e.evidence_reviewed, r.Strings("evidenceReviewed"));
-    TELIC_ASSIGN_OR_RETURN(std::vector<std::string> findings, r.Strings("findings"));
-    for (const std::string& text : findings) {
-      auto finding = ParseFinding(text);
-      if (!finding) {
-        return Invalid(fmt::format("findings entry '{}' is not of the form file:line - required fix (no findings: [] "
-                                   "or [\"none\"])",
-                                   text));
-      }
-      e.findings.push_back(*finding);
-    }
-    TELIC_ASSIGN_OR_RETURN(e.blockers, r.Strings("blockers"));
-    TELIC_ASSIGN_OR_RETURN(e.next_owner, r.String("nextOwner"));
-    report = std::move(e);
+    TELIC_ASSIGN_OR_RETURN(report, ReviewFromJson(r));
   } else {
     return Invalid(fmt::format("unknown report kind '{}'; expected upward_report, execution or review", kind));
   }

@@ -89,84 +89,101 @@ struct FieldSpec {
   bool verification = false;
 };
 
-// Parses the lines of a block into fields. Fields sit at `field_indent`
-// (the first line's indent when 0 is passed as nullopt); list items are
-// "- text" lines at an indent >= the field indent.
-Result<std::map<std::string, Field, std::less<>>> ParseFields(const std::vector<Line>& lines, size_t begin, size_t end,
-                                                              std::optional<size_t> field_indent, size_t min_indent,
-                                                              const std::vector<FieldSpec>& specs, std::string_view what) {
-  std::map<std::string, Field, std::less<>> fields;
-  const FieldSpec* current = nullptr;
-  Field* current_field = nullptr;
-  size_t item_indent = std::string::npos;  // indent of the current VERIFICATION entry
-  for (size_t i = begin; i < end; ++i) {
-    const Line& line = lines[i];
-    if (line.text.empty()) continue;
-    if (line.indent < min_indent) {
-      return Invalid(fmt::format("line {}: content after the {} (the report must be the last content)", line.number, what));
+using Fields = std::map<std::string, Field, std::less<>>;
+
+// Reads a block's lines one at a time into fields (see ParseFields). Each
+// Add* step handles one kind of line and fails with the line number.
+class FieldReader {
+ public:
+  FieldReader(const std::vector<FieldSpec>& specs, std::string_view what) : specs_(specs), what_(what) {}
+
+  Status Add(const Line& line, size_t field_indent) {
+    const bool is_item = line.text == "-" || line.text.starts_with("- ");
+    if (is_item && line.indent >= field_indent) return AddItem(line);
+    if (current_ && current_->verification && item_indent_ != std::string::npos && line.indent > item_indent_ &&
+        !current_field_->pairs.empty()) {
+      return AddVerificationResult(line);
     }
-    if (!field_indent) field_indent = line.indent;
-    bool is_item = line.text == "-" || line.text.starts_with("- ");
-    if (is_item && line.indent >= *field_indent) {
-      if (!current || !current->list) {
-        return Invalid(fmt::format("line {}: list item outside a list field of the {}", line.number, what));
-      }
-      if (!current_field->value.empty()) {
-        return Invalid(fmt::format("line {}: {} has an inline value and list items", line.number, current->key));
-      }
-      if (current_field->bracket_empty) {
-        return Invalid(fmt::format("line {}: {} is written as [] (an empty list) but has list items", line.number,
-                                   current->key));
-      }
-      std::string_view item = Trim(line.text.substr(1));
-      if (item.empty()) return Invalid(fmt::format("line {}: empty list item in {}", line.number, current->key));
-      current_field->has_items = true;
-      if (current->verification && IsEmptyListMarker(current->key, item)) {
-        current_field->items.emplace_back(item);
-        item_indent = std::string::npos;  // a marker has no result line
-      } else if (current->verification) {
-        auto kv = SplitField(item);
-        if (!kv || kv->first != "command") {
-          return Invalid(fmt::format("line {}: VERIFICATION entry must start with '- command: ...'", line.number));
-        }
-        if (kv->second.empty()) return Invalid(fmt::format("line {}: VERIFICATION entry has an empty command", line.number));
-        current_field->pairs.emplace_back(std::string(kv->second), "");
-        current_field->items.emplace_back(item);
-        item_indent = line.indent;
-      } else {
-        current_field->items.emplace_back(item);
-      }
-      continue;
+    if (line.indent != field_indent) {
+      if (line.indent < field_indent) return ContentAfter(line);
+      return Invalid(fmt::format("line {}: unexpected continuation line in the {}", line.number, what_));
     }
-    if (current && current->verification && item_indent != std::string::npos && line.indent > item_indent && !current_field->pairs.empty()) {
-      auto kv = SplitField(line.text);
-      if (!kv || kv->first != "result") {
-        return Invalid(fmt::format("line {}: expected 'result: ...' under a VERIFICATION command", line.number));
+    return StartField(line);
+  }
+
+  // Every VERIFICATION command has its result line.
+  Result<Fields> Finish() {
+    for (const auto& [key, field] : fields_) {
+      for (const auto& [command, result] : field.pairs) {
+        if (result.empty()) return Invalid(fmt::format("VERIFICATION entry '{}' has no 'result:' line", command));
       }
-      if (!current_field->pairs.back().second.empty()) {
-        return Invalid(fmt::format("line {}: VERIFICATION entry has two results", line.number));
-      }
-      if (kv->second.empty()) return Invalid(fmt::format("line {}: VERIFICATION entry has an empty result", line.number));
-      current_field->pairs.back().second = std::string(kv->second);
-      continue;
     }
-    if (line.indent != *field_indent) {
-      if (line.indent < *field_indent) {
-        return Invalid(fmt::format("line {}: content after the {} (the report must be the last content)", line.number, what));
-      }
-      return Invalid(fmt::format("line {}: unexpected continuation line in the {}", line.number, what));
+    return std::move(fields_);
+  }
+
+  std::unexpected<Error> ContentAfter(const Line& line) const {
+    return Invalid(
+        fmt::format("line {}: content after the {} (the report must be the last content)", line.number, what_));
+  }
+
+ private:
+  Status AddItem(const Line& line) {
+    if (!current_ || !current_->list) {
+      return Invalid(fmt::format("line {}: list item outside a list field of the {}", line.number, what_));
     }
+    if (!current_field_->value.empty()) {
+      return Invalid(fmt::format("line {}: {} has an inline value and list items", line.number, current_->key));
+    }
+    if (current_field_->bracket_empty) {
+      return Invalid(fmt::format("line {}: {} is written as [] (an empty list) but has list items", line.number,
+                                 current_->key));
+    }
+    std::string_view item = Trim(line.text.substr(1));
+    if (item.empty()) return Invalid(fmt::format("line {}: empty list item in {}", line.number, current_->key));
+    current_field_->has_items = true;
+    if (current_->verification && !IsEmptyListMarker(current_->key, item)) return AddVerificationCommand(line, item);
+    if (current_->verification) item_indent_ = std::string::npos;  // a marker has no result line
+    current_field_->items.emplace_back(item);
+    return Ok();
+  }
+
+  Status AddVerificationCommand(const Line& line, std::string_view item) {
+    auto kv = SplitField(item);
+    if (!kv || kv->first != "command") {
+      return Invalid(fmt::format("line {}: VERIFICATION entry must start with '- command: ...'", line.number));
+    }
+    if (kv->second.empty()) return Invalid(fmt::format("line {}: VERIFICATION entry has an empty command", line.number));
+    current_field_->pairs.emplace_back(std::string(kv->second), "");
+    current_field_->items.emplace_back(item);
+    item_indent_ = line.indent;
+    return Ok();
+  }
+
+  Status AddVerificationResult(const Line& line) {
+    auto kv = SplitField(line.text);
+    if (!kv || kv->first != "result") {
+      return Invalid(fmt::format("line {}: expected 'result: ...' under a VERIFICATION command", line.number));
+    }
+    if (!current_field_->pairs.back().second.empty()) {
+      return Invalid(fmt::format("line {}: VERIFICATION entry has two results", line.number));
+    }
+    if (kv->second.empty()) return Invalid(fmt::format("line {}: VERIFICATION entry has an empty result", line.number));
+    current_field_->pairs.back().second = std::string(kv->second);
+    return Ok();
+  }
+
+  Status StartField(const Line& line) {
     auto kv = SplitField(line.text);
     if (!kv) {
-      return Invalid(fmt::format("line {}: content after the {} (the report must be the last content): '{}'", line.number,
-                                 what, std::string(line.text.substr(0, 80))));
+      return Invalid(fmt::format("line {}: content after the {} (the report must be the last content): '{}'",
+                                 line.number, what_, std::string(line.text.substr(0, 80))));
     }
     const FieldSpec* spec = nullptr;
-    for (const auto& s : specs)
+    for (const auto& s : specs_)
       if (s.key == kv->first) spec = &s;
-    if (!spec) return Invalid(fmt::format("line {}: unknown field '{}' in the {}", line.number, kv->first, what));
-    if (fields.contains(kv->first)) {
-      return Invalid(fmt::format("line {}: duplicate field '{}' in the {}", line.number, kv->first, what));
+    if (!spec) return Invalid(fmt::format("line {}: unknown field '{}' in the {}", line.number, kv->first, what_));
+    if (fields_.contains(kv->first)) {
+      return Invalid(fmt::format("line {}: duplicate field '{}' in the {}", line.number, kv->first, what_));
     }
     Field field;
     field.line = line.number;
@@ -177,23 +194,39 @@ Result<std::map<std::string, Field, std::less<>>> ParseFields(const std::vector<
       field.has_items = true;
       field.items.emplace_back(kv->second);
     } else if (spec->list && !kv->second.empty()) {
-      return Invalid(fmt::format("line {}: {} must be a list of '- item' lines (or [] or none when empty)", line.number,
-                                 kv->first));
+      return Invalid(fmt::format("line {}: {} must be a list of '- item' lines (or [] or none when empty)",
+                                 line.number, kv->first));
     } else {
       field.value = std::string(kv->second);
     }
-    current = spec;
-    current_field = &fields.emplace(std::string(kv->first), std::move(field)).first->second;
-    item_indent = std::string::npos;
+    current_ = spec;
+    current_field_ = &fields_.emplace(std::string(kv->first), std::move(field)).first->second;
+    item_indent_ = std::string::npos;
+    return Ok();
   }
-  for (const auto& [key, field] : fields) {
-    for (const auto& [command, result] : field.pairs) {
-      if (result.empty()) {
-        return Invalid(fmt::format("VERIFICATION entry '{}' has no 'result:' line", command));
-      }
-    }
+
+  const std::vector<FieldSpec>& specs_;
+  std::string_view what_;
+  Fields fields_;
+  const FieldSpec* current_ = nullptr;
+  Field* current_field_ = nullptr;
+  size_t item_indent_ = std::string::npos;  // indent of the current VERIFICATION entry
+};
+
+// Parses the lines of a block into fields. Fields sit at `field_indent`
+// (the first line's indent when 0 is passed as nullopt); list items are
+// "- text" lines at an indent >= the field indent.
+Result<Fields> ParseFields(const std::vector<Line>& lines, size_t begin, size_t end, std::optional<size_t> field_indent,
+                           size_t min_indent, const std::vector<FieldSpec>& specs, std::string_view what) {
+  FieldReader reader(specs, what);
+  for (size_t i = begin; i < end; ++i) {
+    const Line& line = lines[i];
+    if (line.text.empty()) continue;
+    if (line.indent < min_indent) return reader.ContentAfter(line);
+    if (!field_indent) field_indent = line.indent;
+    TELIC_RETURN_IF_ERROR(reader.Add(line, *field_indent));
   }
-  return fields;
+  return reader.Finish();
 }
 
 Result<std::string> Required(const std::map<std::string, Field, std::less<>>& fields, std::string_view key,
