@@ -241,91 +241,58 @@ std::string NoGrant(const CapabilitySpec& spec) {
   return rule;
 }
 
-LayerVerdict EvaluateLayer(const Layer& layer, const CapabilitySpec& spec, const Target& target,
-                           const RepoRoot& root) {
-  LayerVerdict verdict{layer.name, false, ""};
+// Rule 1, deny wins: the rule of the layer's deny set that denies the
+// target (a malformed set denies), or "" when none does.
+std::string DenyingRule(const Layer& layer, const CapabilitySpec& spec, const Target& target, const RepoRoot& root) {
   const std::string cap(spec.capability);
-
-  // 1. Deny wins.
   FieldView deny = GetField(layer.deny, spec.family, spec.field, spec.type);
-  if (deny.state == FieldState::kMalformed) {
-    verdict.rule = "malformed deny set for " + cap + " in " + layer.name + " (treated as denying)";
-    return verdict;
-  }
-  if (deny.state == FieldState::kPresent) {
-    if (spec.type != FieldType::kList) {
-      if (deny.value->get<bool>()) {
-        verdict.rule = "explicit deny of " + cap + " in " + layer.name;
-        return verdict;
-      }
-    } else {
-      for (const auto& entry : Strings(deny.value)) {
-        bool invalid = false;
-        if (DenyEntryMatches(spec, entry, target, root, invalid)) {
-          verdict.rule = "denied entry " + entry + " in " + layer.name;
-          if (invalid) verdict.rule += " (an invalid entry denies every target)";
-          return verdict;
-        }
-      }
+  if (deny.state == FieldState::kMalformed) return "malformed deny set for " + cap + " in " + layer.name + " (treated as denying)";
+  if (deny.state != FieldState::kPresent) return "";
+  if (spec.type != FieldType::kList) return deny.value->get<bool>() ? "explicit deny of " + cap + " in " + layer.name : "";
+  for (const auto& entry : Strings(deny.value)) {
+    bool invalid = false;
+    if (DenyEntryMatches(spec, entry, target, root, invalid)) {
+      std::string rule = "denied entry " + entry + " in " + layer.name;
+      if (invalid) rule += " (an invalid entry denies every target)";
+      return rule;
     }
   }
+  return "";
+}
 
-  // 2. Absence is denial.
-  FieldView allow = GetField(layer.allow, spec.family, spec.field, spec.type);
-  if (allow.state == FieldState::kMalformed) {
-    verdict.rule = "malformed grant for " + cap + " in " + layer.name;
-    return verdict;
+// A granted subagent capability within its depth and children limits.
+LayerVerdict SubagentVerdict(LayerVerdict verdict, const CapabilitySpec& spec, const FieldView& allow,
+                             const Target& target) {
+  int64_t max_depth = Limit(allow.family, "maximumDepth");
+  int64_t max_children = Limit(allow.family, "maximumChildren");
+  if (target.depth > max_depth) {
+    verdict.rule = "depth " + std::to_string(target.depth) + " exceeds maximumDepth " + std::to_string(max_depth);
+  } else if (target.children > max_children) {
+    verdict.rule = "children " + std::to_string(target.children) + " exceeds maximumChildren " +
+                   std::to_string(max_children);
+  } else {
+    verdict.allowed = true;
+    verdict.rule = std::string(spec.capability) + " granted within its limits";
   }
-  if (allow.state == FieldState::kAbsent) {
-    verdict.rule = NoGrant(spec);
-    return verdict;
-  }
-  switch (spec.type) {
-    case FieldType::kBool:
-      if (!allow.value->get<bool>()) {
-        verdict.rule = NoGrant(spec);
-        return verdict;
-      }
-      verdict.allowed = true;
-      verdict.rule = cap + " granted";
-      return verdict;
-    case FieldType::kSubagents: {
-      if (!allow.value->get<bool>()) {
-        verdict.rule = NoGrant(spec);
-        return verdict;
-      }
-      int64_t max_depth = Limit(allow.family, "maximumDepth");
-      int64_t max_children = Limit(allow.family, "maximumChildren");
-      if (target.depth > max_depth) {
-        verdict.rule = "depth " + std::to_string(target.depth) + " exceeds maximumDepth " + std::to_string(max_depth);
-        return verdict;
-      }
-      if (target.children > max_children) {
-        verdict.rule = "children " + std::to_string(target.children) + " exceeds maximumChildren " +
-                       std::to_string(max_children);
-        return verdict;
-      }
-      verdict.allowed = true;
-      verdict.rule = cap + " granted within its limits";
-      return verdict;
-    }
-    case FieldType::kList:
-      break;
-  }
+  return verdict;
+}
+
+// A list grant: every form of the target (for paths: as named and as
+// resolved through symlinks) must be covered by an entry.
+LayerVerdict ListVerdict(LayerVerdict verdict, const CapabilitySpec& spec, const FieldView& allow,
+                         const Target& target) {
   const std::vector<std::string> entries = Strings(allow.value);
   if (entries.empty()) {
     verdict.rule = NoGrant(spec);
     return verdict;
   }
-  // Every form of the target (for paths: as named and as resolved through
-  // symlinks) must be covered.
   std::vector<std::string> forms = spec.scope == ScopeKind::kPath ? target.paths : std::vector{target.scope};
   std::vector<std::string> covering;
   for (const auto& form : forms) {
     auto it = std::find_if(entries.begin(), entries.end(),
                            [&](const std::string& entry) { return AllowEntryCovers(spec, entry, target, form); });
     if (it == entries.end()) {
-      verdict.rule = "no " + cap + " entry covers " + form;
+      verdict.rule = "no " + std::string(spec.capability) + " entry covers " + form;
       if (form != target.scope) verdict.rule += " (where " + target.scope + " leads through a symlink)";
       return verdict;
     }
@@ -334,6 +301,33 @@ LayerVerdict EvaluateLayer(const Layer& layer, const CapabilitySpec& spec, const
   verdict.allowed = true;
   verdict.rule = "entry " + covering.front() + " covers " + target.scope;
   return verdict;
+}
+
+LayerVerdict EvaluateLayer(const Layer& layer, const CapabilitySpec& spec, const Target& target,
+                           const RepoRoot& root) {
+  LayerVerdict verdict{layer.name, false, DenyingRule(layer, spec, target, root)};
+  if (!verdict.rule.empty()) return verdict;
+  // Rule 2, absence is denial.
+  FieldView allow = GetField(layer.allow, spec.family, spec.field, spec.type);
+  if (allow.state == FieldState::kMalformed) {
+    verdict.rule = "malformed grant for " + std::string(spec.capability) + " in " + layer.name;
+    return verdict;
+  }
+  if (allow.state == FieldState::kAbsent || (spec.type != FieldType::kList && !allow.value->get<bool>())) {
+    verdict.rule = NoGrant(spec);
+    return verdict;
+  }
+  switch (spec.type) {
+    case FieldType::kBool:
+      verdict.allowed = true;
+      verdict.rule = std::string(spec.capability) + " granted";
+      return verdict;
+    case FieldType::kSubagents:
+      return SubagentVerdict(std::move(verdict), spec, allow, target);
+    case FieldType::kList:
+      break;
+  }
+  return ListVerdict(std::move(verdict), spec, allow, target);
 }
 
 std::string JoinNames(const std::vector<std::string>& names) {

@@ -476,11 +476,11 @@ RepoRoot RepoRoot::OnDisk(std::string path, MatchOptions match) {
 // ---------------------------------------------------------------------------
 // Target paths
 
-Result<ResolvedPath> ResolveRepoPath(std::string_view input, const RepoRoot& root) {
-  TELIC_RETURN_IF_ERROR(CheckPathText(input, root.match));
-  if (!root.path.empty() && root.path.front() != '/') return Deny("repository root is not an absolute path");
+namespace {
 
-  const bool absolute = input.front() == '/';
+// The segments of `input` without empty and "." ones; ".." is denied, and on
+// a case-insensitive filesystem so is a segment ending in '.' or ' '.
+Result<std::vector<std::string>> InputSegments(std::string_view input, const RepoRoot& root) {
   std::vector<std::string> segments;
   for (auto part : SplitSlash(input)) {
     if (part.empty() || part == ".") continue;
@@ -490,35 +490,55 @@ Result<ResolvedPath> ResolveRepoPath(std::string_view input, const RepoRoot& roo
     }
     segments.emplace_back(part);
   }
+  return segments;
+}
 
-  const std::vector<std::string> root_segments = LexicalSegments(root.path);
-  std::optional<std::vector<std::string>> canonical_root;
-  auto canonical = [&]() -> Result<std::vector<std::string>> {
-    if (!canonical_root) {
-      auto resolved = ResolveSymlinks(*root.fs, root.path);
+// The repository root's real (symlink-resolved) segments, resolved on first use.
+class CanonicalRoot {
+ public:
+  explicit CanonicalRoot(const RepoRoot& root) : root_(root) {}
+  Result<std::vector<std::string>> Get() {
+    if (!segments_) {
+      auto resolved = ResolveSymlinks(*root_.fs, root_.path);
       if (!resolved) return Deny("cannot resolve the repository root: " + resolved.error().message());
-      canonical_root = std::move(*resolved);
+      segments_ = std::move(*resolved);
     }
-    return *canonical_root;
-  };
-
-  if (absolute) {
-    if (root.path.empty()) return Deny("absolute path with no known repository root");
-    if (HasPrefix(segments, root_segments)) {
-      segments.erase(segments.begin(), segments.begin() + static_cast<std::ptrdiff_t>(root_segments.size()));
-    } else {
-      bool inside = false;
-      if (root.fs != nullptr) {
-        TELIC_ASSIGN_OR_RETURN(auto real_root, canonical());
-        if (HasPrefix(segments, real_root)) {
-          segments.erase(segments.begin(), segments.begin() + static_cast<std::ptrdiff_t>(real_root.size()));
-          inside = true;
-        }
-      }
-      if (!inside) return Deny("absolute path outside the repository root");
-    }
+    return *segments_;
   }
 
+ private:
+  const RepoRoot& root_;
+  std::optional<std::vector<std::string>> segments_;
+};
+
+// An absolute input's segments made relative to the root, as written or as
+// its real path; denied when it is under neither.
+Status StripRootPrefix(std::vector<std::string>& segments, const RepoRoot& root,
+                       const std::vector<std::string>& root_segments, CanonicalRoot& canonical) {
+  if (root.path.empty()) return Deny("absolute path with no known repository root");
+  if (HasPrefix(segments, root_segments)) {
+    segments.erase(segments.begin(), segments.begin() + static_cast<std::ptrdiff_t>(root_segments.size()));
+    return Ok();
+  }
+  if (root.fs != nullptr) {
+    TELIC_ASSIGN_OR_RETURN(auto real_root, canonical.Get());
+    if (HasPrefix(segments, real_root)) {
+      segments.erase(segments.begin(), segments.begin() + static_cast<std::ptrdiff_t>(real_root.size()));
+      return Ok();
+    }
+  }
+  return Deny("absolute path outside the repository root");
+}
+
+}  // namespace
+
+Result<ResolvedPath> ResolveRepoPath(std::string_view input, const RepoRoot& root) {
+  TELIC_RETURN_IF_ERROR(CheckPathText(input, root.match));
+  if (!root.path.empty() && root.path.front() != '/') return Deny("repository root is not an absolute path");
+  TELIC_ASSIGN_OR_RETURN(std::vector<std::string> segments, InputSegments(input, root));
+  const std::vector<std::string> root_segments = LexicalSegments(root.path);
+  CanonicalRoot canonical(root);
+  if (input.front() == '/') TELIC_RETURN_IF_ERROR(StripRootPrefix(segments, root, root_segments, canonical));
   // "./~/x" or "/repo/~/x" would otherwise normalise to "~/x".
   if (!segments.empty() && segments.front().front() == '~') {
     return Deny("path starts with '~' (home-directory expansion)");
@@ -529,7 +549,7 @@ Result<ResolvedPath> ResolveRepoPath(std::string_view input, const RepoRoot& roo
   out.resolved = out.lexical;
   if (root.fs == nullptr || root.path.empty()) return out;
 
-  TELIC_ASSIGN_OR_RETURN(auto real_root, canonical());
+  TELIC_ASSIGN_OR_RETURN(auto real_root, canonical.Get());
   std::vector<std::string> full = root_segments;
   full.insert(full.end(), segments.begin(), segments.end());
   const std::string target = AbsoluteFromSegments(full);

@@ -71,6 +71,9 @@ Status CheckCharacters(std::string_view command) {
   return Ok();
 }
 
+// The first shell operator or expansion character of `command`, denied with
+// its name. Size: one case per shell metacharacter, kept as one table so a
+// reader sees every character the shell treats specially in one place.
 Status CheckOperators(std::string_view command) {
   for (size_t i = 0; i < command.size(); ++i) {
     const char c = command[i];

@@ -163,7 +163,9 @@ Status CheckComponent(std::string_view text, const char* what, bool allow_questi
 
 }  // namespace
 
-Result<NetworkTarget> ParseNetworkUrl(std::string_view url) {
+namespace {
+
+Status CheckUrlCharacters(std::string_view url) {
   if (url.empty()) return Deny("empty URL");
   if (url.size() > kMaxUrlBytes) return Deny("URL longer than 8192 bytes");
   for (char c : url) {
@@ -171,35 +173,33 @@ Result<NetworkTarget> ParseNetworkUrl(std::string_view url) {
     if (u <= 0x20 || u == 0x7F) return Deny("whitespace or control character in URL");
     if (c == '\\') return Deny("backslash in URL");
   }
-  std::string prefixed;
-  std::string_view text = url;
-  if (url.find("://") == std::string_view::npos) {
-    prefixed = "http://" + std::string(url);
-    text = prefixed;
-  }
+  return Ok();
+}
 
-  NetworkTarget target;
-  size_t colon = text.find(':');
-  std::string_view scheme = text.substr(0, colon);
+// The lower-cased http or https scheme of `text`; `rest` is then what
+// follows "scheme://".
+Result<std::string> ParseScheme(std::string_view text, std::string_view& rest) {
+  const size_t colon = text.find(':');
+  const std::string_view scheme = text.substr(0, colon);
   if (scheme.empty() || !IsAlpha(scheme.front()) ||
       !std::all_of(scheme.begin(), scheme.end(),
                    [](char c) { return IsAlpha(c) || IsDigit(c) || c == '+' || c == '-' || c == '.'; })) {
     return Deny("invalid URL scheme");
   }
-  for (char c : scheme) target.scheme += Lower(c);
-  if (target.scheme != "http" && target.scheme != "https") {
-    return Deny("scheme '" + target.scheme + "' is not http or https");
-  }
+  std::string lower;
+  for (char c : scheme) lower += Lower(c);
+  if (lower != "http" && lower != "https") return Deny("scheme '" + lower + "' is not http or https");
   if (text.substr(colon + 1, 2) != "//") return Deny("URL has no '//' authority");
-  std::string_view rest = text.substr(colon + 3);
+  rest = text.substr(colon + 3);
+  return lower;
+}
 
-  size_t authority_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, authority_end);
-  std::string_view tail = authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+// The authority's host and port into `target` (no userinfo, a decimal port
+// up to 65535, an IPv6 address in brackets).
+Status ParseAuthority(std::string_view authority, NetworkTarget& target) {
   if (authority.find('@') != std::string_view::npos) {
     return Deny("credentials (userinfo) in the URL are never trusted");
   }
-
   std::string_view host_text = authority;
   std::optional<std::string_view> port_text;
   if (!authority.empty() && authority.front() == '[') {
@@ -227,7 +227,11 @@ Result<NetworkTarget> ParseNetworkUrl(std::string_view url) {
     target.port = static_cast<uint16_t>(value);
   }
   TELIC_ASSIGN_OR_RETURN(target.host, NormalizeHostText(host_text, false, &target.host_kind));
+  return Ok();
+}
 
+// Path, query and fragment of what follows the authority into `target`.
+Status ParsePathQueryFragment(std::string_view tail, NetworkTarget& target) {
   size_t fragment_at = tail.find('#');
   if (fragment_at != std::string_view::npos) {
     target.fragment = std::string(tail.substr(fragment_at + 1));
@@ -242,7 +246,26 @@ Result<NetworkTarget> ParseNetworkUrl(std::string_view url) {
     TELIC_RETURN_IF_ERROR(CheckComponent(target.query, "query", true));
   }
   target.path = std::string(tail);
-  TELIC_RETURN_IF_ERROR(CheckComponent(target.path, "path", false));
+  return CheckComponent(target.path, "path", false);
+}
+
+}  // namespace
+
+Result<NetworkTarget> ParseNetworkUrl(std::string_view url) {
+  TELIC_RETURN_IF_ERROR(CheckUrlCharacters(url));
+  std::string prefixed;
+  std::string_view text = url;
+  if (url.find("://") == std::string_view::npos) {
+    prefixed = "http://" + std::string(url);
+    text = prefixed;
+  }
+  NetworkTarget target;
+  std::string_view rest;
+  TELIC_ASSIGN_OR_RETURN(target.scheme, ParseScheme(text, rest));
+  const size_t authority_end = rest.find_first_of("/?#");
+  TELIC_RETURN_IF_ERROR(ParseAuthority(rest.substr(0, authority_end), target));
+  const std::string_view tail = authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+  TELIC_RETURN_IF_ERROR(ParsePathQueryFragment(tail, target));
   return target;
 }
 
