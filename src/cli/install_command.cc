@@ -512,6 +512,30 @@ struct Outcome {
   std::vector<std::string> unchanged;
 };
 
+// Sets the record's created/backup fields, which describe the file before
+// telic first touched it: kept from `origin` (this host's earlier install,
+// or another host's record of the file); else taken now, the original bytes
+// backed up in the state folder, where the repository cannot reach them.
+Status RecordOrigin(const Scope& scope, const std::string& host, const std::string& path, const OrderedJson* origin,
+                    const std::optional<std::string>& current, const std::string& bytes, OrderedJson& record) {
+  if (origin != nullptr) {
+    for (const char* key : {"created", "backup", "backupSha256"}) {
+      if (origin->contains(key)) record[key] = origin->at(key);
+    }
+    return Ok();
+  }
+  record["created"] = !current.has_value();
+  record["backup"] = nullptr;
+  if (current && bytes != *current) {
+    std::string backup = BackupName(host, path);
+    TELIC_RETURN_IF_ERROR(MakePrivateFolder((scope.state / backup).parent_path()));
+    TELIC_RETURN_IF_ERROR(WriteBytes(scope.state / backup, *current, false));
+    record["backup"] = backup;
+    record["backupSha256"] = Sha256Hex(*current);
+  }
+  return Ok();
+}
+
 Status InstallFile(const Scope& scope, const std::string& host, const FileGroup& group, OrderedJson& manifest,
                    const OrderedJson* old_install, OrderedJson& new_files, Outcome& outcome) {
   TELIC_ASSIGN_OR_RETURN(const fs::path full, ConfinePath(scope.base, group.path, "to write"));
@@ -546,26 +570,9 @@ Status InstallFile(const Scope& scope, const std::string& host, const FileGroup&
       break;
     }
   }
-  // created/backup describe the file before telic first touched it: kept from
-  // this host's earlier install, or from another host's record of the file.
   const OrderedJson* origin = old_record != nullptr ? old_record : shared;
+  TELIC_RETURN_IF_ERROR(RecordOrigin(scope, host, group.path, origin, current, bytes, record));
   std::vector<std::string> created_dirs;
-  if (origin != nullptr) {
-    for (const char* key : {"created", "backup", "backupSha256"}) {
-      if (origin->contains(key)) record[key] = origin->at(key);
-    }
-  } else {
-    record["created"] = !current.has_value();
-    record["backup"] = nullptr;
-    if (current && bytes != *current) {
-      // The original bytes go to the state folder, where the repository cannot reach them.
-      std::string backup = BackupName(host, group.path);
-      TELIC_RETURN_IF_ERROR(MakePrivateFolder((scope.state / backup).parent_path()));
-      TELIC_RETURN_IF_ERROR(WriteBytes(scope.state / backup, *current, false));
-      record["backup"] = backup;
-      record["backupSha256"] = Sha256Hex(*current);
-    }
-  }
   if (bytes != current) {
     TELIC_RETURN_IF_ERROR(MakeParents(scope.base, full, created_dirs));
     TELIC_RETURN_IF_ERROR(WriteBytes(full, bytes, executable));
@@ -1084,6 +1091,43 @@ int UninstallScope(const InstallRequest& request, const Scope& scope, std::ostre
   return 0;
 }
 
+// What `telic install` did: as JSON with --json, else one line per fact.
+void PrintInstalled(const InstallRequest& request, const Scope& scope, const HostPlan& plan, GateMode gate,
+                    const Outcome& outcome, const std::vector<std::string>& notes, std::ostream& out) {
+  const InstallSummary summary = Summarize(scope, plan, gate);
+  if (request.json) {
+    out << Json{{"host", request.host},
+                {"scope", scope.name},
+                {"changed", outcome.changed},
+                {"unchanged", outcome.unchanged},
+                {"wired", summary.wired},
+                {"gate", summary.gate},
+                {"gateMeaning", summary.gate_meaning},
+                {"next", summary.next},
+                {"note", plan.note}}
+               .dump()
+        << "\n";
+    return;
+  }
+  out << fmt::format("telic installed for {} ({} scope, {}): {} file(s) written, {} already current\n", request.host,
+                     scope.name, scope.base.string(), outcome.changed.size(), outcome.unchanged.size());
+  for (const auto& wired : summary.wired) {
+    out << fmt::format("  wired {}: {}\n", wired["role"].get<std::string>(), wired["path"].get<std::string>());
+  }
+  out << fmt::format("  gate: {}: {}\n", summary.gate, summary.gate_meaning);
+  out << "  next: " << summary.next << "\n";
+  for (const auto& path : outcome.changed) out << "  wrote " << path << "\n";
+  if (!plan.note.empty()) out << "  note: " << plan.note << "\n";
+  for (const auto& note : notes) out << "  note: " << note << "\n";
+}
+
+// Every file of the plan lies inside the scope (checked before the first
+// one is written).
+Status CheckPlanConfined(const Scope& scope, const HostPlan& plan) {
+  for (const Piece& piece : plan.pieces) TELIC_RETURN_IF_ERROR(ConfinePath(scope.base, piece.path, "to write"));
+  return Ok();
+}
+
 }  // namespace
 
 int RunInstall(const InstallRequest& request, std::ostream& out, std::ostream& err) {
@@ -1094,12 +1138,7 @@ int RunInstall(const InstallRequest& request, std::ostream& out, std::ostream& e
   auto scope_found = ScopeOf(request);
   if (!scope_found) return Refuse(err, scope_found.error().message());
   const Scope& scope = *scope_found;
-  // Every file of the plan is checked before the first one is written.
-  for (const Piece& piece : plan->pieces) {
-    if (auto confined = ConfinePath(scope.base, piece.path, "to write"); !confined) {
-      return Refuse(err, confined.error().message());
-    }
-  }
+  if (auto confined = CheckPlanConfined(scope, *plan); !confined) return Refuse(err, confined.error().message());
   auto manifest = LoadManifest(scope);
   if (!manifest) return Refuse(err, manifest.error().message());
   // No reference into the manifest is held across changes to it: its objects
@@ -1137,31 +1176,7 @@ int RunInstall(const InstallRequest& request, std::ostream& out, std::ostream& e
   }
   if (auto saved = SaveManifest(scope, *manifest); !saved) return Refuse(err, saved.error().message());
   if (!status) return Refuse(err, status.error().message());
-  const InstallSummary summary = Summarize(scope, *plan, *gate);
-  if (request.json) {
-    out << Json{{"host", request.host},
-                {"scope", scope.name},
-                {"changed", outcome.changed},
-                {"unchanged", outcome.unchanged},
-                {"wired", summary.wired},
-                {"gate", summary.gate},
-                {"gateMeaning", summary.gate_meaning},
-                {"next", summary.next},
-                {"note", plan->note}}
-               .dump()
-        << "\n";
-  } else {
-    out << fmt::format("telic installed for {} ({} scope, {}): {} file(s) written, {} already current\n", request.host,
-                       scope.name, scope.base.string(), outcome.changed.size(), outcome.unchanged.size());
-    for (const auto& wired : summary.wired) {
-      out << fmt::format("  wired {}: {}\n", wired["role"].get<std::string>(), wired["path"].get<std::string>());
-    }
-    out << fmt::format("  gate: {}: {}\n", summary.gate, summary.gate_meaning);
-    out << "  next: " << summary.next << "\n";
-    for (const auto& path : outcome.changed) out << "  wrote " << path << "\n";
-    if (!plan->note.empty()) out << "  note: " << plan->note << "\n";
-    for (const auto& note : notes) out << "  note: " << note << "\n";
-  }
+  PrintInstalled(request, scope, *plan, *gate, outcome, notes, out);
   return 0;
 }
 

@@ -136,6 +136,33 @@ int ServeOverHttp(const HttpFeatures& features, const ServeFlags& options, mcp::
   return features.serve_http(server, std::move(*http), context.location.repository_root);
 }
 
+// --profile, else TELIC_PROFILE, else default; an unknown name is a usage
+// error (printed; nullopt).
+std::optional<mcp::Profile> ChosenProfile(const ServeFlags& options) {
+  const char* from_env = std::getenv("TELIC_PROFILE");
+  std::string profile_name = !options.profile.empty()             ? options.profile
+                             : from_env != nullptr && *from_env    ? std::string(from_env)
+                                                                   : std::string("default");
+  std::optional<mcp::Profile> profile = mcp::ProfileNamed(profile_name);
+  if (!profile) std::cerr << "telic: unknown profile '" << CleanMessage(profile_name, 64) << "' (default or lean)\n";
+  return profile;
+}
+
+// The task-graph tools and telic_run_check beside the run tools, and the
+// request-state key file.
+void AddServedTools(mcp::Server& server, Context& context) {
+  server.AddTools(mcp::BuildGraphTools(*context.graph->service));
+  // telic_run_check: sandboxed unless config.json says "checks": {"sandbox": "none"}.
+  auto checks = store::ReadCheckConfig(context.location.state_dir);
+  if (!checks) EndFailedServe(checks.error());  // the background open may be failing on the same file
+  controller::CheckSettings check_settings;
+  if (checks->unsandboxed) check_settings.sandbox.mode = observation::SandboxMode::kUnsandboxed;
+  check_settings.protected_paths = {context.location.state_dir};
+  server.AddTools({mcp::RunCheckTool(*context.service, *context.graph->service, std::move(check_settings))});
+  // The per-store key that authenticates requestState (D-MCPB1), created on first use.
+  server.set_request_state_key_file((std::filesystem::path(context.location.state_dir) / "request-state.key").string());
+}
+
 }  // namespace
 
 int Serve(const ServeFlags& options) {
@@ -152,16 +179,8 @@ int Serve(const ServeFlags& options) {
     }
     features = *linked;
   }
-  // --profile, else TELIC_PROFILE, else default; an unknown name is a usage error.
-  const char* from_env = std::getenv("TELIC_PROFILE");
-  std::string profile_name = !options.profile.empty()             ? options.profile
-                             : from_env != nullptr && *from_env    ? std::string(from_env)
-                                                                   : std::string("default");
-  std::optional<mcp::Profile> profile = mcp::ProfileNamed(profile_name);
-  if (!profile) {
-    std::cerr << "telic: unknown profile '" << CleanMessage(profile_name, 64) << "' (default or lean)\n";
-    return 2;
-  }
+  std::optional<mcp::Profile> profile = ChosenProfile(options);
+  if (!profile) return 2;
   // Over stdio on SQLite the ledger opens while `initialize` is answered.
   bool open_in_background = features == nullptr && !store::IsPostgresUrl(options.ledger.db);
   auto context = open_in_background ? OpenServingContextInBackground(options)
@@ -184,17 +203,7 @@ int Serve(const ServeFlags& options) {
   }
   mcp::Server server(*(*context)->service);
   server.set_profile(*profile);
-  server.AddTools(mcp::BuildGraphTools(*(*context)->graph->service));
-  // telic_run_check: sandboxed unless config.json says "checks": {"sandbox": "none"}.
-  auto checks = store::ReadCheckConfig((*context)->location.state_dir);
-  if (!checks) EndFailedServe(checks.error());  // the background open may be failing on the same file
-
-  controller::CheckSettings check_settings;
-  if (checks->unsandboxed) check_settings.sandbox.mode = observation::SandboxMode::kUnsandboxed;
-  check_settings.protected_paths = {(*context)->location.state_dir};
-  server.AddTools({mcp::RunCheckTool(*(*context)->service, *(*context)->graph->service, std::move(check_settings))});
-  // The per-store key that authenticates requestState (D-MCPB1), created on first use.
-  server.set_request_state_key_file((std::filesystem::path((*context)->location.state_dir) / "request-state.key").string());
+  AddServedTools(server, **context);
   // `telic broker-gate` finds the active run in the ledger (D-P2): nothing
   // besides the commit is written per call (no active-session.json).
   if (features != nullptr) return ServeOverHttp(*features, options, server, **context);

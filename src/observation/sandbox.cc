@@ -239,23 +239,59 @@ void KillAll(pid_t pid) {
   ::kill(pid, SIGKILL);   // bwrap itself: its PID namespace dies with it (--die-with-parent)
 }
 
+// The child's output as it is read: its digest, its byte count and its
+// last `tail_bytes` bytes.
+class OutputCollector {
+ public:
+  explicit OutputCollector(uint64_t tail_bytes) : tail_(tail_bytes), buffer_(256 * 1024, '\0') {}
+
+  // Waits up to 50 ms for output on `fd` and takes what is there; true at
+  // the end of the output (or a read error).
+  bool ReadSome(int fd) {
+    pollfd poll_fd{fd, POLLIN, 0};
+    if (::poll(&poll_fd, 1, 50) <= 0) return false;
+    ssize_t got = ::read(fd, buffer_.data(), buffer_.size());
+    if (got > 0) {
+      std::string_view bytes(buffer_.data(), static_cast<size_t>(got));
+      digest_.Update(bytes);
+      tail_.Append(bytes);
+      bytes_ += static_cast<uint64_t>(got);
+      return false;
+    }
+    return got == 0 || (errno != EINTR && errno != EAGAIN);
+  }
+
+  uint64_t bytes() const { return bytes_; }
+
+  void MoveInto(SandboxOutcome& outcome, uint64_t tail_bytes) {
+    outcome.output_bytes = bytes_;
+    outcome.output_sha256 = digest_.HexDigest();
+    outcome.output_truncated = bytes_ > tail_bytes;
+    outcome.output_tail = tail_.Take();
+  }
+
+ private:
+  Sha256Stream digest_;
+  TailBuffer tail_;
+  std::string buffer_;
+  uint64_t bytes_ = 0;
+};
+
 // Reads the output until the child is reaped and the pipe is closed,
 // enforcing the wall time and the cancellation.
 SandboxOutcome Supervise(const Started& started, const SandboxLimits& limits, const RunControl& control) {
   SandboxOutcome outcome;
-  int64_t start = MonotonicMs();
-  int64_t deadline = start + limits.wall_time_ms;
+  const int64_t start = MonotonicMs();
+  const int64_t deadline = start + limits.wall_time_ms;
   int64_t next_progress = start + control.progress_interval_ms;
   int64_t eof_grace_end = -1;  // after a kill or the reap: how long to wait for the pipe to close
-  Sha256Stream digest;
-  TailBuffer tail(limits.output_tail_bytes);
-  std::string buffer(256 * 1024, '\0');
+  OutputCollector output(limits.output_tail_bytes);
   bool eof = false;
   bool reaped = false;
   bool killed = false;
   int status = 0;
   while (!(eof && reaped)) {
-    int64_t now = MonotonicMs();
+    const int64_t now = MonotonicMs();
     if (!killed && now >= deadline) {
       outcome.timed_out = true;
     } else if (!killed && control.cancelled && control.cancelled()) {
@@ -268,33 +304,18 @@ SandboxOutcome Supervise(const Started& started, const SandboxLimits& limits, co
     }
     if (eof_grace_end >= 0 && now >= eof_grace_end && !eof) eof = true;  // a holder outside the group: stop reading
     if (control.progress && now >= next_progress) {
-      control.progress({now - start, outcome.output_bytes});
+      control.progress({now - start, output.bytes()});
       next_progress = now + control.progress_interval_ms;
     }
     if (!eof) {
-      pollfd fd{started.output_fd, POLLIN, 0};
-      int ready = ::poll(&fd, 1, 50);
-      if (ready > 0) {
-        ssize_t got = ::read(started.output_fd, buffer.data(), buffer.size());
-        if (got > 0) {
-          std::string_view bytes(buffer.data(), static_cast<size_t>(got));
-          digest.Update(bytes);
-          tail.Append(bytes);
-          outcome.output_bytes += static_cast<uint64_t>(got);
-        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-          eof = true;
-        }
-      }
+      eof = output.ReadSome(started.output_fd);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (!reaped) {
-      pid_t done = ::waitpid(started.pid, &status, WNOHANG);
-      if (done == started.pid) {
-        reaped = true;
-        ::kill(-started.pid, SIGKILL);  // leftovers of its group (unsandboxed runs)
-        if (eof_grace_end < 0) eof_grace_end = MonotonicMs() + 1000;
-      }
+    if (!reaped && ::waitpid(started.pid, &status, WNOHANG) == started.pid) {
+      reaped = true;
+      ::kill(-started.pid, SIGKILL);  // leftovers of its group (unsandboxed runs)
+      if (eof_grace_end < 0) eof_grace_end = MonotonicMs() + 1000;
     }
   }
   ::close(started.output_fd);
@@ -302,9 +323,7 @@ SandboxOutcome Supervise(const Started& started, const SandboxLimits& limits, co
   if (WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
   if (killed && outcome.signal == 0) outcome.signal = SIGKILL;
-  outcome.output_sha256 = digest.HexDigest();
-  outcome.output_truncated = outcome.output_bytes > limits.output_tail_bytes;
-  outcome.output_tail = tail.Take();
+  output.MoveInto(outcome, limits.output_tail_bytes);
   return outcome;
 }
 
