@@ -305,31 +305,38 @@ DagLayout LayoutDag(const DagGraph& graph) {
   return out;
 }
 
-std::string RenderDagSvg(const DagGraph& graph, const DagOptions& options) {
-  Indexed indexed = IndexGraph(graph);
-  int n = static_cast<int>(graph.nodes.size());
-  Layered g = BuildLayered(n, indexed, BackEdges(n, indexed.edges));
-  OrderRows(g);
-  PlaceX(g, options);
-  const double h = options.node_height;
-  auto y_of = [&](int v) { return kMargin + g.layer[static_cast<size_t>(v)] * (h + options.layer_gap) + h / 2; };
-  double width = 2 * kMargin, height = 2 * kMargin;
-  for (size_t v = 0; v < g.x.size(); ++v) {
-    width = std::max(width, g.x[v] + WidthOf(g, static_cast<int>(v), options) / 2 + kMargin + 40);
-    height = std::max(height, y_of(static_cast<int>(v)) + h / 2 + kMargin);
-  }
+namespace {
 
-  Html out;
+// A laid-out graph and the geometry every drawing step shares.
+struct Drawing {
+  const DagGraph& graph;
+  const DagOptions& options;
+  const Layered& g;
+  const Indexed& indexed;
+
+  double Height() const { return options.node_height; }
+  double CenterY(int v) const {
+    return kMargin + g.layer[static_cast<size_t>(v)] * (Height() + options.layer_gap) + Height() / 2;
+  }
+  double X(int v) const { return g.x[static_cast<size_t>(v)]; }
+};
+
+void OpenSvg(const Drawing& d, Html& out) {
+  double width = 2 * kMargin, height = 2 * kMargin;
+  for (size_t v = 0; v < d.g.x.size(); ++v) {
+    width = std::max(width, d.g.x[v] + WidthOf(d.g, static_cast<int>(v), d.options) / 2 + kMargin + 40);
+    height = std::max(height, d.CenterY(static_cast<int>(v)) + d.Height() / 2 + kMargin);
+  }
   out.Open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
                    {"class", "dag"},
                    {"viewBox", fmt::format("0 0 {} {}", Num(width), Num(height))},
                    {"width", Num(width)},
                    {"height", Num(height)},
                    {"role", "img"},
-                   {"aria-label", options.aria_label}});
+                   {"aria-label", d.options.aria_label}});
   out.Raw("<defs>");
   for (std::string variant : {"", "-taken", "-extra"}) {
-    out.Open("marker", {{"id", options.id_prefix + "-arrow" + variant},
+    out.Open("marker", {{"id", d.options.id_prefix + "-arrow" + variant},
                         {"viewBox", "0 0 10 10"},
                         {"refX", "9"},
                         {"refY", "5"},
@@ -340,84 +347,116 @@ std::string RenderDagSvg(const DagGraph& graph, const DagOptions& options) {
     out.Close("marker");
   }
   out.Raw("</defs>");
+}
 
-  // Edges first (the taken path last, so it is drawn on top), then nodes.
-  std::vector<size_t> draw_order(g.routes.size());
+// The points an edge's route passes, from the bottom of its first node to
+// the top of its last (a reversed back edge shifted right and drawn upward).
+std::vector<std::pair<double, double>> RoutePoints(const Drawing& d, const Layered::Route& route) {
+  std::vector<std::pair<double, double>> points;
+  const double shift = route.reversed ? d.options.node_width / 5.0 : 0;
+  for (size_t k = 0; k < route.chain.size(); ++k) {
+    const int v = route.chain[k];
+    double y = d.CenterY(v);
+    if (k == 0) y += d.Height() / 2;
+    if (k + 1 == route.chain.size()) y -= d.Height() / 2;
+    points.push_back({d.X(v) + shift, y});
+  }
+  if (route.reversed) std::reverse(points.begin(), points.end());
+  return points;
+}
+
+void DrawEdge(const Drawing& d, const Layered::Route& route, Html& out) {
+  const DagEdge& edge = d.graph.edges[route.edge];
+  const std::vector<std::pair<double, double>> points = RoutePoints(d, route);
+  std::string path = fmt::format("M{},{}", Num(points[0].first), Num(points[0].second));
+  for (size_t k = 1; k < points.size(); ++k) {
+    auto [px, py] = points[k - 1];
+    auto [qx, qy] = points[k];
+    double mid = (qy - py) / 2;
+    path += fmt::format(" C{},{} {},{} {},{}", Num(px), Num(py + mid), Num(qx), Num(qy - mid), Num(qx), Num(qy));
+  }
+  std::string cls = "edge " + edge.css_class + (route.reversed ? " back" : "");
+  out.Open("g", {{"class", cls}, {"data-from", edge.from}, {"data-to", edge.to}});
+  if (!edge.label.empty()) out.Element("title", {}, edge.from + " \xE2\x86\x92 " + edge.to + ": " + edge.label);
+  out.Open("path", {{"d", path}, {"marker-end", MarkerOf(d.options, edge.css_class)}}).Close("path");
+  if (!edge.label.empty() && d.options.edge_labels) {
+    auto [lx, ly] = points[points.size() / 2];
+    if (points.size() == 2) {
+      lx = (points[0].first + points[1].first) / 2;
+      ly = (points[0].second + points[1].second) / 2;
+    }
+    out.Element("text", {{"class", "elabel"}, {"x", Num(lx + 5)}, {"y", Num(ly + 4)}}, Fit(edge.label, 28));
+  }
+  out.Close("g");
+}
+
+void DrawSelfLoop(const Drawing& d, const DagEdge& edge, Html& out) {
+  const int v = d.indexed.ids.find(edge.from)->second;
+  const double right = d.X(v) + d.options.node_width / 2.0;
+  const double y = d.CenterY(v);
+  std::string path = fmt::format("M{},{} C{},{} {},{} {},{}", Num(right), Num(y - 8), Num(right + 34), Num(y - 24),
+                                 Num(right + 34), Num(y + 24), Num(right), Num(y + 8));
+  out.Open("g", {{"class", "edge loop " + edge.css_class}, {"data-from", edge.from}, {"data-to", edge.to}});
+  if (!edge.label.empty()) out.Element("title", {}, edge.from + " \xE2\x86\xBB " + edge.label);
+  out.Open("path", {{"d", path}, {"marker-end", MarkerOf(d.options, edge.css_class)}}).Close("path");
+  out.Close("g");
+}
+
+// Edges first (the taken path last, so it is drawn on top), then self loops.
+void DrawEdges(const Drawing& d, Html& out) {
+  std::vector<size_t> draw_order(d.g.routes.size());
   std::iota(draw_order.begin(), draw_order.end(), 0);
   std::stable_sort(draw_order.begin(), draw_order.end(), [&](size_t a, size_t b) {
-    auto taken = [&](size_t r) { return graph.edges[g.routes[r].edge].css_class.starts_with("taken"); };
+    auto taken = [&](size_t r) { return d.graph.edges[d.g.routes[r].edge].css_class.starts_with("taken"); };
     return !taken(a) && taken(b);
   });
   out.Raw("<g class=\"edges\">");
-  for (size_t r : draw_order) {
-    const auto& route = g.routes[r];
-    const DagEdge& edge = graph.edges[route.edge];
-    std::vector<std::pair<double, double>> points;
-    double shift = route.reversed ? options.node_width / 5.0 : 0;
-    for (size_t k = 0; k < route.chain.size(); ++k) {
-      int v = route.chain[k];
-      double y = y_of(v);
-      if (k == 0) y += h / 2;
-      if (k + 1 == route.chain.size()) y -= h / 2;
-      points.push_back({g.x[static_cast<size_t>(v)] + shift, y});
-    }
-    if (route.reversed) std::reverse(points.begin(), points.end());
-    std::string d = fmt::format("M{},{}", Num(points[0].first), Num(points[0].second));
-    for (size_t k = 1; k < points.size(); ++k) {
-      auto [px, py] = points[k - 1];
-      auto [qx, qy] = points[k];
-      double mid = (qy - py) / 2;
-      d += fmt::format(" C{},{} {},{} {},{}", Num(px), Num(py + mid), Num(qx), Num(qy - mid), Num(qx), Num(qy));
-    }
-    std::string cls = "edge " + edge.css_class + (route.reversed ? " back" : "");
-    out.Open("g", {{"class", cls}, {"data-from", edge.from}, {"data-to", edge.to}});
-    if (!edge.label.empty()) out.Element("title", {}, edge.from + " \xE2\x86\x92 " + edge.to + ": " + edge.label);
-    out.Open("path", {{"d", d}, {"marker-end", MarkerOf(options, edge.css_class)}}).Close("path");
-    if (!edge.label.empty() && options.edge_labels) {
-      auto [lx, ly] = points[points.size() / 2];
-      if (points.size() == 2) {
-        lx = (points[0].first + points[1].first) / 2;
-        ly = (points[0].second + points[1].second) / 2;
-      }
-      out.Element("text", {{"class", "elabel"}, {"x", Num(lx + 5)}, {"y", Num(ly + 4)}}, Fit(edge.label, 28));
-    }
-    out.Close("g");
-  }
-  for (size_t e : indexed.self_loops) {
-    const DagEdge& edge = graph.edges[e];
-    int v = indexed.ids.find(edge.from)->second;
-    double right = g.x[static_cast<size_t>(v)] + options.node_width / 2.0;
-    double y = y_of(v);
-    std::string d = fmt::format("M{},{} C{},{} {},{} {},{}", Num(right), Num(y - 8), Num(right + 34), Num(y - 24),
-                                Num(right + 34), Num(y + 24), Num(right), Num(y + 8));
-    out.Open("g", {{"class", "edge loop " + edge.css_class}, {"data-from", edge.from}, {"data-to", edge.to}});
-    if (!edge.label.empty()) out.Element("title", {}, edge.from + " \xE2\x86\xBB " + edge.label);
-    out.Open("path", {{"d", d}, {"marker-end", MarkerOf(options, edge.css_class)}}).Close("path");
-    out.Close("g");
-  }
-  out.Raw("</g><g class=\"nodes\">");
-  const size_t title_chars = static_cast<size_t>(std::max(4.0, (options.node_width - 14) / 6.8));
-  const size_t subtitle_chars = static_cast<size_t>(std::max(4.0, (options.node_width - 14) / 5.9));
-  for (int v = 0; v < n; ++v) {
-    const DagNode& node = graph.nodes[static_cast<size_t>(v)];
-    double cx = g.x[static_cast<size_t>(v)], cy = y_of(v);
+  for (size_t r : draw_order) DrawEdge(d, d.g.routes[r], out);
+  for (size_t e : d.indexed.self_loops) DrawSelfLoop(d, d.graph.edges[e], out);
+  out.Raw("</g>");
+}
+
+void DrawNodes(const Drawing& d, Html& out) {
+  out.Raw("<g class=\"nodes\">");
+  const double h = d.Height();
+  const size_t title_chars = static_cast<size_t>(std::max(4.0, (d.options.node_width - 14) / 6.8));
+  const size_t subtitle_chars = static_cast<size_t>(std::max(4.0, (d.options.node_width - 14) / 5.9));
+  for (size_t v = 0; v < d.graph.nodes.size(); ++v) {
+    const DagNode& node = d.graph.nodes[v];
+    const double cx = d.X(static_cast<int>(v)), cy = d.CenterY(static_cast<int>(v));
     if (!node.href.empty()) out.Open("a", {{"href", node.href}, {"class", "nodelink"}});
     out.Open("g", {{"class", "node " + node.css_class}, {"data-id", node.id}});
     std::string tooltip = node.tooltip.empty() ? node.title + (node.subtitle.empty() ? "" : "\n" + node.subtitle) : node.tooltip;
     out.Element("title", {}, tooltip);
-    out.Open("rect", {{"x", Num(cx - options.node_width / 2.0)},
+    out.Open("rect", {{"x", Num(cx - d.options.node_width / 2.0)},
                       {"y", Num(cy - h / 2)},
-                      {"width", std::to_string(options.node_width)},
+                      {"width", std::to_string(d.options.node_width)},
                       {"height", Num(h)},
                       {"rx", "7"}})
         .Close("rect");
-    bool two = !node.subtitle.empty();
+    const bool two = !node.subtitle.empty();
     out.Element("text", {{"class", "t"}, {"x", Num(cx)}, {"y", Num(two ? cy - 3 : cy + 4)}}, Fit(node.title, title_chars));
     if (two) out.Element("text", {{"class", "s"}, {"x", Num(cx)}, {"y", Num(cy + 12)}}, Fit(node.subtitle, subtitle_chars));
     out.Close("g");
     if (!node.href.empty()) out.Close("a");
   }
-  out.Raw("</g></svg>");
+  out.Raw("</g>");
+}
+
+}  // namespace
+
+std::string RenderDagSvg(const DagGraph& graph, const DagOptions& options) {
+  const Indexed indexed = IndexGraph(graph);
+  const int n = static_cast<int>(graph.nodes.size());
+  Layered g = BuildLayered(n, indexed, BackEdges(n, indexed.edges));
+  OrderRows(g);
+  PlaceX(g, options);
+  const Drawing drawing{graph, options, g, indexed};
+  Html out;
+  OpenSvg(drawing, out);
+  DrawEdges(drawing, out);
+  DrawNodes(drawing, out);
+  out.Raw("</svg>");
   return out.Take();
 }
 

@@ -1,6 +1,7 @@
 #include "ui/ui_server.h"
 
 #include <charconv>
+#include <optional>
 
 #include <httplib.h>
 
@@ -94,6 +95,35 @@ httplib::Server::Handler Guarded(F body) {
   };
 }
 
+// A non-negative decimal query parameter (`fallback` when absent); nullopt
+// when present but not one.
+std::optional<int64_t> SequenceParam(const httplib::Request& req, const char* name, std::optional<int64_t> fallback) {
+  if (!req.has_param(name)) return fallback;
+  const std::string text = req.get_param_value(name);
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+void SendJsonError(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(Json{{"error", message}}.dump(), "application/json");
+}
+
+// GET /ui/api/runs/RUN/live?after=SEQ[&refused=SEQ]: what the run page
+// polls (the trace events and refused calls after those sequence numbers).
+void ServeLiveUpdate(Sources& sources, const httplib::Request& req, httplib::Response& res) {
+  const std::optional<int64_t> after = SequenceParam(req, "after", std::nullopt);
+  if (!after) return SendJsonError(res, 400, "after must be a trace sequence number");
+  const std::optional<int64_t> refused = SequenceParam(req, "refused", 0);
+  if (!refused) return SendJsonError(res, 400, "refused must be a refused-call sequence number");
+  auto ids = CheckUrlIds(req, {"run id"});
+  auto update = ids ? LiveUpdate(sources, req.matches[1], *after, *refused) : std::unexpected(ids.error());
+  if (!update) return SendJsonError(res, HttpStatusOf(update.error()), update.error().message());
+  res.set_content(update->dump(), "application/json");
+}
+
 void Install(httplib::Server& http, Sources& sources) {
   http.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_redirect(RunsPath()); });
   http.Get("/ui", [](const httplib::Request&, httplib::Response& res) { res.set_redirect(RunsPath()); });
@@ -117,32 +147,7 @@ void Install(httplib::Server& http, Sources& sources) {
     SendPage(res, TasksPage(sources, std::nullopt));
   }));
   http.Get(R"(/ui/api/runs/([^/]+)/live)", Guarded([&sources](const httplib::Request& req, httplib::Response& res) {
-    int64_t after = 0;
-    std::string text = req.get_param_value("after");
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), after);
-    if (ec != std::errc() || end != text.data() + text.size() || after < 0) {
-      res.status = 400;
-      res.set_content(R"({"error":"after must be a trace sequence number"})", "application/json");
-      return;
-    }
-    int64_t refused = 0;
-    if (req.has_param("refused")) {
-      std::string seq = req.get_param_value("refused");
-      auto [at, failed] = std::from_chars(seq.data(), seq.data() + seq.size(), refused);
-      if (failed != std::errc() || at != seq.data() + seq.size() || refused < 0) {
-        res.status = 400;
-        res.set_content(R"({"error":"refused must be a refused-call sequence number"})", "application/json");
-        return;
-      }
-    }
-    auto ids = CheckUrlIds(req, {"run id"});
-    auto update = ids ? LiveUpdate(sources, req.matches[1], after, refused) : std::unexpected(ids.error());
-    if (!update) {
-      res.status = HttpStatusOf(update.error());
-      res.set_content(Json{{"error", update.error().message()}}.dump(), "application/json");
-      return;
-    }
-    res.set_content(update->dump(), "application/json");
+    ServeLiveUpdate(sources, req, res);
   }));
   http.Get(R"(/ui/assets/([^/]+))", [](const httplib::Request& req, httplib::Response& res) {
     auto asset = FindAsset(req.matches[1].str());
