@@ -1,23 +1,13 @@
 #include "mcp/http_transport.h"
 
-#include <arpa/inet.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <cstring>
-#include <iostream>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -26,7 +16,7 @@
 #include "base/json_parse.h"
 #include "base/sha256.h"
 #include "base/text.h"
-#include "mcp/http_connections.h"
+#include "mcp/http_guarded_server.h"
 #include "mcp/http_sessions.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/revision.h"
@@ -41,241 +31,6 @@ std::string Lower(std::string_view text) {
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
-
-// The request a worker thread is serving, for the handlers on that thread.
-struct ConnectionState {
-  bool reading_head = true;     // head bytes count against max_head_bytes
-  size_t head_bytes = 0;
-  bool close_after = false;     // the response ends the connection (unread body, limits)
-};
-thread_local ConnectionState* t_connection = nullptr;
-
-ConnectionLimits LimitsOf(const HttpOptions& options) {
-  ConnectionLimits limits;
-  limits.max_head_bytes = options.max_head_bytes;
-  limits.max_body_bytes = options.max_body_bytes;
-  limits.head_timeout_ms = options.head_timeout_ms;
-  limits.body_timeout_ms = options.body_timeout_ms;
-  limits.keep_alive_timeout_ms = options.keep_alive_timeout_s * 1000;
-  limits.max_connections = std::max<size_t>(1, options.max_connections);
-  limits.max_buffered_body_bytes = options.max_buffered_body_bytes;
-  return limits;
-}
-
-// The stream httplib parses one request from: the bytes the reactor
-// buffered (a whole request), never the socket, so a worker never waits for
-// a client to send. Past them it reads end of file. Writes go to the socket,
-// each wait bounded by io_timeout_ms.
-class BufferedStream final : public httplib::Stream {
- public:
-  BufferedStream(HttpConnection& connection, const HttpOptions& options, ConnectionState& state)
-      : connection_(connection), options_(options), state_(state) {}
-
-  size_t consumed() const { return pos_; }
-
-  bool is_readable() const override { return pos_ < connection_.input.size(); }
-  bool is_writable() const override { return WaitWritable(); }
-
-  ssize_t read(char* ptr, size_t size) override {
-    size_t n = std::min(size, connection_.input.size() - pos_);
-    if (state_.reading_head) {
-      state_.head_bytes += n;
-      if (state_.head_bytes > options_.max_head_bytes) {
-        state_.close_after = true;
-        return -1;
-      }
-    }
-    std::memcpy(ptr, connection_.input.data() + pos_, n);
-    pos_ += n;
-    return static_cast<ssize_t>(n);
-  }
-
-  ssize_t write(const char* ptr, size_t size) override {
-    size_t done = 0;
-    while (done < size) {
-      if (!WaitWritable()) return done > 0 ? static_cast<ssize_t>(done) : -1;
-      ssize_t n = ::send(connection_.fd, ptr + done, size - done, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return done > 0 ? static_cast<ssize_t>(done) : -1;
-      done += static_cast<size_t>(n);
-    }
-    return static_cast<ssize_t>(done);
-  }
-
-  void get_remote_ip_and_port(std::string& ip, int& port) const override { Address(false, ip, port); }
-  void get_local_ip_and_port(std::string& ip, int& port) const override { Address(true, ip, port); }
-  socket_t socket() const override { return connection_.fd; }
-
- private:
-  bool WaitWritable() const {
-    auto limit = SteadyClock::now() + std::chrono::milliseconds(options_.io_timeout_ms);
-    while (true) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - SteadyClock::now()).count();
-      if (left <= 0) return false;
-      pollfd p{connection_.fd, POLLOUT, 0};
-      int rc = ::poll(&p, 1, static_cast<int>(left));
-      if (rc < 0 && errno == EINTR) continue;
-      return rc > 0;
-    }
-  }
-
-  void Address(bool local, std::string& ip, int& port) const {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    int rc = local ? ::getsockname(connection_.fd, reinterpret_cast<sockaddr*>(&addr), &len)
-                   : ::getpeername(connection_.fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    if (rc != 0) return;
-    char text[INET6_ADDRSTRLEN] = {};
-    if (addr.ss_family == AF_INET) {
-      auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-      ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
-      port = ntohs(a->sin_port);
-    } else if (addr.ss_family == AF_INET6) {
-      auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-      ::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
-      port = ntohs(a->sin6_port);
-    }
-    ip = text;
-  }
-
-  HttpConnection& connection_;
-  const HttpOptions& options_;
-  ConnectionState& state_;
-  size_t pos_ = 0;
-};
-
-// A fixed pool of workers with a bounded queue of whole requests. When the
-// queue is full a request is not queued (the reactor answers 503 and
-// closes), so a flood cannot grow memory or latency without bound.
-class BoundedPool {
- public:
-  using Serve = std::function<void(std::unique_ptr<HttpConnection>)>;
-  BoundedPool(int threads, size_t max_queue, Serve serve) : max_queue_(max_queue), serve_(std::move(serve)) {
-    for (int i = 0; i < std::max(1, threads); ++i) workers_.emplace_back([this] { Work(); });
-  }
-  ~BoundedPool() { Shutdown(); }
-
-  // Moves from `connection` only when it was queued.
-  bool TryEnqueue(std::unique_ptr<HttpConnection>& connection) {
-    std::lock_guard lock(mutex_);
-    if (stopping_ || jobs_.size() >= max_queue_) return false;
-    jobs_.push_back(std::move(connection));
-    cond_.notify_one();
-    return true;
-  }
-
-  // Serves every queued request, then joins the workers.
-  void Shutdown() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    cond_.notify_all();
-    for (auto& worker : workers_) {
-      if (worker.joinable()) worker.join();
-    }
-  }
-
- private:
-  void Work() {
-    while (true) {
-      std::unique_ptr<HttpConnection> job;
-      {
-        std::unique_lock lock(mutex_);
-        cond_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;  // stopping, and every queued request was served
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      serve_(std::move(job));
-    }
-  }
-
-  size_t max_queue_;
-  Serve serve_;
-  std::vector<std::thread> workers_;
-  std::deque<std::unique_ptr<HttpConnection>> jobs_;
-  bool stopping_ = false;
-  std::mutex mutex_;
-  std::condition_variable cond_;
-};
-
-// Runs httplib's per-socket task on its accepting thread: the task only
-// hands the socket to the reactor. Its shutdown stops the connection layer.
-class AdoptingQueue final : public httplib::TaskQueue {
- public:
-  explicit AdoptingQueue(std::function<void()> on_shutdown) : on_shutdown_(std::move(on_shutdown)) {}
-  void enqueue(std::function<void()> fn) override { fn(); }
-  void shutdown() override { on_shutdown_(); }
-
- private:
-  std::function<void()> on_shutdown_;
-};
-
-constexpr int kListenBacklog = 1024;  // the kernel caps it at net.core.somaxconn
-
-// httplib's server on telic's connection layer: httplib accepts, parses and
-// routes; the reactor (src/mcp/http_connections.h) reads requests and a
-// fixed pool of workers answers whole ones.
-class GuardedServer final : public httplib::Server {
- public:
-  explicit GuardedServer(const HttpOptions& options)
-      : options_(options),
-        reactor_(LimitsOf(options), [this](std::unique_ptr<HttpConnection>& c) { return pool_->TryEnqueue(c); }) {
-    new_task_queue = [this] { return new AdoptingQueue([this] { StopConnections(); }); };
-  }
-  ~GuardedServer() override { StopConnections(); }
-
-  [[nodiscard]] Status StartConnections() {
-    // httplib 0.11 listens with a backlog of 5 (compiled into its library):
-    // a burst of connections would wait for SYN retransmits (1 s, 3 s, ...).
-    // Listening again on a listening socket only changes its backlog.
-    if (::listen(svr_sock_, kListenBacklog) != 0) {
-      return Fail(ErrorCode::kUnavailable, fmt::format("listen: {}", std::strerror(errno)));
-    }
-    pool_ = std::make_unique<BoundedPool>(options_.worker_threads, options_.max_queued_connections,
-                                          [this](std::unique_ptr<HttpConnection> c) { Serve(std::move(c)); });
-    return reactor_.Start();
-  }
-
-  // Closes waiting connections, then lets the workers finish their requests.
-  void StopConnections() {
-    reactor_.Stop();
-    if (pool_) pool_->Shutdown();
-  }
-
- private:
-  bool process_and_close_socket(socket_t sock) override {
-    // Responses go out as headers + body writes: without TCP_NODELAY the body
-    // would wait for the client's delayed ACK (~40 ms per request).
-    int one = 1;
-    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    reactor_.Adopt(sock);
-    return true;
-  }
-
-  // Answers the whole request at the head of `connection`, then returns the
-  // connection to the reactor for its next one (or closes it).
-  void Serve(std::unique_ptr<HttpConnection> connection) {
-    ConnectionState state;
-    t_connection = &state;
-    BufferedStream stream(*connection, options_, state);
-    bool last = connection->served + 1 >= options_.keep_alive_max_requests || svr_sock_ == INVALID_SOCKET;
-    bool closed_by_client = false;
-    bool ok = process_request(stream, last, closed_by_client, nullptr);
-    t_connection = nullptr;
-    connection->input.erase(0, stream.consumed());
-    if (connection->input.capacity() > 64 * 1024) connection->input.shrink_to_fit();
-    ++connection->served;
-    if (state.close_after) return reactor_.Linger(std::move(connection));
-    if (!ok || closed_by_client || last) return CloseConnection(connection->fd);
-    reactor_.Resume(std::move(connection));
-  }
-
-  const HttpOptions& options_;
-  std::unique_ptr<BoundedPool> pool_;
-  ConnectionReactor reactor_;
-};
 
 std::string BracketedHost(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
@@ -354,52 +109,8 @@ class HttpTransport::Impl {
       return Fail(ErrorCode::kFailedPrecondition,
                   fmt::format("refusing to listen on non-loopback address {} without --auth-token-file", options_.host));
     }
-    http_.set_keep_alive_max_count(options_.keep_alive_max_requests);
-    http_.set_keep_alive_timeout(options_.keep_alive_timeout_s);
-    http_.set_read_timeout(options_.io_timeout_ms / 1000, (options_.io_timeout_ms % 1000) * 1000);
-    http_.set_write_timeout(options_.io_timeout_ms / 1000, (options_.io_timeout_ms % 1000) * 1000);
-    http_.set_payload_max_length(options_.max_body_bytes);
-    http_.set_tcp_nodelay(true);
-    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      return Guard(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
-    });
-    http_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-      res.status = 500;
-      res.set_content(TransportError("Internal error", kInternalError), kJson);
-    });
-    if (server_) InstallMcp();
-    for (const auto& mount : options_.mounts) {
-      if (mount.install) mount.install(http_);
-    }
-    http_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) { Decorate(req, res); });
-    http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(R"({"status":"ok"})", kJson);
-    });
-    http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-      Status ready = options_.readiness ? options_.readiness() : Ok();
-      if (ready) {
-        res.set_content(R"({"status":"ready"})", kJson);
-      } else {
-        res.status = 503;
-        res.set_content(Compact(Json{{"status", "unavailable"}, {"error", CleanMessage(ready.error().message(), 300)}}),
-                        kJson);
-      }
-    });
-    // SO_REUSEADDR only (httplib's default adds SO_REUSEPORT): a second
-    // server on a port in use must fail, not share its connections.
-    http_.set_socket_options([](socket_t sock) {
-      int yes = 1;
-      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    });
-    int port = options_.port;
-    if (port == 0) {
-      port = http_.bind_to_any_port(options_.host);
-      if (port <= 0) return Fail(ErrorCode::kUnavailable, fmt::format("cannot listen on {}:0", options_.host));
-    } else if (!http_.bind_to_port(options_.host, port)) {
-      std::string address = fmt::format("{}:{}", BracketedHost(options_.host), port);
-      if (PortInUse(options_.host, port)) return Fail(ErrorCode::kAlreadyExists, address + " is in use");
-      return Fail(ErrorCode::kUnavailable, "cannot listen on " + address);
-    }
+    Configure();
+    TELIC_ASSIGN_OR_RETURN(int port, BindPort());
     TELIC_RETURN_IF_ERROR(http_.StartConnections());
     port_ = port;
     port_out = port;
@@ -445,6 +156,62 @@ class HttpTransport::Impl {
   size_t SessionCount() { return sessions_.Count(SteadyClock::now()); }
 
  private:
+  // The limits, the guard, the routes (/mcp, the mounts, /healthz, /readyz)
+  // and the socket options, all set before the socket is bound.
+  void Configure() {
+    http_.set_keep_alive_max_count(options_.keep_alive_max_requests);
+    http_.set_keep_alive_timeout(options_.keep_alive_timeout_s);
+    http_.set_read_timeout(options_.io_timeout_ms / 1000, (options_.io_timeout_ms % 1000) * 1000);
+    http_.set_write_timeout(options_.io_timeout_ms / 1000, (options_.io_timeout_ms % 1000) * 1000);
+    http_.set_payload_max_length(options_.max_body_bytes);
+    http_.set_tcp_nodelay(true);
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      return Guard(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
+    });
+    http_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      res.status = 500;
+      res.set_content(TransportError("Internal error", kInternalError), kJson);
+    });
+    if (server_) InstallMcp();
+    for (const auto& mount : options_.mounts) {
+      if (mount.install) mount.install(http_);
+    }
+    http_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) { Decorate(req, res); });
+    http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"status":"ok"})", kJson);
+    });
+    http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+      Status ready = options_.readiness ? options_.readiness() : Ok();
+      if (ready) {
+        res.set_content(R"({"status":"ready"})", kJson);
+      } else {
+        res.status = 503;
+        res.set_content(Compact(Json{{"status", "unavailable"}, {"error", CleanMessage(ready.error().message(), 300)}}),
+                        kJson);
+      }
+    });
+    // SO_REUSEADDR only (httplib's default adds SO_REUSEPORT): a second
+    // server on a port in use must fail, not share its connections.
+    http_.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
+  }
+
+  // Binds options_.port (0: a free port the kernel picks); the port bound.
+  Result<int> BindPort() {
+    int port = options_.port;
+    if (port == 0) {
+      port = http_.bind_to_any_port(options_.host);
+      if (port <= 0) return Fail(ErrorCode::kUnavailable, fmt::format("cannot listen on {}:0", options_.host));
+    } else if (!http_.bind_to_port(options_.host, port)) {
+      std::string address = fmt::format("{}:{}", BracketedHost(options_.host), port);
+      if (PortInUse(options_.host, port)) return Fail(ErrorCode::kAlreadyExists, address + " is in use");
+      return Fail(ErrorCode::kUnavailable, "cannot listen on " + address);
+    }
+    return port;
+  }
+
   void AllowHost(const std::string& host, int port) {
     std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
     allowed_hosts_.push_back(Lower(fmt::format("{}:{}", h, port)));
@@ -463,8 +230,14 @@ class HttpTransport::Impl {
   }
 
   // Checks every request before its body is read: Host, Origin, token, limits.
+  // Each check answers the refusal itself and returns false.
   bool Guard(const httplib::Request& req, httplib::Response& res) {
     if (t_connection) t_connection->reading_head = false;
+    return GuardHost(req, res) && GuardOrigin(req, res) && GuardToken(req, res) && GuardLength(req, res);
+  }
+
+  // Exactly one Host header, one of the allowed hosts (403).
+  bool GuardHost(const httplib::Request& req, httplib::Response& res) {
     std::string host = Lower(req.get_header_value("Host"));
     if (req.get_header_value_count("Host") != 1 ||
         std::find(allowed_hosts_.begin(), allowed_hosts_.end(), host) == allowed_hosts_.end()) {
@@ -472,6 +245,11 @@ class HttpTransport::Impl {
       Reject(res, 403, "Forbidden: Host header is not allowed");
       return false;
     }
+    return true;
+  }
+
+  // An Origin, when sent, is an allowed one (403); the CORS headers for it.
+  bool GuardOrigin(const httplib::Request& req, httplib::Response& res) {
     if (req.has_header("Origin")) {
       std::string origin = Lower(req.get_header_value("Origin"));
       if (req.get_header_value_count("Origin") != 1 ||
@@ -492,6 +270,11 @@ class HttpTransport::Impl {
         res.set_header("Access-Control-Max-Age", "600");
       }
     }
+    return true;
+  }
+
+  // The bearer token when one is configured (401); preflights carry none.
+  bool GuardToken(const httplib::Request& req, httplib::Response& res) {
     if (!options_.auth_token.empty() && req.method != "OPTIONS") {
       std::string authorization = req.get_header_value("Authorization");
       constexpr std::string_view kBearer = "bearer ";
@@ -505,6 +288,11 @@ class HttpTransport::Impl {
         return false;
       }
     }
+    return true;
+  }
+
+  // A body only with a valid Content-Length within the limit (411, 400, 413).
+  bool GuardLength(const httplib::Request& req, httplib::Response& res) {
     if (req.has_header("Transfer-Encoding")) {
       CloseAfter(res);
       Reject(res, 411, "Length Required: send the body with Content-Length");
@@ -765,68 +553,5 @@ Status HttpTransport::Bind() { return impl_->Bind(port_); }
 bool HttpTransport::Run() { return impl_->Run(); }
 void HttpTransport::Stop() { impl_->Stop(); }
 size_t HttpTransport::session_count() const { return impl_->SessionCount(); }
-
-namespace {
-
-// Binds `transport` (on failure: "<what> failed: <why>" on stderr, exit 1),
-// announces it (`announce(base_url)`, then each mount's URL), then serves
-// until SIGINT/SIGTERM. Returns the process exit code.
-int ServeUntilSignal(HttpTransport& transport, const HttpOptions& options, std::string_view what,
-                     const std::function<void(const std::string&)>& announce) {
-  if (auto bound = transport.Bind(); !bound) {
-    // Another server on the port: said as every CLI failure is said.
-    if (bound.error().code() == ErrorCode::kAlreadyExists) std::cerr << "telic: " << bound.error().message() << "\n";
-    else std::cerr << what << " failed: " << bound.error().message() << "\n";
-    return 1;
-  }
-  std::string host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
-  std::string base = fmt::format("http://{}:{}", host, transport.port());
-  announce(base);
-  for (const auto& mount : options.mounts) {
-    std::cerr << fmt::format("{} at {}{}/", mount.name, base, mount.prefix) << std::endl;
-  }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  std::thread stopper([&transport, signals] {
-    int signal = 0;
-    sigwait(&signals, &signal);
-    transport.Stop();
-  });
-  bool ok = transport.Run();
-  // Wake the signal thread if the server stopped on its own.
-  pthread_kill(stopper.native_handle(), SIGTERM);
-  stopper.join();
-  return ok ? 0 : 1;
-}
-
-// Termination signals are taken by one thread (sigwait), which stops the
-// server: they are blocked before any thread starts.
-void BlockTerminationSignals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
-}
-
-}  // namespace
-
-int ServeHttp(Server& server, HttpOptions options, const std::string& repository_root) {
-  BlockTerminationSignals();
-  HttpTransport transport(server, options);
-  return ServeUntilSignal(transport, options, "Telic MCP", [&](const std::string& base) {
-    std::cerr << fmt::format("Telic MCP ready for {} at {}/mcp", repository_root, base) << std::endl;
-  });
-}
-
-int ServeHttpMounts(HttpOptions options) {
-  BlockTerminationSignals();
-  HttpTransport transport(options);
-  std::string what = options.mounts.empty() ? "Telic" : options.mounts.front().name;
-  return ServeUntilSignal(transport, options, what, [](const std::string&) {});
-}
 
 }  // namespace telic::mcp
