@@ -2,7 +2,7 @@
 // file with the host documentation it follows): the MCP server entry that
 // starts this telic binary, the workflow instructions the host reads, and the
 // pre-tool-use hook wired to `telic broker-gate --host HOST` where the host
-// has one. This file is only the table; src/cli/install_command.cc merges it.
+// has one. This file is only the table; src/cli/install_config_edit.cc merges it.
 #pragma once
 
 #include <optional>
