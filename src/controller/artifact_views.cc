@@ -1,0 +1,544 @@
+#include "controller/artifact_views.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace telic::controller {
+
+// ------------------------------------------------------------ names
+
+std::string_view Name(ActionStatus value) {
+  switch (value) {
+    case ActionStatus::kCompleted: return "completed";
+    case ActionStatus::kFailed: return "failed";
+    case ActionStatus::kDenied: return "denied";
+    case ActionStatus::kSkipped: return "skipped";
+  }
+  return "";
+}
+
+std::string_view Name(WorkStatus value) {
+  switch (value) {
+    case WorkStatus::kCompleted: return "completed";
+    case WorkStatus::kPartial: return "partial";
+    case WorkStatus::kBlocked: return "blocked";
+    case WorkStatus::kFailed: return "failed";
+  }
+  return "";
+}
+
+std::string_view Name(ChangeType value) {
+  switch (value) {
+    case ChangeType::kCreated: return "created";
+    case ChangeType::kModified: return "modified";
+    case ChangeType::kDeleted: return "deleted";
+  }
+  return "";
+}
+
+std::string_view Name(TestStatus value) {
+  switch (value) {
+    case TestStatus::kPassed: return "passed";
+    case TestStatus::kFailed: return "failed";
+    case TestStatus::kSkipped: return "skipped";
+    case TestStatus::kUnavailable: return "unavailable";
+  }
+  return "";
+}
+
+std::string_view Name(CheckStatus value) {
+  switch (value) {
+    case CheckStatus::kPass: return "pass";
+    case CheckStatus::kFail: return "fail";
+    case CheckStatus::kUnverified: return "unverified";
+    case CheckStatus::kNotApplicable: return "not_applicable";
+  }
+  return "";
+}
+
+std::string_view Name(VerificationStatus value) {
+  switch (value) {
+    case VerificationStatus::kPass: return "pass";
+    case VerificationStatus::kFail: return "fail";
+    case VerificationStatus::kUnverified: return "unverified";
+    case VerificationStatus::kUnavailable: return "unavailable";
+  }
+  return "";
+}
+
+std::string_view Name(CriterionStage value) {
+  switch (value) {
+    case CriterionStage::kDiagnosis: return "diagnosis";
+    case CriterionStage::kCompletion: return "completion";
+  }
+  return "";
+}
+
+std::string_view Name(ReviewDecision value) {
+  switch (value) {
+    case ReviewDecision::kPass: return "pass";
+    case ReviewDecision::kProceedToFix: return "proceed_to_fix";
+    case ReviewDecision::kRemediate: return "remediate";
+    case ReviewDecision::kBlock: return "block";
+    case ReviewDecision::kPartial: return "partial";
+  }
+  return "";
+}
+
+std::string_view Name(AuditDecision value) {
+  switch (value) {
+    case AuditDecision::kRelease: return "release";
+    case AuditDecision::kRemediate: return "remediate";
+    case AuditDecision::kPartial: return "partial";
+    case AuditDecision::kBlock: return "block";
+  }
+  return "";
+}
+
+std::string_view Name(PromptDecision value) {
+  switch (value) {
+    case PromptDecision::kPass: return "pass";
+    case PromptDecision::kRevise: return "revise";
+    case PromptDecision::kBlock: return "block";
+  }
+  return "";
+}
+
+std::string_view Name(FindingSeverity value) {
+  switch (value) {
+    case FindingSeverity::kInfo: return "info";
+    case FindingSeverity::kWarning: return "warning";
+    case FindingSeverity::kBlocking: return "blocking";
+  }
+  return "";
+}
+
+std::string_view Name(ClaimBasis value) {
+  switch (value) {
+    case ClaimBasis::kDirect: return "direct";
+    case ClaimBasis::kUserReported: return "user_reported";
+  }
+  return "";
+}
+
+std::string_view Name(ClaimSupport value) {
+  switch (value) {
+    case ClaimSupport::kSupported: return "supported";
+    case ClaimSupport::kUnsupported: return "unsupported";
+    case ClaimSupport::kContradicted: return "contradicted";
+    case ClaimSupport::kUnverified: return "unverified";
+  }
+  return "";
+}
+
+std::string_view Name(ClaimStatus value) {
+  switch (value) {
+    case ClaimStatus::kObserved: return "observed";
+    case ClaimStatus::kInferred: return "inferred";
+    case ClaimStatus::kUserReported: return "user_reported";
+    case ClaimStatus::kUnverified: return "unverified";
+  }
+  return "";
+}
+
+std::string_view Name(TerminalStatus value) {
+  switch (value) {
+    case TerminalStatus::kCompleted: return "completed";
+    case TerminalStatus::kPartial: return "partial";
+    case TerminalStatus::kBlocked: return "blocked";
+    case TerminalStatus::kCancelled: return "cancelled";
+    case TerminalStatus::kFailedVerification: return "failed_verification";
+  }
+  return "";
+}
+
+std::string_view Name(Compliance value) {
+  switch (value) {
+    case Compliance::kPass: return "pass";
+    case Compliance::kFail: return "fail";
+  }
+  return "";
+}
+
+std::string_view Name(DigestStatus value) {
+  switch (value) {
+    case DigestStatus::kVerified: return "verified";
+    case DigestStatus::kFailed: return "failed";
+  }
+  return "";
+}
+
+// ------------------------------------------------------------ reading
+
+namespace {
+
+std::unexpected<Error> Malformed(const std::string& pointer, std::string_view reason) {
+  std::string message = fmt::format("{}: {}", pointer.empty() ? "/" : pointer, reason);
+  Issue issue{pointer, "artifact_view", std::string(reason)};
+  return Fail(ErrorCode::kInvalidArgument, std::move(message), {std::move(issue)});
+}
+
+// One JSON object being read, with the pointer of its members.
+class ObjectReader {
+ public:
+  ObjectReader(const Json& object, std::string pointer) : object_(object), pointer_(std::move(pointer)) {}
+
+  static Result<ObjectReader> Of(const Json& value, std::string pointer) {
+    if (!value.is_object()) return Malformed(pointer, "must be an object");
+    return ObjectReader(value, std::move(pointer));
+  }
+
+  std::string At(std::string_view key) const { return pointer_ + "/" + std::string(key); }
+
+  Result<const Json*> Member(std::string_view key) const {
+    auto it = object_.find(key);
+    if (it == object_.end()) return Malformed(At(key), "is required");
+    return &*it;
+  }
+
+  Result<std::string> String(std::string_view key) const {
+    TELIC_ASSIGN_OR_RETURN(const Json* value, Member(key));
+    if (!value->is_string()) return Malformed(At(key), "must be a string");
+    return value->get<std::string>();
+  }
+
+  // A string, or nullopt for null.
+  Result<std::optional<std::string>> NullableString(std::string_view key) const {
+    TELIC_ASSIGN_OR_RETURN(const Json* value, Member(key));
+    if (value->is_null()) return std::optional<std::string>();
+    if (!value->is_string()) return Malformed(At(key), "must be a string or null");
+    return std::optional<std::string>(value->get<std::string>());
+  }
+
+  Result<bool> Bool(std::string_view key) const {
+    TELIC_ASSIGN_OR_RETURN(const Json* value, Member(key));
+    if (!value->is_boolean()) return Malformed(At(key), "must be a boolean");
+    return value->get<bool>();
+  }
+
+  Result<int64_t> Integer(std::string_view key) const {
+    TELIC_ASSIGN_OR_RETURN(const Json* value, Member(key));
+    if (!value->is_number_integer()) return Malformed(At(key), "must be an integer");
+    return value->get<int64_t>();
+  }
+
+  Result<std::vector<std::string>> Strings(std::string_view key) const {
+    TELIC_ASSIGN_OR_RETURN(const Json* value, Member(key));
+    if (!value->is_array()) return Malformed(At(key), "must be an array");
+    std::vector<std::string> out;
+    out.reserve(value->size());
+    for (size_t i = 0; i < value->size(); ++i) {
+      if (!(*value)[i].is_string()) return Malformed(At(key) + "/" + std::to_string(i), "must be a string");
+      out.push_back((*value)[i].get<std::string>());
+    }
+    return out;
+  }
+
+  // The string subjectRefs of an array of ReviewChecks, null ones skipped.
+  Result<std::vector<std::string>> SubjectRefs(std::string_view key) const {
+    std::vector<std::string> out;
+    TELIC_RETURN_IF_ERROR(Each(key, [&](const ObjectReader& check) { return check.AppendSubjectRef(out); }));
+    return out;
+  }
+
+  // Appends this ReviewCheck's subjectRef to `out` unless it is null.
+  Status AppendSubjectRef(std::vector<std::string>& out) const {
+    TELIC_ASSIGN_OR_RETURN(std::optional<std::string> subject, NullableString("subjectRef"));
+    if (subject) out.push_back(std::move(*subject));
+    return Ok();
+  }
+
+  // Calls `read` with each element of the array `key`, each an object.
+  template <typename Fn>
+  Status Each(std::string_view key, Fn&& read) const {
+    TELIC_ASSIGN_OR_RETURN(const Json* value, Member(key));
+    if (!value->is_array()) return Malformed(At(key), "must be an array");
+    for (size_t i = 0; i < value->size(); ++i) {
+      TELIC_ASSIGN_OR_RETURN(ObjectReader element, Of((*value)[i], At(key) + "/" + std::to_string(i)));
+      TELIC_RETURN_IF_ERROR(read(element));
+    }
+    return Ok();
+  }
+
+  // The enum value whose Name is the string at `key`; `all` lists the values.
+  template <typename E, size_t N>
+  Result<E> Enum(std::string_view key, const std::array<E, N>& all) const {
+    TELIC_ASSIGN_OR_RETURN(std::string text, String(key));
+    for (E value : all) {
+      if (Name(value) == text) return value;
+    }
+    std::vector<std::string_view> names;
+    for (E value : all) names.push_back(Name(value));
+    return Malformed(At(key), fmt::format("must be one of: {}", fmt::join(names, ", ")));
+  }
+
+  const Json& object() const { return object_; }
+
+ private:
+  const Json& object_;
+  std::string pointer_;
+};
+
+constexpr std::array kActionStatuses = {ActionStatus::kCompleted, ActionStatus::kFailed, ActionStatus::kDenied,
+                                        ActionStatus::kSkipped};
+constexpr std::array kWorkStatuses = {WorkStatus::kCompleted, WorkStatus::kPartial, WorkStatus::kBlocked,
+                                      WorkStatus::kFailed};
+constexpr std::array kChangeTypes = {ChangeType::kCreated, ChangeType::kModified, ChangeType::kDeleted};
+constexpr std::array kTestStatuses = {TestStatus::kPassed, TestStatus::kFailed, TestStatus::kSkipped,
+                                      TestStatus::kUnavailable};
+constexpr std::array kCheckStatuses = {CheckStatus::kPass, CheckStatus::kFail, CheckStatus::kUnverified,
+                                       CheckStatus::kNotApplicable};
+constexpr std::array kVerificationStatuses = {VerificationStatus::kPass, VerificationStatus::kFail,
+                                              VerificationStatus::kUnverified, VerificationStatus::kUnavailable};
+constexpr std::array kCriterionStages = {CriterionStage::kDiagnosis, CriterionStage::kCompletion};
+constexpr std::array kReviewDecisions = {ReviewDecision::kPass, ReviewDecision::kProceedToFix,
+                                         ReviewDecision::kRemediate, ReviewDecision::kBlock, ReviewDecision::kPartial};
+constexpr std::array kAuditDecisions = {AuditDecision::kRelease, AuditDecision::kRemediate, AuditDecision::kPartial,
+                                        AuditDecision::kBlock};
+constexpr std::array kPromptDecisions = {PromptDecision::kPass, PromptDecision::kRevise, PromptDecision::kBlock};
+constexpr std::array kSeverities = {FindingSeverity::kInfo, FindingSeverity::kWarning, FindingSeverity::kBlocking};
+constexpr std::array kClaimBases = {ClaimBasis::kDirect, ClaimBasis::kUserReported};
+constexpr std::array kClaimSupports = {ClaimSupport::kSupported, ClaimSupport::kUnsupported,
+                                       ClaimSupport::kContradicted, ClaimSupport::kUnverified};
+constexpr std::array kClaimStatuses = {ClaimStatus::kObserved, ClaimStatus::kInferred, ClaimStatus::kUserReported,
+                                       ClaimStatus::kUnverified};
+constexpr std::array kTerminalStatuses = {TerminalStatus::kCompleted, TerminalStatus::kPartial,
+                                          TerminalStatus::kBlocked, TerminalStatus::kCancelled,
+                                          TerminalStatus::kFailedVerification};
+constexpr std::array kCompliances = {Compliance::kPass, Compliance::kFail};
+constexpr std::array kDigestStatuses = {DigestStatus::kVerified, DigestStatus::kFailed};
+
+Result<CriterionView> ReadCriterion(const ObjectReader& r) {
+  CriterionView view;
+  TELIC_ASSIGN_OR_RETURN(view.id, r.String("id"));
+  TELIC_ASSIGN_OR_RETURN(view.stage, r.Enum("stage", kCriterionStages));
+  return view;
+}
+
+Result<VerificationRequirementView> ReadRequirement(const ObjectReader& r) {
+  VerificationRequirementView view;
+  TELIC_ASSIGN_OR_RETURN(view.id, r.String("id"));
+  TELIC_ASSIGN_OR_RETURN(view.stage, r.Enum("stage", kCriterionStages));
+  TELIC_ASSIGN_OR_RETURN(view.required, r.Bool("required"));
+  TELIC_ASSIGN_OR_RETURN(view.capability, r.String("capability"));
+  return view;
+}
+
+Result<ContractCoverageView> ReadContractCoverage(const ObjectReader& r) {
+  ContractCoverageView view;
+  TELIC_ASSIGN_OR_RETURN(view.source_ref, r.String("sourceRef"));
+  TELIC_ASSIGN_OR_RETURN(view.contract_fields, r.Strings("contractFields"));
+  return view;
+}
+
+Result<EvidenceClaimView> ReadEvidenceClaim(const ObjectReader& r) {
+  EvidenceClaimView view;
+  TELIC_ASSIGN_OR_RETURN(view.id, r.String("id"));
+  TELIC_ASSIGN_OR_RETURN(view.text, r.String("text"));
+  TELIC_ASSIGN_OR_RETURN(view.status, r.Enum("status", kClaimStatuses));
+  TELIC_ASSIGN_OR_RETURN(view.evidence_refs, r.Strings("evidenceRefs"));
+  return view;
+}
+
+Result<TestStatus> ReadTestStatus(const ObjectReader& r) { return r.Enum("status", kTestStatuses); }
+
+Result<CoverageView> ReadCoverage(const ObjectReader& r) {
+  CoverageView view;
+  TELIC_ASSIGN_OR_RETURN(view.criterion_id, r.String("criterionId"));
+  TELIC_ASSIGN_OR_RETURN(view.status, r.Enum("status", kCheckStatuses));
+  TELIC_ASSIGN_OR_RETURN(view.evidence_refs, r.Strings("evidenceRefs"));
+  return view;
+}
+
+Result<WorkActionView> ReadAction(const ObjectReader& r) {
+  WorkActionView view;
+  TELIC_ASSIGN_OR_RETURN(view.capability, r.String("capability"));
+  TELIC_ASSIGN_OR_RETURN(view.target, r.String("target"));
+  TELIC_ASSIGN_OR_RETURN(view.mutating, r.Bool("mutating"));
+  TELIC_ASSIGN_OR_RETURN(view.status, r.Enum("status", kActionStatuses));
+  TELIC_ASSIGN_OR_RETURN(view.evidence_refs, r.Strings("evidenceRefs"));
+  view.body = &r.object();
+  return view;
+}
+
+Result<FileChangeView> ReadFileChange(const ObjectReader& r) {
+  FileChangeView view;
+  TELIC_ASSIGN_OR_RETURN(view.path, r.String("path"));
+  TELIC_ASSIGN_OR_RETURN(view.change_type, r.Enum("changeType", kChangeTypes));
+  TELIC_ASSIGN_OR_RETURN(view.diff_ref, r.String("diffRef"));
+  return view;
+}
+
+Result<VerificationResultView> ReadVerificationResult(const ObjectReader& r) {
+  VerificationResultView view;
+  TELIC_ASSIGN_OR_RETURN(view.requirement_id, r.String("requirementId"));
+  TELIC_ASSIGN_OR_RETURN(view.capability, r.String("capability"));
+  TELIC_ASSIGN_OR_RETURN(view.status, r.Enum("status", kVerificationStatuses));
+  TELIC_ASSIGN_OR_RETURN(view.evidence_refs, r.Strings("evidenceRefs"));
+  return view;
+}
+
+Result<ClaimEvidenceView> ReadClaimEvidence(const ObjectReader& r) {
+  ClaimEvidenceView view;
+  TELIC_ASSIGN_OR_RETURN(view.claim_id, r.String("claimId"));
+  TELIC_ASSIGN_OR_RETURN(view.claim, r.String("claim"));
+  TELIC_ASSIGN_OR_RETURN(view.criterion_ids, r.Strings("criterionIds"));
+  TELIC_ASSIGN_OR_RETURN(view.basis, r.Enum("basis", kClaimBases));
+  TELIC_ASSIGN_OR_RETURN(view.status, r.Enum("status", kClaimSupports));
+  TELIC_ASSIGN_OR_RETURN(view.evidence_refs, r.Strings("evidenceRefs"));
+  return view;
+}
+
+Result<FindingView> ReadFinding(const ObjectReader& r) {
+  FindingView view;
+  TELIC_ASSIGN_OR_RETURN(view.severity, r.Enum("severity", kSeverities));
+  TELIC_ASSIGN_OR_RETURN(std::optional<std::string> correction, r.NullableString("requiredCorrection"));
+  view.has_required_correction = correction.has_value();
+  TELIC_ASSIGN_OR_RETURN(view.preserve_fields, r.Strings("preserveFields"));
+  TELIC_ASSIGN_OR_RETURN(view.correction_fields, r.Strings("correctionFields"));
+  return view;
+}
+
+// Appends each element of the array `key`, read by `read`, to `out`.
+template <typename T, typename Fn>
+Status ReadList(const ObjectReader& r, std::string_view key, std::vector<T>& out, Fn&& read) {
+  return r.Each(key, [&](const ObjectReader& element) -> Status {
+    auto item = read(element);
+    if (!item) return std::unexpected(item.error());
+    out.push_back(std::move(*item));
+    return Ok();
+  });
+}
+
+// An object or null member, as a pointer into the body (nullptr for null).
+Result<const Json*> NullableObject(const ObjectReader& r, std::string_view key) {
+  TELIC_ASSIGN_OR_RETURN(const Json* value, r.Member(key));
+  if (value->is_null()) return static_cast<const Json*>(nullptr);
+  if (!value->is_object()) return Malformed(r.At(key), "must be an object or null");
+  return value;
+}
+
+Status ReadDiagnosisGate(const ObjectReader& review, QualityReviewView& view) {
+  TELIC_ASSIGN_OR_RETURN(const Json* gate, NullableObject(review, "diagnosisGate"));
+  if (!gate) return Ok();
+  ObjectReader r(*gate, review.At("diagnosisGate"));
+  view.has_diagnosis_gate = true;
+  TELIC_ASSIGN_OR_RETURN(view.direct_evidence_refs, r.Strings("directEvidenceRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.correction_work_order, NullableObject(r, "correctionWorkOrder"));
+  return Ok();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ views
+
+std::vector<std::string> TaskContractView::CriterionIds(std::optional<CriterionStage> stage) const {
+  std::vector<std::string> out;
+  for (const auto& criterion : acceptance_criteria) {
+    if (!stage || criterion.stage == *stage) out.push_back(criterion.id);
+  }
+  return out;
+}
+
+int64_t WorkResultView::LastCompletedMutation() const {
+  for (int64_t i = static_cast<int64_t>(actions.size()) - 1; i >= 0; --i) {
+    const WorkActionView& action = actions[static_cast<size_t>(i)];
+    if (action.Completed() && action.mutating) return i;
+  }
+  return -1;
+}
+
+Result<TaskContractView> ViewTaskContract(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  TaskContractView view;
+  TELIC_ASSIGN_OR_RETURN(view.version, r.Integer("version"));
+  TELIC_ASSIGN_OR_RETURN(view.problem_frame_ref, r.String("problemFrameRef"));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "acceptanceCriteria", view.acceptance_criteria, ReadCriterion));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "verificationRequirements", view.verification_requirements, ReadRequirement));
+  TELIC_ASSIGN_OR_RETURN(view.rule_refs, r.Strings("ruleRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.permissions, r.Member("permissions"));
+  return view;
+}
+
+Result<PromptReviewView> ViewPromptReview(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  PromptReviewView view;
+  TELIC_ASSIGN_OR_RETURN(view.target_ref, r.String("targetRef"));
+  TELIC_ASSIGN_OR_RETURN(view.revision_number, r.Integer("revisionNumber"));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "coverage", view.coverage, ReadContractCoverage));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "findings", view.findings, ReadFinding));
+  TELIC_ASSIGN_OR_RETURN(view.decision, r.Enum("decision", kPromptDecisions));
+  return view;
+}
+
+Result<WorkResultView> ViewWorkResult(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  WorkResultView view;
+  TELIC_ASSIGN_OR_RETURN(view.work_plan_ref, r.String("workPlanRef"));
+  TELIC_ASSIGN_OR_RETURN(view.node_id, r.String("nodeId"));
+  TELIC_ASSIGN_OR_RETURN(view.status, r.Enum("status", kWorkStatuses));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "actions", view.actions, ReadAction));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "filesChanged", view.files_changed, ReadFileChange));
+  TELIC_ASSIGN_OR_RETURN(view.tool_event_refs, r.Strings("toolEventRefs"));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "testResults", view.test_results, ReadTestStatus));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "acceptanceCoverage", view.acceptance_coverage, ReadCoverage));
+  return view;
+}
+
+Result<QualityReviewView> ViewQualityReview(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  QualityReviewView view;
+  TELIC_ASSIGN_OR_RETURN(view.task_contract_ref, r.String("taskContractRef"));
+  TELIC_ASSIGN_OR_RETURN(view.work_plan_refs, r.Strings("workPlanRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.work_result_refs, r.Strings("workResultRefs"));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "acceptanceResults", view.acceptance_results, ReadCoverage));
+  TELIC_ASSIGN_OR_RETURN(view.rule_compliance_subjects, r.SubjectRefs("ruleCompliance"));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "verificationResults", view.verification_results, ReadVerificationResult));
+  TELIC_ASSIGN_OR_RETURN(view.remaining_remediations, r.Integer("remainingRemediations"));
+  TELIC_ASSIGN_OR_RETURN(view.decision, r.Enum("decision", kReviewDecisions));
+  TELIC_RETURN_IF_ERROR(ReadDiagnosisGate(r, view));
+  TELIC_ASSIGN_OR_RETURN(view.remediation_work_order, NullableObject(r, "remediationWorkOrder"));
+  return view;
+}
+
+Result<ReleaseAuditView> ViewReleaseAudit(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  ReleaseAuditView view;
+  TELIC_ASSIGN_OR_RETURN(view.original_request_ref, r.String("originalRequestRef"));
+  TELIC_ASSIGN_OR_RETURN(view.task_contract_ref, r.String("taskContractRef"));
+  TELIC_ASSIGN_OR_RETURN(view.quality_review_ref, r.String("qualityReviewRef"));
+  TELIC_ASSIGN_OR_RETURN(view.work_plan_refs, r.Strings("workPlanRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.work_result_refs, r.Strings("workResultRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.user_fidelity_subjects, r.SubjectRefs("userFidelity"));
+  TELIC_ASSIGN_OR_RETURN(view.mode_compliance, r.Enum("modeCompliance", kCompliances));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "claimEvidenceMatrix", view.claim_evidence_matrix, ReadClaimEvidence));
+  TELIC_ASSIGN_OR_RETURN(view.remaining_remediations, r.Integer("remainingRemediations"));
+  TELIC_ASSIGN_OR_RETURN(view.decision, r.Enum("decision", kAuditDecisions));
+  TELIC_ASSIGN_OR_RETURN(view.remediation_defect, NullableObject(r, "remediationDefect"));
+  TELIC_ASSIGN_OR_RETURN(view.user_report_ref, r.NullableString("userReportRef"));
+  return view;
+}
+
+Result<ReceiptAuditView> ViewReceiptAudit(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  ReceiptAuditView view;
+  TELIC_ASSIGN_OR_RETURN(view.controlling_review_ref, r.String("controllingReviewRef"));
+  TELIC_ASSIGN_OR_RETURN(view.digest_status, r.Enum("digestStatus", kDigestStatuses));
+  return view;
+}
+
+Result<UserReportView> ViewUserReport(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  UserReportView view;
+  TELIC_ASSIGN_OR_RETURN(view.terminal_status, r.Enum("terminalStatus", kTerminalStatuses));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "completionClaims", view.completion_claims, ReadEvidenceClaim));
+  TELIC_ASSIGN_OR_RETURN(view.finding_refs, r.Strings("findingRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.change_refs, r.Strings("changeRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.verification_refs, r.Strings("verificationRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.permissions_honored, r.Bool("permissionsHonored"));
+  TELIC_ASSIGN_OR_RETURN(view.trace_ref, r.String("traceRef"));
+  return view;
+}
+
+}  // namespace telic::controller
