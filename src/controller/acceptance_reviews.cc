@@ -1,5 +1,5 @@
 // Acceptance rules of the review family (PROTOCOL §15): QualityReview and
-// ReleaseAudit.
+// ReleaseAudit. The rules read the typed views of artifact_views.h.
 #include <algorithm>
 #include <set>
 
@@ -13,168 +13,276 @@
 namespace telic::controller::rules {
 namespace {
 
+// What a QualityReview is judged against: the latest plan and contract, the
+// WorkResults of that plan, and whether the analyze_and_fix fix is unlocked.
 struct ReviewContext {
   std::string plan_ref;
-  const Json* plan = nullptr;
-  const Json* contract = nullptr;
+  WorkPlanView plan;
+  TaskContractView contract;
   std::vector<std::string> result_refs;  // WorkResults of the latest plan
-  std::vector<const Json*> results;
+  std::vector<WorkResultView> results;
   bool unlocked = false;
 };
 
 Result<ReviewContext> LoadReviewContext(RunSnapshot& snapshot) {
   ReviewContext c;
   TELIC_ASSIGN_OR_RETURN(c.plan_ref, snapshot.RequireLatestRef("WorkPlan"));
-  TELIC_ASSIGN_OR_RETURN(c.plan, snapshot.LatestBody("WorkPlan"));
-  TELIC_ASSIGN_OR_RETURN(c.contract, snapshot.LatestBody("TaskContract"));
+  TELIC_ASSIGN_OR_RETURN(c.plan, LatestView(snapshot, "WorkPlan", ViewWorkPlan));
+  TELIC_ASSIGN_OR_RETURN(c.contract, LatestView(snapshot, "TaskContract", ViewTaskContract));
   for (const auto* meta : snapshot.All("WorkResult")) {
-    TELIC_ASSIGN_OR_RETURN(const Json* result, snapshot.Body(*meta));
-    if (result->value("workPlanRef", "") == c.plan_ref) {
+    TELIC_ASSIGN_OR_RETURN(WorkResultView result, ViewOf(snapshot, *meta, ViewWorkResult));
+    if (result.work_plan_ref == c.plan_ref) {
       c.result_refs.push_back(snapshot.Uri(meta->id));
-      c.results.push_back(result);
+      c.results.push_back(std::move(result));
     }
   }
   TELIC_ASSIGN_OR_RETURN(c.unlocked, AnalysisFixUnlocked(snapshot));
   return c;
 }
 
-Status CheckReviewCompletion(RunSnapshot& snapshot, const Json& body, const ReviewContext& c) {
+// The analyze_and_fix diagnosis stage: before the fix is unlocked.
+bool DiagnosisStage(RunSnapshot& snapshot, const ReviewContext& c) {
+  return snapshot.run().requested_mode == "analyze_and_fix" && !c.unlocked;
+}
+
+Status CheckReviewCompletion(RunSnapshot& snapshot, const QualityReviewView& review, const ReviewContext& c) {
   const std::string& mode = snapshot.run().requested_mode;
-  std::string decision = body.value("decision", "");
-  if (!IsReportOrPlan(mode) && (decision == "pass" || decision == "proceed_to_fix")) {
-    std::vector<std::string> planned = Field(Objects(*c.plan, "nodes"), "id");
+  ReviewDecision decision = review.decision;
+  if (!IsReportOrPlan(mode) && (decision == ReviewDecision::kPass || decision == ReviewDecision::kProceedToFix)) {
+    std::vector<std::string> planned;
+    for (const WorkNodeView& node : c.plan.nodes) planned.push_back(node.id);
     std::vector<std::string> completed;
-    for (const Json* result : c.results) {
-      if (result->value("status", "") == "completed" && result->contains("nodeId")) completed.push_back((*result)["nodeId"]);
+    for (const WorkResultView& result : c.results) {
+      if (result.status == WorkStatus::kCompleted) completed.push_back(result.node_id);
     }
     if (!EqualStringSets(completed, planned)) return Reject("/decision", "Passing QualityReview requires every planned node to complete");
   }
-  if (decision == "pass" && (mode == "fix_only" || (mode == "analyze_and_fix" && c.unlocked))) {
-    TELIC_ASSIGN_OR_RETURN(std::vector<const Json*> results, AllBodies(snapshot, "WorkResult"));
-    bool mutated = std::any_of(results.begin(), results.end(), [](const Json* r) {
-      auto actions = Objects(*r, "actions");
-      return std::any_of(actions.begin(), actions.end(), [](const Json& a) {
-        return a.value("status", "") == "completed" && a.value("mutating", false) == true;
-      });
+  if (decision == ReviewDecision::kPass && (mode == "fix_only" || (mode == "analyze_and_fix" && c.unlocked))) {
+    TELIC_ASSIGN_OR_RETURN(std::vector<WorkResultView> results, AllViews(snapshot, "WorkResult", ViewWorkResult));
+    bool mutated = std::any_of(results.begin(), results.end(), [](const WorkResultView& r) {
+      return std::any_of(r.actions.begin(), r.actions.end(), [](const WorkActionView& a) { return a.Completed() && a.mutating; });
     });
     if (!mutated) return Reject("/decision", "A passing fix review requires at least one completed mutating action");
   }
   return Ok();
 }
 
-Status CheckAcceptanceResults(RunSnapshot& snapshot, const Json& body, const ReviewContext& c) {
-  const std::string& mode = snapshot.run().requested_mode;
-  bool diagnosis_stage = mode == "analyze_and_fix" && !c.unlocked;
-  std::vector<std::string> expected = CriterionIds(*c.contract, diagnosis_stage ? "diagnosis" : "");
-  Items results = Objects(body, "acceptanceResults");
-  if (!EqualStringSets(Field(results, "criterionId"), expected)) {
+bool SameCoverage(const CoverageView& entry, const std::string& criterion, const std::vector<std::string>& evidence) {
+  return entry.criterion_id == criterion && entry.status == CheckStatus::kPass && EqualStringSets(entry.evidence_refs, evidence);
+}
+
+// Whether a passed criterion is backed by the current plan's WorkResult
+// coverage, or retained from a prior review when the plan does not own it.
+Result<bool> AcceptanceBacked(RunSnapshot& snapshot, const CoverageView& result, const std::set<std::string>& planned,
+                              const ReviewContext& c) {
+  auto same = [&](const CoverageView& entry) { return SameCoverage(entry, result.criterion_id, result.evidence_refs); };
+  for (const WorkResultView& work : c.results) {
+    if (std::any_of(work.acceptance_coverage.begin(), work.acceptance_coverage.end(), same)) return true;
+  }
+  if (planned.count(result.criterion_id)) return false;
+  TELIC_ASSIGN_OR_RETURN(std::vector<QualityReviewView> prior_reviews, AllViews(snapshot, "QualityReview", ViewQualityReview));
+  return std::any_of(prior_reviews.begin(), prior_reviews.end(), [&](const QualityReviewView& r) {
+    return std::any_of(r.acceptance_results.begin(), r.acceptance_results.end(), same);
+  });
+}
+
+Status CheckAcceptanceResults(RunSnapshot& snapshot, const QualityReviewView& review, const ReviewContext& c) {
+  bool diagnosis_stage = DiagnosisStage(snapshot, c);
+  std::vector<std::string> expected =
+      c.contract.CriterionIds(diagnosis_stage ? std::optional(CriterionStage::kDiagnosis) : std::nullopt);
+  std::vector<std::string> covered;
+  for (const CoverageView& result : review.acceptance_results) covered.push_back(result.criterion_id);
+  if (!EqualStringSets(covered, expected)) {
     return Reject("/acceptanceResults", "QualityReview must cover every criterion for the current workflow stage exactly once");
   }
-  if (IsReportOrPlan(mode)) return Ok();
+  if (IsReportOrPlan(snapshot.run().requested_mode)) return Ok();
   std::set<std::string> planned;
-  for (const Json& node : Objects(*c.plan, "nodes")) {
-    for (const auto& criterion : StringArray(node, "acceptanceCriteria")) planned.insert(criterion);
-  }
-  TELIC_ASSIGN_OR_RETURN(std::vector<const Json*> prior_reviews, AllBodies(snapshot, "QualityReview"));
-  for (const Json& result : results) {
-    if (result.value("status", "") != "pass") continue;
-    std::string criterion = result.value("criterionId", "");
-    std::vector<std::string> evidence = StringArray(result, "evidenceRefs");
-    auto same = [&](const Json& entry) {
-      return entry.value("criterionId", "") == criterion && entry.value("status", "") == "pass" &&
-             EqualStringSets(StringArray(entry, "evidenceRefs"), evidence);
-    };
-    bool current = std::any_of(c.results.begin(), c.results.end(), [&](const Json* r) {
-      auto coverage = Objects(*r, "acceptanceCoverage");
-      return std::any_of(coverage.begin(), coverage.end(), same);
-    });
-    bool retained = !planned.count(criterion) && std::any_of(prior_reviews.begin(), prior_reviews.end(), [&](const Json* r) {
-      auto prior = Objects(*r, "acceptanceResults");
-      return std::any_of(prior.begin(), prior.end(), same);
-    });
-    if (!current && !retained) {
-      return Reject(At(body, "acceptanceResults", result, "evidenceRefs"), fmt::format("Passed acceptance criterion {} lacks matching WorkResult coverage", criterion));
+  for (const WorkNodeView& node : c.plan.nodes) planned.insert(node.acceptance_criteria.begin(), node.acceptance_criteria.end());
+  for (size_t i = 0; i < review.acceptance_results.size(); ++i) {
+    const CoverageView& result = review.acceptance_results[i];
+    if (result.status != CheckStatus::kPass) continue;
+    TELIC_ASSIGN_OR_RETURN(bool backed, AcceptanceBacked(snapshot, result, planned, c));
+    if (!backed) {
+      return Reject(PointerAt("acceptanceResults", i, "evidenceRefs"),
+                    fmt::format("Passed acceptance criterion {} lacks matching WorkResult coverage", result.criterion_id));
     }
   }
   return Ok();
 }
 
-// Whether a passing verification result is backed by a completed capability action.
-Result<bool> VerificationObserved(RunSnapshot& snapshot, const Json& requirement, const Json& result, const ReviewContext& c) {
-  std::string stage = requirement.value("stage", "");
-  std::string capability = requirement.value("capability", "");
-  std::vector<std::string> evidence = StringArray(result, "evidenceRefs");
-  if (stage == "diagnosis" && c.unlocked) {
-    TELIC_ASSIGN_OR_RETURN(std::vector<const Json*> reviews, AllBodies(snapshot, "QualityReview"));
-    for (const Json* review : reviews) {
-      if (review->value("decision", "") != "proceed_to_fix") continue;
-      for (const Json& prior : Objects(*review, "verificationResults")) {
-        if (prior.value("requirementId", "") == requirement.value("id", "") && prior.value("capability", "") == capability &&
-            prior.value("status", "") == "pass" && EqualStringSets(StringArray(prior, "evidenceRefs"), evidence)) {
-          return true;
-        }
+// Whether a diagnosis verification passed in a prior proceed_to_fix review
+// with the same evidence.
+Result<bool> PassedAtDiagnosis(RunSnapshot& snapshot, const VerificationRequirementView& requirement,
+                               const VerificationResultView& result) {
+  TELIC_ASSIGN_OR_RETURN(std::vector<QualityReviewView> reviews, AllViews(snapshot, "QualityReview", ViewQualityReview));
+  for (const QualityReviewView& review : reviews) {
+    if (review.decision != ReviewDecision::kProceedToFix) continue;
+    for (const VerificationResultView& prior : review.verification_results) {
+      if (prior.requirement_id == requirement.id && prior.capability == requirement.capability &&
+          prior.status == VerificationStatus::kPass && EqualStringSets(prior.evidence_refs, result.evidence_refs)) {
+        return true;
       }
-    }
-  }
-  std::vector<std::string> stage_criteria = CriterionIds(*c.contract, stage);
-  std::set<std::string> eligible;
-  for (const Json& node : Objects(*c.plan, "nodes")) {
-    auto criteria = StringArray(node, "acceptanceCriteria");
-    if (ContainsString(StringArray(node, "requiredCapabilities"), capability) &&
-        std::any_of(criteria.begin(), criteria.end(), [&](const std::string& x) { return ContainsString(stage_criteria, x); })) {
-      eligible.insert(node.value("id", ""));
-    }
-  }
-  for (const Json* work : c.results) {
-    if (!eligible.count(work->value("nodeId", ""))) continue;
-    Items actions = Objects(*work, "actions");
-    int64_t last = LastCompletedMutation(actions);
-    for (size_t i = 0; i < actions.size(); ++i) {
-      const Json& a = actions[i];
-      if (a.value("capability", "") != capability || a.value("status", "") != "completed" ||
-          !(a.contains("mutating") && a["mutating"] == false)) {
-        continue;
-      }
-      if (stage == "completion" && last >= 0 && static_cast<int64_t>(i) <= last) continue;
-      auto refs = StringArray(a, "evidenceRefs");
-      if (std::any_of(refs.begin(), refs.end(), [&](const std::string& r) { return ContainsString(evidence, r); })) return true;
     }
   }
   return false;
 }
 
-Status CheckVerificationResults(RunSnapshot& snapshot, const Json& body, const ReviewContext& c) {
-  const std::string& mode = snapshot.run().requested_mode;
-  std::string decision = body.value("decision", "");
-  bool diagnosis_stage = mode == "analyze_and_fix" && !c.unlocked;
-  Items requirements;
-  for (const Json& r : Objects(*c.contract, "verificationRequirements")) {
-    if (!diagnosis_stage || r.value("stage", "") == "diagnosis") requirements.push_back(std::cref(r));
+// Whether a passing verification result is backed by a completed capability action.
+Result<bool> VerificationObserved(RunSnapshot& snapshot, const VerificationRequirementView& requirement,
+                                  const VerificationResultView& result, const ReviewContext& c) {
+  const std::string& capability = requirement.capability;
+  if (requirement.stage == CriterionStage::kDiagnosis && c.unlocked) {
+    TELIC_ASSIGN_OR_RETURN(bool passed, PassedAtDiagnosis(snapshot, requirement, result));
+    if (passed) return true;
   }
-  Items results = Objects(body, "verificationResults");
-  if (!EqualStringSets(Field(results, "requirementId"), Field(requirements, "id"))) {
+  std::vector<std::string> stage_criteria = c.contract.CriterionIds(requirement.stage);
+  std::set<std::string> eligible;
+  for (const WorkNodeView& node : c.plan.nodes) {
+    const auto& criteria = node.acceptance_criteria;
+    if (ContainsString(node.required_capabilities, capability) &&
+        std::any_of(criteria.begin(), criteria.end(), [&](const std::string& x) { return ContainsString(stage_criteria, x); })) {
+      eligible.insert(node.id);
+    }
+  }
+  for (const WorkResultView& work : c.results) {
+    if (!eligible.count(work.node_id)) continue;
+    int64_t last = work.LastCompletedMutation();
+    for (size_t i = 0; i < work.actions.size(); ++i) {
+      const WorkActionView& a = work.actions[i];
+      if (a.capability != capability || !a.Completed() || a.mutating) continue;
+      if (requirement.stage == CriterionStage::kCompletion && last >= 0 && static_cast<int64_t>(i) <= last) continue;
+      if (std::any_of(a.evidence_refs.begin(), a.evidence_refs.end(),
+                      [&](const std::string& r) { return ContainsString(result.evidence_refs, r); })) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Status CheckVerificationResults(RunSnapshot& snapshot, const QualityReviewView& review, const ReviewContext& c) {
+  bool diagnosis_stage = DiagnosisStage(snapshot, c);
+  std::vector<const VerificationRequirementView*> requirements;
+  std::vector<std::string> requirement_ids, result_ids;
+  for (const VerificationRequirementView& r : c.contract.verification_requirements) {
+    if (diagnosis_stage && r.stage != CriterionStage::kDiagnosis) continue;
+    requirements.push_back(&r);
+    requirement_ids.push_back(r.id);
+  }
+  const auto& results = review.verification_results;
+  for (const VerificationResultView& r : results) result_ids.push_back(r.requirement_id);
+  if (!EqualStringSets(result_ids, requirement_ids)) {
     return Reject("/verificationResults", "QualityReview must cover every verification requirement exactly once");
   }
-  for (const Json& requirement : requirements) {
-    std::string id = requirement.value("id", "");
-    auto found = std::find_if(results.begin(), results.end(), [&](const Json& r) { return r.value("requirementId", "") == id; });
+  bool progressing = review.decision == ReviewDecision::kPass || review.decision == ReviewDecision::kProceedToFix;
+  for (const VerificationRequirementView* requirement : requirements) {
+    const std::string& id = requirement->id;
+    auto found = std::find_if(results.begin(), results.end(), [&](const VerificationResultView& r) { return r.requirement_id == id; });
     if (found == results.end()) return Reject("/verificationResults", fmt::format("Verification result {} must use its contracted capability", id));
-    const Json& result = found->get();
-    if (result.value("capability", "") != requirement.value("capability", "")) {
-      return Reject(At(body, "verificationResults", result, "capability"),
-                    fmt::format("Verification result {} must use its contracted capability", id));
+    size_t index = static_cast<size_t>(found - results.begin());
+    if (found->capability != requirement->capability) {
+      return Reject(PointerAt("verificationResults", index, "capability"), fmt::format("Verification result {} must use its contracted capability", id));
     }
-    if (requirement.value("required", false) == true && (decision == "pass" || decision == "proceed_to_fix") &&
-        result.value("status", "") != "pass") {
-      return Reject(At(body, "verificationResults", result, "status"), fmt::format("Required verification {} must pass before progression", id));
+    if (requirement->required && progressing && found->status != VerificationStatus::kPass) {
+      return Reject(PointerAt("verificationResults", index, "status"), fmt::format("Required verification {} must pass before progression", id));
     }
-    if (result.value("status", "") == "pass" && !IsReportOrPlan(mode)) {
-      TELIC_ASSIGN_OR_RETURN(bool observed, VerificationObserved(snapshot, requirement, result, c));
+    if (found->status == VerificationStatus::kPass && !IsReportOrPlan(snapshot.run().requested_mode)) {
+      TELIC_ASSIGN_OR_RETURN(bool observed, VerificationObserved(snapshot, *requirement, *found, c));
       if (!observed) {
-        return Reject(At(body, "verificationResults", result, "evidenceRefs"),
+        return Reject(PointerAt("verificationResults", index, "evidenceRefs"),
                       fmt::format("Passed verification {} lacks a completed capability action", id));
       }
     }
+  }
+  return Ok();
+}
+
+// The work order a proceed_to_fix or remediate decision carries.
+Status CheckReviewWorkOrder(RunSnapshot& snapshot, const QualityReviewView& review, const ReviewContext& c,
+                            const Json& envelope) {
+  const std::string& mode = snapshot.run().requested_mode;
+  Json authorized = EnvelopeAuthorization(snapshot, envelope);
+  const Json& contract_permissions = *c.contract.permissions;
+  if (review.decision == ReviewDecision::kProceedToFix) {
+    ScopedWorkOrderRules rules{"Diagnosis correction work order", "targetCriterionIds",
+                               c.contract.CriterionIds(CriterionStage::kCompletion), contract_permissions, authorized, {},
+                               true, true, "/diagnosisGate/correctionWorkOrder"};
+    rules.eligible_source_refs.insert(review.direct_evidence_refs.begin(), review.direct_evidence_refs.end());
+    TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(review.correction_work_order ? *review.correction_work_order : Json(), rules));
+  }
+  if (review.decision == ReviewDecision::kRemediate) {
+    bool diagnosis_stage = DiagnosisStage(snapshot, c);
+    ScopedWorkOrderRules rules{"Quality remediation work order", "failedCriterionIds",
+                               c.contract.CriterionIds(diagnosis_stage ? std::optional(CriterionStage::kDiagnosis) : std::nullopt),
+                               contract_permissions, diagnosis_stage ? RunAuthorization("analyze_only", envelope) : authorized,
+                               {}, false, !IsReportOrPlan(mode), "/remediationWorkOrder"};
+    rules.eligible_source_refs.insert(c.plan_ref);
+    rules.eligible_source_refs.insert(c.result_refs.begin(), c.result_refs.end());
+    for (const auto& ref : snapshot.AllRefs("Evidence")) rules.eligible_source_refs.insert(ref);
+    TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(review.remediation_work_order ? *review.remediation_work_order : Json(), rules));
+  }
+  return Ok();
+}
+
+// ReleaseAudit: the lineage it cites is the current one.
+Status CheckAuditLineage(RunSnapshot& snapshot, const ReleaseAuditView& audit, const std::string& original_request_ref,
+                         const std::string& contract_ref, const std::string& quality_ref) {
+  const char* stale = audit.original_request_ref != original_request_ref ? "/originalRequestRef"
+                      : audit.task_contract_ref != contract_ref           ? "/taskContractRef"
+                      : audit.quality_review_ref != quality_ref           ? "/qualityReviewRef"
+                      : !EqualStringSets(audit.work_plan_refs, snapshot.AllRefs("WorkPlan")) ? "/workPlanRefs"
+                      : !EqualStringSets(audit.work_result_refs, snapshot.AllRefs("WorkResult")) ? "/workResultRefs"
+                                                                                                  : nullptr;
+  if (stale) return Reject(stale, "ReleaseAudit lineage is incomplete or stale");
+  if (!EqualStringSets(audit.user_fidelity_subjects, {original_request_ref})) {
+    return Reject("/userFidelity", "ReleaseAudit user fidelity must cover the immutable original request exactly once");
+  }
+  return Ok();
+}
+
+// ReleaseAudit: a failed mode compliance only partials or blocks.
+Status CheckAuditCompliance(const ReleaseAuditView& audit) {
+  AuditDecision decision = audit.decision;
+  if (audit.mode_compliance == Compliance::kFail && decision != AuditDecision::kPartial && decision != AuditDecision::kBlock) {
+    return Reject("/decision", "Failed mode compliance requires a partial or blocked release audit");
+  }
+  return Ok();
+}
+
+// ReleaseAudit: the decision against the controlling review.
+Status CheckAuditDecision(const ReleaseAuditView& audit, const QualityReviewView& quality) {
+  AuditDecision decision = audit.decision;
+  if (quality.decision == ReviewDecision::kBlock && decision != AuditDecision::kBlock) {
+    return Reject("/decision", "A blocked QualityReview cannot be downgraded by the ReleaseAudit");
+  }
+  if (decision == AuditDecision::kRelease && quality.decision != ReviewDecision::kPass) {
+    return Reject("/decision", "Release requires a passing current QualityReview");
+  }
+  if (decision == AuditDecision::kRelease && audit.claim_evidence_matrix.empty()) {
+    return Reject("/claimEvidenceMatrix", "Release requires at least one audited claim");
+  }
+  return Ok();
+}
+
+// ReleaseAudit: unique claims over real criteria; on release every criterion supported.
+Status CheckClaimMatrix(RunSnapshot& snapshot, const ReleaseAuditView& audit, const std::vector<std::string>& criteria) {
+  const auto& matrix = audit.claim_evidence_matrix;
+  std::set<std::string> claim_ids;
+  for (const ClaimEvidenceView& entry : matrix) claim_ids.insert(entry.claim_id);
+  if (claim_ids.size() != matrix.size()) return Reject("/claimEvidenceMatrix", "ReleaseAudit claim identifiers must be unique");
+  for (size_t i = 0; i < matrix.size(); ++i) {
+    for (const auto& criterion : matrix[i].criterion_ids) {
+      if (!ContainsString(criteria, criterion)) return Reject(PointerAt("claimEvidenceMatrix", i, "criterionIds"), "ReleaseAudit claim matrix invents contract criteria");
+    }
+  }
+  if (audit.decision != AuditDecision::kRelease) return Ok();
+  bool report_only = snapshot.run().requested_mode == "report_only";
+  for (const auto& criterion : criteria) {
+    bool supported = std::any_of(matrix.begin(), matrix.end(), [&](const ClaimEvidenceView& e) {
+      return e.status == ClaimSupport::kSupported && (report_only || e.basis == ClaimBasis::kDirect) &&
+             ContainsString(e.criterion_ids, criterion);
+    });
+    if (!supported) return Reject("/claimEvidenceMatrix", "Released claim matrix must support every TaskContract criterion");
   }
   return Ok();
 }
@@ -183,118 +291,60 @@ Status CheckVerificationResults(RunSnapshot& snapshot, const Json& body, const R
 
 Status CheckQualityReview(RunSnapshot& snapshot, const Submission& s, const Json& envelope) {
   const auto& run = snapshot.run();
-  const Json& body = s.body;
-  if (body.value("remainingRemediations", -1) != run.remediations_remaining) {
+  TELIC_ASSIGN_OR_RETURN(QualityReviewView review, ViewQualityReview(s.body));
+  if (review.remaining_remediations != run.remediations_remaining) {
     return Reject("/remainingRemediations", "QualityReview remainingRemediations must match the controller budget");
   }
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
   TELIC_ASSIGN_OR_RETURN(ReviewContext c, LoadReviewContext(snapshot));
-  if (body.value("taskContractRef", "") != contract_ref) return Reject("/taskContractRef", "QualityReview must use the current TaskContract");
-  if (!ContainsString(StringArray(body, "workPlanRefs"), c.plan_ref)) return Reject("/workPlanRefs", "QualityReview must include the current WorkPlan");
-  if (!EqualStringSets(StringArray(body, "workResultRefs"), c.result_refs)) {
+  if (review.task_contract_ref != contract_ref) return Reject("/taskContractRef", "QualityReview must use the current TaskContract");
+  if (!ContainsString(review.work_plan_refs, c.plan_ref)) return Reject("/workPlanRefs", "QualityReview must include the current WorkPlan");
+  if (!EqualStringSets(review.work_result_refs, c.result_refs)) {
     return Reject("/workResultRefs", "QualityReview WorkResult lineage is incomplete or stale");
   }
-  TELIC_RETURN_IF_ERROR(CheckReviewCompletion(snapshot, body, c));
-  TELIC_RETURN_IF_ERROR(CheckAcceptanceResults(snapshot, body, c));
-  if (!EqualStringSets(Field(Objects(body, "ruleCompliance"), "subjectRef"), StringArray(*c.contract, "ruleRefs"))) {
+  TELIC_RETURN_IF_ERROR(CheckReviewCompletion(snapshot, review, c));
+  TELIC_RETURN_IF_ERROR(CheckAcceptanceResults(snapshot, review, c));
+  if (!EqualStringSets(review.rule_compliance_subjects, c.contract.rule_refs)) {
     return Reject("/ruleCompliance", "QualityReview must cover every TaskContract rule exactly once");
   }
-  TELIC_RETURN_IF_ERROR(CheckVerificationResults(snapshot, body, c));
-  const std::string& mode = run.requested_mode;
-  std::string decision = body.value("decision", "");
-  Json authorized = EnvelopeAuthorization(snapshot, envelope);
-  const Json& contract_permissions = c.contract->value("permissions", Json());
-  if (decision == "proceed_to_fix") {
-    const Json& gate = body.value("diagnosisGate", Json());
-    ScopedWorkOrderRules rules{"Diagnosis correction work order", "targetCriterionIds", CriterionIds(*c.contract, "completion"),
-                               contract_permissions, authorized, {}, true, true, "/diagnosisGate/correctionWorkOrder"};
-    std::vector<std::string> direct = gate.is_object() ? StringArray(gate, "directEvidenceRefs") : std::vector<std::string>{};
-    rules.eligible_source_refs.insert(direct.begin(), direct.end());
-    TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(gate.is_object() ? gate.value("correctionWorkOrder", Json()) : Json(), rules));
-  }
-  if (decision == "remediate") {
-    bool diagnosis_stage = mode == "analyze_and_fix" && !c.unlocked;
-    ScopedWorkOrderRules rules{"Quality remediation work order", "failedCriterionIds",
-                               diagnosis_stage ? CriterionIds(*c.contract, "diagnosis") : CriterionIds(*c.contract),
-                               contract_permissions, diagnosis_stage ? RunAuthorization("analyze_only", envelope) : authorized,
-                               {}, false, !IsReportOrPlan(mode), "/remediationWorkOrder"};
-    rules.eligible_source_refs.insert(c.plan_ref);
-    rules.eligible_source_refs.insert(c.result_refs.begin(), c.result_refs.end());
-    for (const auto& ref : snapshot.AllRefs("Evidence")) rules.eligible_source_refs.insert(ref);
-    TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(body.value("remediationWorkOrder", Json()), rules));
-  }
-  if (decision == "proceed_to_fix" && (mode != "analyze_and_fix" || c.unlocked)) {
+  TELIC_RETURN_IF_ERROR(CheckVerificationResults(snapshot, review, c));
+  TELIC_RETURN_IF_ERROR(CheckReviewWorkOrder(snapshot, review, c, envelope));
+  if (review.decision == ReviewDecision::kProceedToFix && !DiagnosisStage(snapshot, c)) {
     return Reject("/decision", "proceed_to_fix is legal only after the first analyze_and_fix diagnosis");
   }
-  if (mode == "analyze_and_fix" && !c.unlocked && decision == "pass") {
+  if (DiagnosisStage(snapshot, c) && review.decision == ReviewDecision::kPass) {
     return Reject("/decision", "Analyze-and-fix diagnosis must pass through proceed_to_fix before release");
   }
-  return CheckEvidenceSemantics(snapshot, s.type, body);
+  return CheckEvidenceSemantics(snapshot, s.type, s.body);
 }
 
 Status CheckReleaseAudit(RunSnapshot& snapshot, const Submission& s, const Json& envelope,
                          const std::string& original_request_ref) {
   const auto& run = snapshot.run();
-  const Json& body = s.body;
-  if (body.value("remainingRemediations", -1) != run.remediations_remaining) {
+  TELIC_ASSIGN_OR_RETURN(ReleaseAuditView audit, ViewReleaseAudit(s.body));
+  if (audit.remaining_remediations != run.remediations_remaining) {
     return Reject("/remainingRemediations", "ReleaseAudit remainingRemediations must match the controller budget");
   }
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
   TELIC_ASSIGN_OR_RETURN(std::string quality_ref, snapshot.RequireLatestRef("QualityReview"));
   TELIC_RETURN_IF_ERROR(snapshot.RequireLatestRef("WorkPlan"));
-  std::vector<std::string> results = snapshot.AllRefs("WorkResult");
-  const char* stale = body.value("originalRequestRef", "") != original_request_ref ? "/originalRequestRef"
-                      : body.value("taskContractRef", "") != contract_ref           ? "/taskContractRef"
-                      : body.value("qualityReviewRef", "") != quality_ref           ? "/qualityReviewRef"
-                      : !EqualStringSets(StringArray(body, "workPlanRefs"), snapshot.AllRefs("WorkPlan")) ? "/workPlanRefs"
-                      : !EqualStringSets(StringArray(body, "workResultRefs"), results)                    ? "/workResultRefs"
-                                                                                                          : nullptr;
-  if (stale) return Reject(stale, "ReleaseAudit lineage is incomplete or stale");
-  if (!EqualStringSets(Field(Objects(body, "userFidelity"), "subjectRef"), {original_request_ref})) {
-    return Reject("/userFidelity", "ReleaseAudit user fidelity must cover the immutable original request exactly once");
-  }
-  std::string decision = body.value("decision", "");
-  if (body.value("modeCompliance", "") == "fail" && decision != "partial" && decision != "block") {
-    return Reject("/decision", "Failed mode compliance requires a partial or blocked release audit");
-  }
-  TELIC_ASSIGN_OR_RETURN(const Json* quality, snapshot.LatestBody("QualityReview"));
-  if (quality->value("decision", "") == "block" && decision != "block") {
-    return Reject("/decision", "A blocked QualityReview cannot be downgraded by the ReleaseAudit");
-  }
-  if (decision == "release" && quality->value("decision", "") != "pass") return Reject("/decision", "Release requires a passing current QualityReview");
-  Items matrix = Objects(body, "claimEvidenceMatrix");
-  if (decision == "release" && matrix.empty()) return Reject("/claimEvidenceMatrix", "Release requires at least one audited claim");
-  TELIC_ASSIGN_OR_RETURN(const Json* contract, snapshot.LatestBody("TaskContract"));
-  std::vector<std::string> criteria = CriterionIds(*contract);
-  std::vector<std::string> claim_ids = Field(matrix, "claimId");
-  if (std::set<std::string>(claim_ids.begin(), claim_ids.end()).size() != claim_ids.size()) {
-    return Reject("/claimEvidenceMatrix", "ReleaseAudit claim identifiers must be unique");
-  }
-  for (const Json& entry : matrix) {
-    for (const auto& criterion : StringArray(entry, "criterionIds")) {
-      if (!ContainsString(criteria, criterion)) return Reject(At(body, "claimEvidenceMatrix", entry, "criterionIds"), "ReleaseAudit claim matrix invents contract criteria");
-    }
-  }
-  if (decision == "remediate") {
-    ScopedWorkOrderRules rules{"Release remediation defect", "failedCriterionIds", criteria, contract->value("permissions", Json()),
+  TELIC_RETURN_IF_ERROR(CheckAuditLineage(snapshot, audit, original_request_ref, contract_ref, quality_ref));
+  TELIC_RETURN_IF_ERROR(CheckAuditCompliance(audit));
+  TELIC_ASSIGN_OR_RETURN(QualityReviewView quality, LatestView(snapshot, "QualityReview", ViewQualityReview));
+  TELIC_RETURN_IF_ERROR(CheckAuditDecision(audit, quality));
+  TELIC_ASSIGN_OR_RETURN(TaskContractView contract, LatestView(snapshot, "TaskContract", ViewTaskContract));
+  std::vector<std::string> criteria = contract.CriterionIds();
+  TELIC_RETURN_IF_ERROR(CheckClaimMatrix(snapshot, audit, criteria));
+  if (audit.decision == AuditDecision::kRemediate) {
+    ScopedWorkOrderRules rules{"Release remediation defect", "failedCriterionIds", criteria, *contract.permissions,
                                EnvelopeAuthorization(snapshot, envelope), {}, false, !IsReportOrPlan(run.requested_mode),
                                "/remediationDefect"};
     rules.eligible_source_refs.insert(quality_ref);
-    rules.eligible_source_refs.insert(results.begin(), results.end());
+    for (const auto& ref : snapshot.AllRefs("WorkResult")) rules.eligible_source_refs.insert(ref);
     for (const auto& ref : snapshot.AllRefs("Evidence")) rules.eligible_source_refs.insert(ref);
-    TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(body.value("remediationDefect", Json()), rules));
+    TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(audit.remediation_defect ? *audit.remediation_defect : Json(), rules));
   }
-  if (decision == "release") {
-    for (const auto& criterion : criteria) {
-      bool supported = std::any_of(matrix.begin(), matrix.end(), [&](const Json& e) {
-        return e.value("status", "") == "supported" &&
-               (run.requested_mode == "report_only" || e.value("basis", "") == "direct") &&
-               ContainsString(StringArray(e, "criterionIds"), criterion);
-      });
-      if (!supported) return Reject("/claimEvidenceMatrix", "Released claim matrix must support every TaskContract criterion");
-    }
-  }
-  return CheckEvidenceSemantics(snapshot, s.type, body);
+  return CheckEvidenceSemantics(snapshot, s.type, s.body);
 }
 
 }  // namespace telic::controller::rules

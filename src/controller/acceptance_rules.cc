@@ -37,39 +37,18 @@ std::string At(const Json& body, const char* key, const Json& item, std::string_
   return "/" + std::string(key);
 }
 
-std::vector<std::string> Field(const Items& items, const char* key) {
-  std::vector<std::string> out;
-  for (const Json& item : items) {
-    if (item.contains(key) && item[key].is_string()) out.push_back(item[key].get<std::string>());
-  }
-  return out;
-}
-
-std::vector<std::string> CriterionIds(const Json& contract, const std::string& stage) {
-  std::vector<std::string> out;
-  for (const Json& criterion : Objects(contract, "acceptanceCriteria")) {
-    if (!stage.empty() && criterion.value("stage", "") != stage) continue;
-    if (criterion.contains("id") && criterion["id"].is_string()) out.push_back(criterion["id"].get<std::string>());
-  }
-  return out;
-}
-
 std::string Canonical(const Json& value) { return CanonicalJson(value); }
 
 Json EnvelopeAuthorization(RunSnapshot& snapshot, const Json& envelope) {
   return RunAuthorization(snapshot.run().requested_mode, envelope);
 }
 
-Json TraceDecision(const Json& action, bool allowed, const std::vector<std::string>& policy_refs,
-                   const std::string& summary) {
-  std::string capability = action.contains("capability") && action["capability"].is_string()
-                               ? action["capability"].get<std::string>()
-                               : "unknown";
-  std::string scope = action.contains("target") && action["target"].is_string() ? action["target"].get<std::string>()
-                                                                                  : "unknown";
+Json TraceDecision(const std::string& capability, const std::string& target, bool allowed,
+                   const std::vector<std::string>& policy_refs, const std::string& summary) {
+  std::string scope = target;
   if ((capability == "network.read" || capability == "external.write") && scope != "unknown") {
-    auto target = policy::ParseNetworkUrl(scope);
-    scope = target ? target->host : "invalid_network_target";
+    auto url = policy::ParseNetworkUrl(scope);
+    scope = url ? url->host : "invalid_network_target";
   }
   return {{"decision", allowed ? "allow" : "deny"},
           {"capability", capability},
@@ -78,13 +57,13 @@ Json TraceDecision(const Json& action, bool allowed, const std::vector<std::stri
           {"rationaleSummary", summary}};
 }
 
-policy::Decision AuthorizeForNode(const store::RunRecord& run, const Json& node, const std::string& capability,
-                                  const Json& action) {
+policy::Decision AuthorizeForNode(const store::RunRecord& run, const WorkNodeView& node, const std::string& capability,
+                                  const std::string& target) {
   policy::ActionRequest request;
   request.capability = capability;
-  if (action.contains("target") && action["target"].is_string()) request.target = action["target"].get<std::string>();
+  request.target = target;
   std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(run.requested_mode),
-                                       {"work_node:" + node.value("id", ""), node.value("permissions", Json()), Json()}};
+                                       {"work_node:" + node.id, *node.permissions, Json()}};
   return policy::Authorize(request, layers, policy::RepoRoot::OnDisk(run.repository_root));
 }
 
@@ -95,37 +74,8 @@ Status Deny(std::optional<PermissionDenial>& denial, std::string pointer, std::s
   return Fail(ErrorCode::kPermissionDenied, std::move(message), {std::move(issue)});
 }
 
-int64_t LastCompletedMutation(const Items& actions) {
-  for (int64_t i = static_cast<int64_t>(actions.size()) - 1; i >= 0; --i) {
-    const Json& action = actions[static_cast<size_t>(i)];
-    if (action.value("status", "") == "completed" && action.value("mutating", false) == true) return i;
-  }
-  return -1;
-}
-
-Result<std::vector<const Json*>> AllBodies(RunSnapshot& snapshot, std::string_view type) {
-  std::vector<const Json*> out;
-  for (const auto* meta : snapshot.All(type)) {
-    TELIC_ASSIGN_OR_RETURN(const Json* body, snapshot.Body(*meta));
-    out.push_back(body);
-  }
-  return out;
-}
-
-bool RequiredVerificationsPass(const Json& contract, const Json& quality, std::vector<std::string>& refs) {
-  Items results = Objects(quality, "verificationResults");
-  bool all_pass = true;
-  for (const Json& requirement : Objects(contract, "verificationRequirements")) {
-    if (requirement.value("required", false) != true) continue;
-    auto found = std::find_if(results.begin(), results.end(),
-                              [&](const Json& r) { return r.value("requirementId", "") == requirement.value("id", ""); });
-    if (found == results.end() || found->get().value("status", "") != "pass") all_pass = false;
-    if (found == results.end()) continue;
-    for (const auto& ref : StringArray(found->get(), "evidenceRefs")) {
-      if (!ContainsString(refs, ref)) refs.push_back(ref);
-    }
-  }
-  return all_pass;
+std::unexpected<Error> StoredViewMismatch(std::string_view id, const Error& error) {
+  return Fail(ErrorCode::kDataLoss, fmt::format("Stored artifact {} does not fit its view: {}", id, error.message()));
 }
 
 }  // namespace telic::controller::rules

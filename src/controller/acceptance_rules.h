@@ -15,6 +15,7 @@
 #include "base/canonical_json.h"
 #include "base/status.h"
 #include "controller/acceptance.h"
+#include "controller/artifact_views.h"
 #include "controller/run_snapshot.h"
 #include "policy/engine.h"
 
@@ -53,33 +54,62 @@ Items Objects(const Json& body, const char* key);
 // (found by address); "/key" when it is not one.
 std::string At(const Json& body, const char* key, const Json& item, std::string_view field = {});
 
-// The string values of `key` in `items` (non-strings skipped).
-std::vector<std::string> Field(const Items& items, const char* key);
-
-// The ids of the contract's acceptance criteria, of `stage` when not empty.
-std::vector<std::string> CriterionIds(const Json& contract, const std::string& stage = "");
-
 std::string Canonical(const Json& value);
 
 // The run's effective permissions under the envelope's authorization.
 Json EnvelopeAuthorization(RunSnapshot& snapshot, const Json& envelope);
 
-// The permission decision of an action for the trace (PROTOCOL §17.1).
-Json TraceDecision(const Json& action, bool allowed, const std::vector<std::string>& policy_refs,
-                   const std::string& summary);
+// The permission decision of an action on `target` for the trace (PROTOCOL §17.1).
+Json TraceDecision(const std::string& capability, const std::string& target, bool allowed,
+                   const std::vector<std::string>& policy_refs, const std::string& summary);
 
-// Authorizes `action` under the mode ceiling and the work node's permissions.
-policy::Decision AuthorizeForNode(const store::RunRecord& run, const Json& node, const std::string& capability,
-                                  const Json& action);
+// Authorizes `capability` on `target` under the mode ceiling and the work node's permissions.
+policy::Decision AuthorizeForNode(const store::RunRecord& run, const WorkNodeView& node, const std::string& capability,
+                                  const std::string& target);
 
-// The index of the last completed mutating action, or -1.
-int64_t LastCompletedMutation(const Items& actions);
+// ------------------------------------------------------------ stored views
 
-// Every stored body of `type`, in acceptance order.
-[[nodiscard]] Result<std::vector<const Json*>> AllBodies(RunSnapshot& snapshot, std::string_view type);
+template <typename View>
+using ViewBuilder = Result<View> (*)(const Json&);
 
-// Whether every required verification of `contract` passed in `quality`;
-// `refs` receives their evidence refs (first occurrence order).
-bool RequiredVerificationsPass(const Json& contract, const Json& quality, std::vector<std::string>& refs);
+// kDataLoss naming stored artifact `id`, whose body does not fit its view.
+std::unexpected<Error> StoredViewMismatch(std::string_view id, const Error& error);
+
+// The view of a stored artifact's body.
+template <typename View>
+[[nodiscard]] Result<View> ViewOf(RunSnapshot& snapshot, const store::ArtifactMeta& meta, ViewBuilder<View> build) {
+  TELIC_ASSIGN_OR_RETURN(const Json* body, snapshot.Body(meta));
+  Result<View> view = build(*body);
+  if (!view) return StoredViewMismatch(meta.id, view.error());
+  return view;
+}
+
+// The view of the latest body of `type` (RunSnapshot::LatestBody's error when none).
+template <typename View>
+[[nodiscard]] Result<View> LatestView(RunSnapshot& snapshot, std::string_view type, ViewBuilder<View> build) {
+  TELIC_RETURN_IF_ERROR(snapshot.LatestBody(type));
+  return ViewOf(snapshot, *snapshot.Latest(type), build);
+}
+
+// The view of the latest body of `type`, or nullopt when there is none.
+template <typename View>
+[[nodiscard]] Result<std::optional<View>> LatestViewOrNull(RunSnapshot& snapshot, std::string_view type,
+                                                           ViewBuilder<View> build) {
+  const store::ArtifactMeta* meta = snapshot.Latest(type);
+  if (!meta) return std::optional<View>();
+  TELIC_ASSIGN_OR_RETURN(View view, ViewOf(snapshot, *meta, build));
+  return std::optional<View>(std::move(view));
+}
+
+// The views of every stored body of `type`, in acceptance order.
+template <typename View>
+[[nodiscard]] Result<std::vector<View>> AllViews(RunSnapshot& snapshot, std::string_view type, ViewBuilder<View> build) {
+  std::vector<View> out;
+  for (const store::ArtifactMeta* meta : snapshot.All(type)) {
+    TELIC_ASSIGN_OR_RETURN(View view, ViewOf(snapshot, *meta, build));
+    out.push_back(std::move(view));
+  }
+  return out;
+}
 
 }  // namespace telic::controller::rules

@@ -419,6 +419,22 @@ Result<const Json*> NullableObject(const ObjectReader& r, std::string_view key) 
   return value;
 }
 
+Result<WorkNodeView> ReadWorkNode(const ObjectReader& r) {
+  WorkNodeView view;
+  TELIC_ASSIGN_OR_RETURN(view.id, r.String("id"));
+  TELIC_ASSIGN_OR_RETURN(view.depends_on, r.Strings("dependsOn"));
+  TELIC_ASSIGN_OR_RETURN(view.input_refs, r.Strings("inputRefs"));
+  TELIC_ASSIGN_OR_RETURN(view.allowed_tools, r.Strings("allowedTools"));
+  TELIC_ASSIGN_OR_RETURN(view.required_capabilities, r.Strings("requiredCapabilities"));
+  TELIC_ASSIGN_OR_RETURN(view.acceptance_criteria, r.Strings("acceptanceCriteria"));
+  TELIC_ASSIGN_OR_RETURN(view.permissions, r.Member("permissions"));
+  TELIC_ASSIGN_OR_RETURN(const Json* budgets, r.Member("budgets"));
+  TELIC_ASSIGN_OR_RETURN(ObjectReader b, ObjectReader::Of(*budgets, r.At("budgets")));
+  TELIC_ASSIGN_OR_RETURN(view.maximum_tool_calls, b.Integer("maximumToolCalls"));
+  TELIC_ASSIGN_OR_RETURN(view.maximum_children, b.Integer("maximumChildren"));
+  return view;
+}
+
 Status ReadDiagnosisGate(const ObjectReader& review, QualityReviewView& view) {
   TELIC_ASSIGN_OR_RETURN(const Json* gate, NullableObject(review, "diagnosisGate"));
   if (!gate) return Ok();
@@ -469,6 +485,18 @@ Result<PromptReviewView> ViewPromptReview(const Json& body) {
   TELIC_RETURN_IF_ERROR(ReadList(r, "coverage", view.coverage, ReadContractCoverage));
   TELIC_RETURN_IF_ERROR(ReadList(r, "findings", view.findings, ReadFinding));
   TELIC_ASSIGN_OR_RETURN(view.decision, r.Enum("decision", kPromptDecisions));
+  return view;
+}
+
+Result<WorkNodeView> ViewWorkNode(const Json& node, const std::string& pointer) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(node, pointer));
+  return ReadWorkNode(r);
+}
+
+Result<WorkPlanView> ViewWorkPlan(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  WorkPlanView view;
+  TELIC_RETURN_IF_ERROR(ReadList(r, "nodes", view.nodes, ReadWorkNode));
   return view;
 }
 

@@ -110,6 +110,24 @@ struct PromptReviewView {
   PromptDecision decision = PromptDecision::kPass;
 };
 
+// ------------------------------------------------------------ WorkPlan
+
+struct WorkNodeView {
+  std::string id;
+  std::vector<std::string> depends_on;
+  std::vector<std::string> input_refs;
+  std::vector<std::string> allowed_tools;
+  std::vector<std::string> required_capabilities;
+  std::vector<std::string> acceptance_criteria;
+  int64_t maximum_tool_calls = 0;  // budgets
+  int64_t maximum_children = 0;    // budgets
+  const Json* permissions = nullptr;  // the node's permission set, into the node
+};
+
+struct WorkPlanView {
+  std::vector<WorkNodeView> nodes;
+};
+
 // ------------------------------------------------------------ WorkResult
 
 struct WorkActionView {
@@ -229,6 +247,9 @@ struct UserReportView {
 
 [[nodiscard]] Result<TaskContractView> ViewTaskContract(const Json& body);
 [[nodiscard]] Result<PromptReviewView> ViewPromptReview(const Json& body);
+// A WorkPlan node; `pointer` is where it sits (issues are under it).
+[[nodiscard]] Result<WorkNodeView> ViewWorkNode(const Json& node, const std::string& pointer = "");
+[[nodiscard]] Result<WorkPlanView> ViewWorkPlan(const Json& body);
 [[nodiscard]] Result<WorkResultView> ViewWorkResult(const Json& body);
 [[nodiscard]] Result<QualityReviewView> ViewQualityReview(const Json& body);
 [[nodiscard]] Result<ReleaseAuditView> ViewReleaseAudit(const Json& body);
