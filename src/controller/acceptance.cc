@@ -7,6 +7,7 @@
 
 #include "controller/acceptance_rules.h"
 #include "controller/work_plan_rules.h"
+#include "domain/vocabulary.h"
 #include "policy/permission_set.h"
 
 namespace telic::controller {
@@ -50,23 +51,18 @@ Json RunAuthorization(const std::string& mode, const Json& envelope) {
 Result<bool> AnalysisFixUnlocked(RunSnapshot& snapshot) {
   std::set<std::string> authorizing;
   for (const auto* meta : snapshot.All("QualityReview")) {
-    TELIC_ASSIGN_OR_RETURN(const Json* review, snapshot.Body(*meta));
-    const Json& gate = review->value("diagnosisGate", Json());
-    if (review->value("decision", "") == "proceed_to_fix" && gate.is_object() && gate.contains("correctionWorkOrder") &&
-        gate["correctionWorkOrder"].is_object()) {
+    TELIC_ASSIGN_OR_RETURN(QualityReviewView review, rules::ViewOf(snapshot, *meta, ViewQualityReview));
+    if (review.decision == ReviewDecision::kProceedToFix && review.correction_work_order) {
       authorizing.insert(snapshot.Uri(meta->id));
     }
   }
   if (authorizing.empty()) return false;
+  auto cites = [&](const WorkNodeView& node) {
+    return std::any_of(node.input_refs.begin(), node.input_refs.end(), [&](const std::string& r) { return authorizing.count(r) > 0; });
+  };
   for (const auto* meta : snapshot.All("WorkPlan")) {
-    TELIC_ASSIGN_OR_RETURN(const Json* plan, snapshot.Body(*meta));
-    std::vector<Json> nodes = plan->value("nodes", std::vector<Json>{});
-    if (nodes.empty()) continue;
-    bool all_cite = std::all_of(nodes.begin(), nodes.end(), [&](const Json& node) {
-      auto refs = StringArray(node, "inputRefs");
-      return std::any_of(refs.begin(), refs.end(), [&](const std::string& r) { return authorizing.count(r) > 0; });
-    });
-    if (all_cite) return true;
+    TELIC_ASSIGN_OR_RETURN(WorkPlanView plan, rules::ViewOf(snapshot, *meta, ViewWorkPlan));
+    if (!plan.nodes.empty() && std::all_of(plan.nodes.begin(), plan.nodes.end(), cites)) return true;
   }
   return false;
 }
@@ -82,17 +78,19 @@ Status CheckCrossArtifactRules(RunSnapshot& snapshot, const Submission& s, std::
     return Fail(ErrorCode::kDataLoss, "RunEnvelope is missing its original request reference");
   }
   std::string original = (*envelope)["originalRequestRef"];
-  const std::string& type = s.type;
-  if (type == "ClarificationRequest") return Ok();
-  if (type == "ProblemFrame") return rules::CheckProblemFrame(snapshot, s.body, original);
-  if (type == "TaskContract") return rules::CheckTaskContract(snapshot, s, *envelope, original);
-  if (type == "PromptReview") return rules::CheckPromptReview(snapshot, s.body, original);
-  if (type == "WorkPlan") return CheckWorkPlan(snapshot, s.id, s.body, *envelope);
-  if (type == "WorkResult") return rules::CheckWorkResult(snapshot, s, denial);
-  if (type == "QualityReview") return rules::CheckQualityReview(snapshot, s, *envelope);
-  if (type == "ReleaseAudit") return rules::CheckReleaseAudit(snapshot, s, *envelope, original);
-  if (type == "UserReport") return rules::CheckUserReport(snapshot, s);
-  return Ok();
+  std::optional<domain::ArtifactType> type = domain::ArtifactTypeNamed(s.type);
+  if (!type) return Ok();
+  switch (*type) {
+    case domain::ArtifactType::kProblemFrame: return rules::CheckProblemFrame(snapshot, s.body, original);
+    case domain::ArtifactType::kTaskContract: return rules::CheckTaskContract(snapshot, s, *envelope, original);
+    case domain::ArtifactType::kPromptReview: return rules::CheckPromptReview(snapshot, s.body, original);
+    case domain::ArtifactType::kWorkPlan: return CheckWorkPlan(snapshot, s.id, s.body, *envelope);
+    case domain::ArtifactType::kWorkResult: return rules::CheckWorkResult(snapshot, s, denial);
+    case domain::ArtifactType::kQualityReview: return rules::CheckQualityReview(snapshot, s, *envelope);
+    case domain::ArtifactType::kReleaseAudit: return rules::CheckReleaseAudit(snapshot, s, *envelope, original);
+    case domain::ArtifactType::kUserReport: return rules::CheckUserReport(snapshot, s);
+    default: return Ok();  // ClarificationRequest and the companions have no cross-artifact rules
+  }
 }
 
 }  // namespace telic::controller

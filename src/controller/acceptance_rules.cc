@@ -18,25 +18,6 @@ std::unexpected<Error> Reject(std::string pointer, std::string message) {
 
 bool IsReportOrPlan(const std::string& mode) { return mode == "report_only" || mode == "plan_only"; }
 
-Items Objects(const Json& body, const char* key) {
-  Items out;
-  if (!body.is_object() || !body.contains(key) || !body[key].is_array()) return out;
-  for (const Json& item : body[key]) {
-    if (item.is_object()) out.push_back(std::cref(item));
-  }
-  return out;
-}
-
-std::string At(const Json& body, const char* key, const Json& item, std::string_view field) {
-  if (body.is_object() && body.contains(key) && body[key].is_array()) {
-    const auto& array = body[key].get_ref<const Json::array_t&>();
-    if (!array.empty() && &item >= array.data() && &item < array.data() + array.size()) {
-      return PointerAt(key, static_cast<size_t>(&item - array.data()), field);
-    }
-  }
-  return "/" + std::string(key);
-}
-
 std::string Canonical(const Json& value) { return CanonicalJson(value); }
 
 Json EnvelopeAuthorization(RunSnapshot& snapshot, const Json& envelope) {

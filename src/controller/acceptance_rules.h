@@ -6,7 +6,6 @@
 // acceptance_reports.cc (UserReport).
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,14 +44,6 @@ Status Deny(std::optional<PermissionDenial>& denial, std::string pointer, std::s
             std::vector<std::string> refs);
 
 bool IsReportOrPlan(const std::string& mode);
-
-// The object elements of body[key], by reference (no copies).
-using Items = std::vector<std::reference_wrapper<const Json>>;
-Items Objects(const Json& body, const char* key);
-
-// The JSON pointer "/key/<i>[/field]" of `item`, an element of body[key]
-// (found by address); "/key" when it is not one.
-std::string At(const Json& body, const char* key, const Json& item, std::string_view field = {});
 
 std::string Canonical(const Json& value);
 

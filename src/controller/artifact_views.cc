@@ -1,6 +1,7 @@
 #include "controller/artifact_views.h"
 
 #include <array>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -153,6 +154,31 @@ std::string_view Name(TerminalStatus value) {
   return "";
 }
 
+std::string_view Name(Provenance value) {
+  switch (value) {
+    case Provenance::kUser: return "user";
+    case Provenance::kRepository: return "repository";
+    case Provenance::kRuntime: return "runtime";
+    case Provenance::kBrowser: return "browser";
+    case Provenance::kTool: return "tool";
+  }
+  return "";
+}
+
+std::string_view Name(EvidenceKind value) {
+  switch (value) {
+    case EvidenceKind::kRepository: return "repository";
+    case EvidenceKind::kRuntime: return "runtime";
+    case EvidenceKind::kBrowser: return "browser";
+    case EvidenceKind::kTest: return "test";
+    case EvidenceKind::kDiff: return "diff";
+    case EvidenceKind::kToolOutput: return "tool_output";
+    case EvidenceKind::kLog: return "log";
+    case EvidenceKind::kUserConfirmation: return "user_confirmation";
+  }
+  return "";
+}
+
 std::string_view Name(Compliance value) {
   switch (value) {
     case Compliance::kPass: return "pass";
@@ -217,10 +243,20 @@ class ObjectReader {
     return value->get<bool>();
   }
 
+  // An integer; an integral float (1.0) counts, as in schema validation.
   Result<int64_t> Integer(std::string_view key) const {
     TELIC_ASSIGN_OR_RETURN(const Json* value, Member(key));
-    if (!value->is_number_integer()) return Malformed(At(key), "must be an integer");
-    return value->get<int64_t>();
+    if (value->is_number_integer()) return value->get<int64_t>();
+    constexpr double kSafe = 9007199254740991.0;  // 2^53 - 1
+    double d = value->is_number_float() ? value->get<double>() : 0.5;
+    if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) > kSafe) return Malformed(At(key), "must be an integer");
+    return static_cast<int64_t>(d);
+  }
+
+  // The mode word at `key` (domain vocabulary).
+  Result<domain::Mode> Mode(std::string_view key) const {
+    TELIC_ASSIGN_OR_RETURN(std::string text, String(key));
+    return domain::ParseMode(text, At(key));
   }
 
   Result<std::vector<std::string>> Strings(std::string_view key) const {
@@ -306,8 +342,29 @@ constexpr std::array kClaimStatuses = {ClaimStatus::kObserved, ClaimStatus::kInf
 constexpr std::array kTerminalStatuses = {TerminalStatus::kCompleted, TerminalStatus::kPartial,
                                           TerminalStatus::kBlocked, TerminalStatus::kCancelled,
                                           TerminalStatus::kFailedVerification};
+constexpr std::array kProvenances = {Provenance::kUser, Provenance::kRepository, Provenance::kRuntime,
+                                     Provenance::kBrowser, Provenance::kTool};
+constexpr std::array kEvidenceKinds = {EvidenceKind::kRepository, EvidenceKind::kRuntime,    EvidenceKind::kBrowser,
+                                       EvidenceKind::kTest,       EvidenceKind::kDiff,       EvidenceKind::kToolOutput,
+                                       EvidenceKind::kLog,        EvidenceKind::kUserConfirmation};
 constexpr std::array kCompliances = {Compliance::kPass, Compliance::kFail};
 constexpr std::array kDigestStatuses = {DigestStatus::kVerified, DigestStatus::kFailed};
+
+Result<GroundedFactView> ReadFact(const ObjectReader& r) {
+  GroundedFactView view;
+  TELIC_ASSIGN_OR_RETURN(view.provenance, r.Enum("provenance", kProvenances));
+  TELIC_ASSIGN_OR_RETURN(view.source_ref, r.String("sourceRef"));
+  return view;
+}
+
+Result<std::vector<std::string>> ReadSourceRefs(const ObjectReader& r) { return r.Strings("sourceRefs"); }
+
+// The frame's clarification.required.
+Result<bool> ClarificationRequired(const ObjectReader& frame) {
+  TELIC_ASSIGN_OR_RETURN(const Json* clarification, frame.Member("clarification"));
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(*clarification, frame.At("clarification")));
+  return r.Bool("required");
+}
 
 Result<CriterionView> ReadCriterion(const ObjectReader& r) {
   CriterionView view;
@@ -465,11 +522,39 @@ int64_t WorkResultView::LastCompletedMutation() const {
   return -1;
 }
 
+Result<ProblemFrameView> ViewProblemFrame(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  ProblemFrameView view;
+  TELIC_ASSIGN_OR_RETURN(view.original_request_ref, r.String("originalRequestRef"));
+  TELIC_ASSIGN_OR_RETURN(view.intent_mode, r.Mode("intentMode"));
+  TELIC_RETURN_IF_ERROR(ReadList(r, "knownFacts", view.known_facts, ReadFact));
+  std::vector<std::vector<std::string>> inference_refs;
+  TELIC_RETURN_IF_ERROR(ReadList(r, "inferences", inference_refs, ReadSourceRefs));
+  for (auto& refs : inference_refs) view.inference_source_refs.insert(view.inference_source_refs.end(), refs.begin(), refs.end());
+  TELIC_ASSIGN_OR_RETURN(view.applicable_rule_refs, r.Strings("applicableRuleRefs"));
+  TELIC_ASSIGN_OR_RETURN(const Json* drafts, r.Member("draftAcceptanceCriteria"));
+  if (!drafts->is_array()) return Malformed(r.At("draftAcceptanceCriteria"), "must be an array");
+  view.draft_criteria = drafts->size();
+  TELIC_ASSIGN_OR_RETURN(view.clarification_required, ClarificationRequired(r));
+  view.body = &body;
+  return view;
+}
+
+Result<EvidenceView> ViewEvidence(const Json& body) {
+  TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
+  EvidenceView view;
+  TELIC_ASSIGN_OR_RETURN(view.kind, r.Enum("kind", kEvidenceKinds));
+  return view;
+}
+
 Result<TaskContractView> ViewTaskContract(const Json& body) {
   TELIC_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Of(body, ""));
   TaskContractView view;
   TELIC_ASSIGN_OR_RETURN(view.version, r.Integer("version"));
+  TELIC_ASSIGN_OR_RETURN(view.original_request_ref, r.String("originalRequestRef"));
   TELIC_ASSIGN_OR_RETURN(view.problem_frame_ref, r.String("problemFrameRef"));
+  TELIC_ASSIGN_OR_RETURN(view.intent_mode, r.Mode("intentMode"));
+  TELIC_ASSIGN_OR_RETURN(view.context_refs, r.Strings("contextRefs"));
   TELIC_RETURN_IF_ERROR(ReadList(r, "acceptanceCriteria", view.acceptance_criteria, ReadCriterion));
   TELIC_RETURN_IF_ERROR(ReadList(r, "verificationRequirements", view.verification_requirements, ReadRequirement));
   TELIC_ASSIGN_OR_RETURN(view.rule_refs, r.Strings("ruleRefs"));

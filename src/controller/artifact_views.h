@@ -19,6 +19,7 @@
 
 #include "base/canonical_json.h"
 #include "base/status.h"
+#include "domain/vocabulary.h"
 
 namespace telic::controller {
 
@@ -39,6 +40,10 @@ enum class ClaimBasis : uint8_t { kDirect, kUserReported };                     
 enum class ClaimSupport : uint8_t { kSupported, kUnsupported, kContradicted, kUnverified };  // ClaimEvidenceEntry.status
 enum class ClaimStatus : uint8_t { kObserved, kInferred, kUserReported, kUnverified };  // EvidenceClaim.status
 enum class TerminalStatus : uint8_t { kCompleted, kPartial, kBlocked, kCancelled, kFailedVerification };
+enum class Provenance : uint8_t { kUser, kRepository, kRuntime, kBrowser, kTool };  // GroundedFact.provenance
+enum class EvidenceKind : uint8_t {  // Evidence.kind
+  kRepository, kRuntime, kBrowser, kTest, kDiff, kToolOutput, kLog, kUserConfirmation
+};
 enum class Compliance : uint8_t { kPass, kFail };  // ReleaseAudit.modeCompliance
 enum class DigestStatus : uint8_t { kVerified, kFailed };  // ReceiptAudit.digestStatus
 
@@ -58,8 +63,32 @@ std::string_view Name(ClaimBasis value);
 std::string_view Name(ClaimSupport value);
 std::string_view Name(ClaimStatus value);
 std::string_view Name(TerminalStatus value);
+std::string_view Name(Provenance value);
+std::string_view Name(EvidenceKind value);
 std::string_view Name(Compliance value);
 std::string_view Name(DigestStatus value);
+
+// ------------------------------------------------------------ ProblemFrame, Evidence
+
+struct GroundedFactView {
+  Provenance provenance = Provenance::kUser;
+  std::string source_ref;
+};
+
+struct ProblemFrameView {
+  std::string original_request_ref;
+  domain::Mode intent_mode = domain::Mode::kReportOnly;
+  std::vector<GroundedFactView> known_facts;
+  std::vector<std::string> inference_source_refs;  // every inference's sourceRefs, in body order
+  std::vector<std::string> applicable_rule_refs;
+  size_t draft_criteria = 0;  // how many draft acceptance criteria
+  bool clarification_required = false;
+  const Json* body = nullptr;  // the frame, for whole-member comparisons
+};
+
+struct EvidenceView {
+  EvidenceKind kind = EvidenceKind::kRepository;
+};
 
 // ------------------------------------------------------------ TaskContract
 
@@ -78,7 +107,10 @@ struct VerificationRequirementView {
 // The members of a TaskContract the execution and review rules read.
 struct TaskContractView {
   int64_t version = 0;
+  std::string original_request_ref;
   std::string problem_frame_ref;
+  domain::Mode intent_mode = domain::Mode::kReportOnly;
+  std::vector<std::string> context_refs;
   std::vector<CriterionView> acceptance_criteria;
   std::vector<VerificationRequirementView> verification_requirements;
   std::vector<std::string> rule_refs;
@@ -245,6 +277,8 @@ struct UserReportView {
 
 // ------------------------------------------------------------ builders
 
+[[nodiscard]] Result<ProblemFrameView> ViewProblemFrame(const Json& body);
+[[nodiscard]] Result<EvidenceView> ViewEvidence(const Json& body);
 [[nodiscard]] Result<TaskContractView> ViewTaskContract(const Json& body);
 [[nodiscard]] Result<PromptReviewView> ViewPromptReview(const Json& body);
 // A WorkPlan node; `pointer` is where it sits (issues are under it).

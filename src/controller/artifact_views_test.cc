@@ -145,5 +145,40 @@ TEST(ArtifactViewsTest, NullableMembersReadAsAbsent) {
   EXPECT_TRUE(reviewed->rule_compliance_subjects.empty());
 }
 
+TEST(ArtifactViewsTest, ProblemFrameAndEvidenceRead) {
+  for (const Json& body : ExampleBodies("ProblemFrame")) {
+    Result<ProblemFrameView> view = ViewProblemFrame(body);
+    ASSERT_TRUE(view.has_value()) << view.error().message();
+    EXPECT_EQ(domain::Name(view->intent_mode), body["intentMode"].get<std::string>());
+    ASSERT_EQ(view->known_facts.size(), body["knownFacts"].size());
+    for (size_t i = 0; i < view->known_facts.size(); ++i) {
+      EXPECT_EQ(Name(view->known_facts[i].provenance), body["knownFacts"][i]["provenance"].get<std::string>());
+    }
+    EXPECT_EQ(view->draft_criteria, body["draftAcceptanceCriteria"].size());
+    EXPECT_EQ(view->clarification_required, body["clarification"]["required"].get<bool>());
+    EXPECT_EQ(view->body, &body);
+    Json unknown_mode = body;
+    unknown_mode["intentMode"] = "fix_everything";
+    EXPECT_EQ(FailurePointer(ViewProblemFrame(unknown_mode)), "/intentMode");
+  }
+  for (const Json& body : ExampleBodies("Evidence")) {
+    Result<EvidenceView> view = ViewEvidence(body);
+    ASSERT_TRUE(view.has_value()) << view.error().message();
+    EXPECT_EQ(Name(view->kind), body["kind"].get<std::string>());
+  }
+}
+
+TEST(ArtifactViewsTest, IntegralFloatsReadAsIntegersAsInSchemaValidation) {
+  Json contract = ExampleBodies("TaskContract").front();
+  contract["version"] = 1.0;
+  Result<TaskContractView> view = ViewTaskContract(contract);
+  ASSERT_TRUE(view.has_value()) << view.error().message();
+  EXPECT_EQ(view->version, 1);
+  contract["version"] = 1.5;
+  EXPECT_EQ(FailurePointer(ViewTaskContract(contract)), "/version");
+  contract["version"] = "1";
+  EXPECT_EQ(FailurePointer(ViewTaskContract(contract)), "/version");
+}
+
 }  // namespace
 }  // namespace telic::controller
