@@ -34,7 +34,7 @@ std::vector<EvidenceKind> GroundingKinds(Provenance provenance) {
 Result<bool> MatchingEvidence(RunSnapshot& snapshot, const std::string& source, const std::vector<EvidenceKind>& kinds) {
   auto id = ArtifactIdFromUri(source);
   const store::ArtifactMeta* meta = id ? snapshot.Find(*id) : nullptr;
-  if (!meta || meta->type != "Evidence") return false;
+  if (!meta || !IsType(*meta, domain::ArtifactType::kEvidence)) return false;
   TELIC_ASSIGN_OR_RETURN(EvidenceView evidence, ViewOf(snapshot, *meta, ViewEvidence));
   return std::find(kinds.begin(), kinds.end(), evidence.kind) != kinds.end();
 }
@@ -173,7 +173,7 @@ Status CheckContractPermissions(RunSnapshot& snapshot, const TaskContractView& c
 Status CheckProblemFrame(RunSnapshot& snapshot, const Json& body, const std::string& original_request_ref) {
   const auto& run = snapshot.run();
   TELIC_ASSIGN_OR_RETURN(ProblemFrameView frame, ViewProblemFrame(body));
-  if (run.topology == "micro") {
+  if (RunTopology(snapshot) == domain::Topology::kMicro) {
     if (frame.draft_criteria != 1) {
       return Reject("/draftAcceptanceCriteria", "Micro topology requires exactly one draft acceptance criterion");
     }
@@ -202,15 +202,16 @@ Status CheckTaskContract(RunSnapshot& snapshot, const Submission& s, const Json&
   }
   TELIC_ASSIGN_OR_RETURN(ProblemFrameView frame, LatestView(snapshot, "ProblemFrame", ViewProblemFrame));
   TELIC_RETURN_IF_ERROR(CheckContractGrounding(contract, frame));
-  if (run.phase == "agent_2_compile") TELIC_RETURN_IF_ERROR(CheckContractCopiesFrame(s.body, *frame.body));
+  std::optional<domain::Phase> phase = RunPhase(snapshot);
+  if (phase == domain::Phase::kAgent2Compile) TELIC_RETURN_IF_ERROR(CheckContractCopiesFrame(s.body, *frame.body));
   if (!EqualStringSets(contract.rule_refs, frame.applicable_rule_refs)) {
     return Reject("/ruleRefs", "TaskContract must retain every applicable ProblemFrame rule exactly once");
   }
-  if (run.phase == "agent_2_compile") {
+  if (phase == domain::Phase::kAgent2Compile) {
     if (snapshot.Count("TaskContract") != 0 || contract.version != 1) {
       return Reject("/version", "The initial TaskContract must be version 1");
     }
-  } else if (run.phase == "agent_2_revise") {
+  } else if (phase == domain::Phase::kAgent2Revise) {
     TELIC_RETURN_IF_ERROR(CheckContractRevision(snapshot, s, contract));
   }
   return CheckContractPermissions(snapshot, contract, envelope);

@@ -74,7 +74,7 @@ Status CheckEarlyBlockedReport(RunSnapshot& snapshot, const UserReportView& repo
   std::string controlling = snapshot.LatestRef("PromptReview");
   if (controlling.empty()) controlling = snapshot.LatestRef("ClarificationRequest");
   bool blocked = report.terminal_status == TerminalStatus::kBlocked;
-  if (run.phase != "agent_5_report" || run.outcome_hint != domain::Name(domain::RunStatus::kBlocked) || !blocked ||
+  if (RunPhase(snapshot) != domain::Phase::kAgent5Report || run.outcome_hint != domain::Name(domain::RunStatus::kBlocked) || !blocked ||
       !report.permissions_honored || controlling.empty() || !ContainsString(report.finding_refs, controlling) ||
       !report.completion_claims.empty()) {
     const char* at = !blocked                             ? "/terminalStatus"
@@ -188,7 +188,7 @@ Status CheckUserReport(RunSnapshot& snapshot, const Submission& s) {
   }
   TELIC_ASSIGN_OR_RETURN(std::optional<ReleaseAuditView> audit, LatestViewOrNull(snapshot, "ReleaseAudit", ViewReleaseAudit));
   if (audit) return CheckAuditedReport(snapshot, s, report, *audit);
-  if (snapshot.run().topology == "micro") return CheckMicroReport(snapshot, s, report);
+  if (RunTopology(snapshot) == domain::Topology::kMicro) return CheckMicroReport(snapshot, s, report);
   return CheckEarlyBlockedReport(snapshot, report);
 }
 

@@ -42,11 +42,11 @@ Result<ReviewContext> LoadReviewContext(RunSnapshot& snapshot) {
 
 // The analyze_and_fix diagnosis stage: before the fix is unlocked.
 bool DiagnosisStage(RunSnapshot& snapshot, const ReviewContext& c) {
-  return snapshot.run().requested_mode == "analyze_and_fix" && !c.unlocked;
+  return IsDiagnosisStage(RunMode(snapshot), c.unlocked);
 }
 
 Status CheckReviewCompletion(RunSnapshot& snapshot, const QualityReviewView& review, const ReviewContext& c) {
-  const std::string& mode = snapshot.run().requested_mode;
+  std::optional<domain::Mode> mode = RunMode(snapshot);
   ReviewDecision decision = review.decision;
   if (!IsReportOrPlan(mode) && (decision == ReviewDecision::kPass || decision == ReviewDecision::kProceedToFix)) {
     std::vector<std::string> planned;
@@ -57,7 +57,7 @@ Status CheckReviewCompletion(RunSnapshot& snapshot, const QualityReviewView& rev
     }
     if (!EqualStringSets(completed, planned)) return Reject("/decision", "Passing QualityReview requires every planned node to complete");
   }
-  if (decision == ReviewDecision::kPass && (mode == "fix_only" || (mode == "analyze_and_fix" && c.unlocked))) {
+  if (decision == ReviewDecision::kPass && (mode == domain::Mode::kFixOnly || (mode == domain::Mode::kAnalyzeAndFix && c.unlocked))) {
     TELIC_ASSIGN_OR_RETURN(std::vector<WorkResultView> results, AllViews(snapshot, "WorkResult", ViewWorkResult));
     bool mutated = std::any_of(results.begin(), results.end(), [](const WorkResultView& r) {
       return std::any_of(r.actions.begin(), r.actions.end(), [](const WorkActionView& a) { return a.Completed() && a.mutating; });
@@ -95,7 +95,7 @@ Status CheckAcceptanceResults(RunSnapshot& snapshot, const QualityReviewView& re
   if (!EqualStringSets(covered, expected)) {
     return Reject("/acceptanceResults", "QualityReview must cover every criterion for the current workflow stage exactly once");
   }
-  if (IsReportOrPlan(snapshot.run().requested_mode)) return Ok();
+  if (IsReportOrPlan(RunMode(snapshot))) return Ok();
   std::set<std::string> planned;
   for (const WorkNodeView& node : c.plan.nodes) planned.insert(node.acceptance_criteria.begin(), node.acceptance_criteria.end());
   for (size_t i = 0; i < review.acceptance_results.size(); ++i) {
@@ -186,7 +186,7 @@ Status CheckVerificationResults(RunSnapshot& snapshot, const QualityReviewView& 
     if (requirement->required && progressing && found->status != VerificationStatus::kPass) {
       return Reject(PointerAt("verificationResults", index, "status"), fmt::format("Required verification {} must pass before progression", id));
     }
-    if (found->status == VerificationStatus::kPass && !IsReportOrPlan(snapshot.run().requested_mode)) {
+    if (found->status == VerificationStatus::kPass && !IsReportOrPlan(RunMode(snapshot))) {
       TELIC_ASSIGN_OR_RETURN(bool observed, VerificationObserved(snapshot, *requirement, *found, c));
       if (!observed) {
         return Reject(PointerAt("verificationResults", index, "evidenceRefs"),
@@ -200,7 +200,7 @@ Status CheckVerificationResults(RunSnapshot& snapshot, const QualityReviewView& 
 // The work order a proceed_to_fix or remediate decision carries.
 Status CheckReviewWorkOrder(RunSnapshot& snapshot, const QualityReviewView& review, const ReviewContext& c,
                             const Json& envelope) {
-  const std::string& mode = snapshot.run().requested_mode;
+  std::optional<domain::Mode> mode = RunMode(snapshot);
   Json authorized = EnvelopeAuthorization(snapshot, envelope);
   const Json& contract_permissions = *c.contract.permissions;
   if (review.decision == ReviewDecision::kProceedToFix) {
@@ -276,7 +276,7 @@ Status CheckClaimMatrix(RunSnapshot& snapshot, const ReleaseAuditView& audit, co
     }
   }
   if (audit.decision != AuditDecision::kRelease) return Ok();
-  bool report_only = snapshot.run().requested_mode == "report_only";
+  bool report_only = RunMode(snapshot) == domain::Mode::kReportOnly;
   for (const auto& criterion : criteria) {
     bool supported = std::any_of(matrix.begin(), matrix.end(), [&](const ClaimEvidenceView& e) {
       return e.status == ClaimSupport::kSupported && (report_only || e.basis == ClaimBasis::kDirect) &&
@@ -337,7 +337,7 @@ Status CheckReleaseAudit(RunSnapshot& snapshot, const Submission& s, const Json&
   TELIC_RETURN_IF_ERROR(CheckClaimMatrix(snapshot, audit, criteria));
   if (audit.decision == AuditDecision::kRemediate) {
     ScopedWorkOrderRules rules{"Release remediation defect", "failedCriterionIds", criteria, *contract.permissions,
-                               EnvelopeAuthorization(snapshot, envelope), {}, false, !IsReportOrPlan(run.requested_mode),
+                               EnvelopeAuthorization(snapshot, envelope), {}, false, !IsReportOrPlan(RunMode(snapshot)),
                                "/remediationDefect"};
     rules.eligible_source_refs.insert(quality_ref);
     for (const auto& ref : snapshot.AllRefs("WorkResult")) rules.eligible_source_refs.insert(ref);

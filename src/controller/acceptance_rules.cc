@@ -16,7 +16,21 @@ std::unexpected<Error> Reject(std::string pointer, std::string message) {
   return RuleViolation(std::move(pointer), std::move(message));
 }
 
-bool IsReportOrPlan(const std::string& mode) { return mode == "report_only" || mode == "plan_only"; }
+std::optional<domain::Mode> RunMode(const RunSnapshot& snapshot) { return domain::ModeNamed(snapshot.run().requested_mode); }
+std::optional<domain::Phase> RunPhase(const RunSnapshot& snapshot) { return domain::PhaseNamed(snapshot.run().phase); }
+std::optional<domain::Topology> RunTopology(const RunSnapshot& snapshot) {
+  return domain::TopologyNamed(snapshot.run().topology);
+}
+
+bool IsType(const store::ArtifactMeta& meta, domain::ArtifactType type) { return domain::ArtifactTypeNamed(meta.type) == type; }
+
+bool IsReportOrPlan(std::optional<domain::Mode> mode) {
+  return mode == domain::Mode::kReportOnly || mode == domain::Mode::kPlanOnly;
+}
+
+bool IsDiagnosisStage(std::optional<domain::Mode> mode, bool unlocked) {
+  return mode == domain::Mode::kAnalyzeAndFix && !unlocked;
+}
 
 std::string Canonical(const Json& value) { return CanonicalJson(value); }
 

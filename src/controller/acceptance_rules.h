@@ -16,6 +16,7 @@
 #include "controller/acceptance.h"
 #include "controller/artifact_views.h"
 #include "controller/run_snapshot.h"
+#include "domain/vocabulary.h"
 #include "policy/engine.h"
 
 namespace telic::controller::rules {
@@ -43,7 +44,20 @@ std::unexpected<Error> Reject(std::string pointer, std::string message);
 Status Deny(std::optional<PermissionDenial>& denial, std::string pointer, std::string message, Json decision,
             std::vector<std::string> refs);
 
-bool IsReportOrPlan(const std::string& mode);
+// The run record's vocabulary fields as enums, read in one place (nullopt:
+// a word outside the vocabulary, which no rule matches).
+std::optional<domain::Mode> RunMode(const RunSnapshot& snapshot);
+std::optional<domain::Phase> RunPhase(const RunSnapshot& snapshot);
+std::optional<domain::Topology> RunTopology(const RunSnapshot& snapshot);
+
+// Whether `meta` is an artifact of `type`.
+bool IsType(const store::ArtifactMeta& meta, domain::ArtifactType type);
+
+// report_only and plan_only: the modes that never execute.
+bool IsReportOrPlan(std::optional<domain::Mode> mode);
+
+// analyze_and_fix before its fix is unlocked: the diagnosis stage.
+bool IsDiagnosisStage(std::optional<domain::Mode> mode, bool unlocked);
 
 std::string Canonical(const Json& value);
 

@@ -242,9 +242,9 @@ Status CheckFixOnlyPreflight(RunSnapshot& snapshot, const WorkResultView& result
 // the mode is non-mutating at the current stage is denied.
 Status CheckNonMutatingStage(RunSnapshot& snapshot, const WorkResultView& result, bool unlocked,
                              const std::vector<std::string>& refs, std::optional<PermissionDenial>& denial) {
-  const std::string& mode = snapshot.run().requested_mode;
-  bool non_mutating = mode == "report_only" || mode == "plan_only" || mode == "analyze_only" ||
-                      (mode == "analyze_and_fix" && !unlocked);
+  const std::string& mode = snapshot.run().requested_mode;  // named in the refusal
+  std::optional<domain::Mode> run_mode = RunMode(snapshot);
+  bool non_mutating = IsReportOrPlan(run_mode) || run_mode == domain::Mode::kAnalyzeOnly || IsDiagnosisStage(run_mode, unlocked);
   auto attempted_mutation = FirstAttemptedMutation(result);
   bool action_denied = attempted_mutation != result.actions.end();
   if (!non_mutating || (result.files_changed.empty() && !action_denied)) return Ok();
@@ -321,7 +321,7 @@ Status CheckWorkResult(RunSnapshot& snapshot, const Submission& s, std::optional
   }
   TELIC_RETURN_IF_ERROR(CheckEvidenceSemantics(snapshot, s.type, s.body));
   // Last, so that a result refused for another reason names that reason.
-  return snapshot.run().requested_mode == "fix_only" ? CheckFixOnlyPreflight(snapshot, result) : Ok();
+  return RunMode(snapshot) == domain::Mode::kFixOnly ? CheckFixOnlyPreflight(snapshot, result) : Ok();
 }
 
 }  // namespace telic::controller::rules

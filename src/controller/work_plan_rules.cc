@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "controller/acceptance.h"
+#include "controller/acceptance_rules.h"
+#include "domain/vocabulary.h"
 #include "controller/rule_violation.h"
 #include "policy/engine.h"
 
@@ -61,7 +63,7 @@ struct Control {
 Result<Control> LatestControl(RunSnapshot& snapshot) {
   Control control;
   for (auto it = snapshot.artifacts().rbegin(); it != snapshot.artifacts().rend(); ++it) {
-    if (it->type == "QualityReview" || it->type == "ReleaseAudit") {
+    if (rules::IsType(*it, domain::ArtifactType::kQualityReview) || rules::IsType(*it, domain::ArtifactType::kReleaseAudit)) {
       control.meta = &*it;
       break;
     }
@@ -70,7 +72,7 @@ Result<Control> LatestControl(RunSnapshot& snapshot) {
   TELIC_ASSIGN_OR_RETURN(control.body, snapshot.Body(*control.meta));
   std::string decision = control.body->value("decision", "");
   control.remediation = decision == "remediate";
-  control.correction = control.meta->type == "QualityReview" && decision == "proceed_to_fix";
+  control.correction = rules::IsType(*control.meta, domain::ArtifactType::kQualityReview) && decision == "proceed_to_fix";
   return control;
 }
 
@@ -83,7 +85,8 @@ Status CheckScopedPlan(RunSnapshot& snapshot, const Control& control, const std:
       order = &(*gate)["correctionWorkOrder"];
     }
   } else {
-    const char* field = control.meta->type == "QualityReview" ? "remediationWorkOrder" : "remediationDefect";
+    const char* field =
+        rules::IsType(*control.meta, domain::ArtifactType::kQualityReview) ? "remediationWorkOrder" : "remediationDefect";
     if (control.body->contains(field)) order = &(*control.body)[field];
   }
   if (!order || !order->is_object()) return Reject("/nodes", "Scoped replanning is missing its typed work order");
@@ -116,7 +119,7 @@ Status CheckScopedPlan(RunSnapshot& snapshot, const Control& control, const std:
 }
 
 Status CheckNode(const Json& node, size_t index, const Json& contract_permissions, const Json& ceiling, const Json& global,
-                 const std::string& mode) {
+                 std::optional<domain::Mode> mode) {
   std::string id = node.value("id", "");
   const Json& permissions = Permissions(node);
   if (!permissions.is_object()) return Reject(NodeAt(index, "permissions"), fmt::format("Work node {} permissions must be a structured permission set", id));
@@ -143,7 +146,7 @@ Status CheckNode(const Json& node, size_t index, const Json& contract_permission
   std::vector<std::string> required = StringArray(node, "requiredCapabilities");
   std::set<std::string> unique(required.begin(), required.end());
   if (unique.size() != required.size()) return Reject(NodeAt(index, "requiredCapabilities"), fmt::format("Work node {} required capabilities must be unique", id));
-  if (mode != "report_only" && mode != "plan_only" && required.empty()) {
+  if (!rules::IsReportOrPlan(mode) && required.empty()) {
     return Reject(NodeAt(index, "requiredCapabilities"), fmt::format("Executable work node {} requires at least one completion capability", id));
   }
   for (const auto& capability : required) {
@@ -264,7 +267,6 @@ Status CheckScopedWorkOrder(const Json& order, const ScopedWorkOrderRules& rules
 }
 
 Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Json& body, const Json& envelope) {
-  const auto& run = snapshot.run();
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
   if (body.value("taskContractRef", "") != contract_ref) return Reject("/taskContractRef", "WorkPlan must target the current TaskContract");
   if (body.value("planValidation", "") != "valid") return Reject("/planValidation", "Only a validated WorkPlan may enter execution or review");
@@ -303,7 +305,8 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   }
   TELIC_ASSIGN_OR_RETURN(Control control, LatestControl(snapshot));
   TELIC_ASSIGN_OR_RETURN(bool unlocked, AnalysisFixUnlocked(snapshot));
-  bool diagnosis_only = run.requested_mode == "analyze_and_fix" && !unlocked && !control.correction;
+  std::optional<domain::Mode> mode = rules::RunMode(snapshot);
+  bool diagnosis_only = rules::IsDiagnosisStage(mode, unlocked) && !control.correction;
   Json ceiling = diagnosis_only ? RunAuthorization("analyze_only", envelope) : contract_permissions;
   std::vector<std::string> scoped;
   bool is_scoped = control.meta && (control.remediation || control.correction);
@@ -312,7 +315,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   std::set<std::string> covered;
   for (size_t index = 0; index < nodes.size(); ++index) {
     const Json& node = nodes[index];
-    TELIC_RETURN_IF_ERROR(CheckNode(node, index, contract_permissions, ceiling, global, run.requested_mode));
+    TELIC_RETURN_IF_ERROR(CheckNode(node, index, contract_permissions, ceiling, global, mode));
     std::string id = node.value("id", "");
     for (const auto& criterion : StringArray(node, "acceptanceCriteria")) {
       if (!ContainsString(criteria, criterion)) return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Work node {} invents acceptance criterion {}", id, criterion));
@@ -328,7 +331,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   std::vector<std::string> required_criteria;
   if (is_scoped) {
     required_criteria = scoped;
-  } else if (run.requested_mode == "analyze_and_fix" && !unlocked) {
+  } else if (rules::IsDiagnosisStage(mode, unlocked)) {
     for (const auto& [id, stage] : stages) {
       if (stage == "diagnosis") required_criteria.push_back(id);
     }
@@ -342,7 +345,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
     }
   }
   std::string stage;
-  if (run.requested_mode == "analyze_and_fix") stage = (control.correction || unlocked) ? "completion" : "diagnosis";
+  if (mode == domain::Mode::kAnalyzeAndFix) stage = (control.correction || unlocked) ? "completion" : "diagnosis";
   return CheckVerificationScheduling(*contract, nodes, stages, stage);
 }
 
