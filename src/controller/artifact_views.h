@@ -1,5 +1,5 @@
-// Typed views of the artifact bodies the acceptance rules read (PROTOCOL
-// §15): each is built once from a body, its closed fields parsed to enums,
+// Typed views of the artifact bodies the acceptance rules read
+// (PROTOCOL §15): each is built once from a body, its closed fields parsed to enums,
 // its lists to vectors in body order (so element i of a view list is
 // element i of the body's array, and its JSON pointer is PointerAt(key, i)).
 //
@@ -44,6 +44,8 @@ enum class Provenance : uint8_t { kUser, kRepository, kRuntime, kBrowser, kTool 
 enum class EvidenceKind : uint8_t {  // Evidence.kind
   kRepository, kRuntime, kBrowser, kTest, kDiff, kToolOutput, kLog, kUserConfirmation
 };
+enum class PlanValidation : uint8_t { kPending, kValid, kInvalid };  // WorkPlan.planValidation
+enum class ExecutionMode : uint8_t { kSerial };                       // WorkPlan.executionMode
 enum class Compliance : uint8_t { kPass, kFail };  // ReleaseAudit.modeCompliance
 enum class DigestStatus : uint8_t { kVerified, kFailed };  // ReceiptAudit.digestStatus
 
@@ -65,6 +67,8 @@ std::string_view Name(ClaimStatus value);
 std::string_view Name(TerminalStatus value);
 std::string_view Name(Provenance value);
 std::string_view Name(EvidenceKind value);
+std::string_view Name(PlanValidation value);
+std::string_view Name(ExecutionMode value);
 std::string_view Name(Compliance value);
 std::string_view Name(DigestStatus value);
 
@@ -157,6 +161,12 @@ struct WorkNodeView {
 };
 
 struct WorkPlanView {
+  std::string task_contract_ref;
+  ExecutionMode execution_mode = ExecutionMode::kSerial;
+  PlanValidation plan_validation = PlanValidation::kPending;
+  int64_t maximum_tool_calls = 0;        // globalBudgets
+  int64_t maximum_parallel_workers = 0;  // globalBudgets
+  int64_t maximum_subagent_depth = 0;    // globalBudgets
   std::vector<WorkNodeView> nodes;
 };
 

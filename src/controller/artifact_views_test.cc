@@ -168,6 +168,25 @@ TEST(ArtifactViewsTest, ProblemFrameAndEvidenceRead) {
   }
 }
 
+TEST(ArtifactViewsTest, ExampleWorkPlansReadTheirNodesAndBudgets) {
+  for (const Json& body : ExampleBodies("WorkPlan")) {
+    Result<WorkPlanView> view = ViewWorkPlan(body);
+    ASSERT_TRUE(view.has_value()) << view.error().message();
+    EXPECT_EQ(Name(view->plan_validation), body["planValidation"].get<std::string>());
+    EXPECT_EQ(view->maximum_tool_calls, body["globalBudgets"]["maximumToolCalls"].get<int64_t>());
+    ASSERT_EQ(view->nodes.size(), body["nodes"].size());
+    for (size_t i = 0; i < view->nodes.size(); ++i) {
+      const Json& node = body["nodes"][i];
+      EXPECT_EQ(view->nodes[i].id, node["id"].get<std::string>());
+      EXPECT_EQ(view->nodes[i].maximum_tool_calls, node["budgets"]["maximumToolCalls"].get<int64_t>());
+      EXPECT_EQ(view->nodes[i].permissions, &node["permissions"]);
+    }
+    Json broken = body;
+    broken["nodes"][0]["budgets"].erase("maximumChildren");
+    EXPECT_EQ(FailurePointer(ViewWorkPlan(broken)), "/nodes/0/budgets/maximumChildren");
+  }
+}
+
 TEST(ArtifactViewsTest, IntegralFloatsReadAsIntegersAsInSchemaValidation) {
   Json contract = ExampleBodies("TaskContract").front();
   contract["version"] = 1.0;
