@@ -1,3 +1,8 @@
+// WorkPlan acceptance (PROTOCOL §15.6): the plan, its nodes and, for a
+// scoped replan, the work order it answers. The plan, its nodes and the
+// contract are read through the typed views of artifact_views.h; work
+// orders and permission sets stay JSON (policy reads permission sets, and
+// CheckScopedWorkOrder judges an order's shape itself).
 #include "controller/work_plan_rules.h"
 
 #include <algorithm>
@@ -6,7 +11,10 @@
 #include <fmt/format.h>
 
 #include "controller/acceptance.h"
+#include "controller/acceptance_rules.h"
+#include "controller/artifact_views.h"
 #include "controller/rule_violation.h"
+#include "domain/vocabulary.h"
 #include "policy/engine.h"
 
 namespace telic::controller {
@@ -27,17 +35,10 @@ int64_t IntAt(const Json& object, const char* key, int64_t fallback = 0) {
   return object[key].get<int64_t>();
 }
 
-int64_t NodeToolCalls(const Json& node) { return IntAt(node.value("budgets", Json::object()), "maximumToolCalls"); }
-
-int64_t PlanToolCalls(const Json& plan) {
+int64_t PlanToolCalls(const WorkPlanView& plan) {
   int64_t total = 0;
-  for (const Json& node : plan.value("nodes", Json::array())) total += NodeToolCalls(node);
+  for (const WorkNodeView& node : plan.nodes) total += node.maximum_tool_calls;
   return total;
-}
-
-const Json& Permissions(const Json& node) {
-  static const Json kNull;
-  return node.is_object() && node.contains("permissions") ? node["permissions"] : kNull;
 }
 
 int64_t SubagentLimit(const Json& permissions, const char* key) {
@@ -49,11 +50,17 @@ bool SubagentSpawn(const Json& permissions) {
   return sub.value("spawn", false);
 }
 
+// The contract's criterion ids and the stage of each.
+struct ContractCriteria {
+  std::vector<std::string> ids;
+  std::map<std::string, CriterionStage> stages;
+};
+
 // The control artifact a scoped plan answers: a remediate decision of the
 // latest QualityReview/ReleaseAudit, or a proceed_to_fix QualityReview.
 struct Control {
   const store::ArtifactMeta* meta = nullptr;
-  const Json* body = nullptr;
+  const Json* order = nullptr;  // its work order (null when the body has none), into the body
   bool remediation = false;
   bool correction = false;
 };
@@ -61,64 +68,63 @@ struct Control {
 Result<Control> LatestControl(RunSnapshot& snapshot) {
   Control control;
   for (auto it = snapshot.artifacts().rbegin(); it != snapshot.artifacts().rend(); ++it) {
-    if (it->type == "QualityReview" || it->type == "ReleaseAudit") {
+    if (rules::IsType(*it, domain::ArtifactType::kQualityReview) || rules::IsType(*it, domain::ArtifactType::kReleaseAudit)) {
       control.meta = &*it;
       break;
     }
   }
   if (!control.meta) return control;
-  TELIC_ASSIGN_OR_RETURN(control.body, snapshot.Body(*control.meta));
-  std::string decision = control.body->value("decision", "");
-  control.remediation = decision == "remediate";
-  control.correction = control.meta->type == "QualityReview" && decision == "proceed_to_fix";
+  if (rules::IsType(*control.meta, domain::ArtifactType::kQualityReview)) {
+    TELIC_ASSIGN_OR_RETURN(QualityReviewView review, rules::ViewOf(snapshot, *control.meta, ViewQualityReview));
+    control.remediation = review.decision == ReviewDecision::kRemediate;
+    control.correction = review.decision == ReviewDecision::kProceedToFix;
+    control.order = control.correction ? review.correction_work_order : review.remediation_work_order;
+  } else {
+    TELIC_ASSIGN_OR_RETURN(ReleaseAuditView audit, rules::ViewOf(snapshot, *control.meta, ViewReleaseAudit));
+    control.remediation = audit.decision == AuditDecision::kRemediate;
+    control.order = audit.remediation_defect;
+  }
   return control;
 }
 
-Status CheckScopedPlan(RunSnapshot& snapshot, const Control& control, const std::vector<Json>& nodes,
-                       const Json& global, std::vector<std::string>& scoped_criteria) {
-  const Json* order = nullptr;
-  if (control.correction) {
-    auto gate = control.body->find("diagnosisGate");
-    if (gate != control.body->end() && gate->is_object() && gate->contains("correctionWorkOrder")) {
-      order = &(*gate)["correctionWorkOrder"];
-    }
-  } else {
-    const char* field = control.meta->type == "QualityReview" ? "remediationWorkOrder" : "remediationDefect";
-    if (control.body->contains(field)) order = &(*control.body)[field];
-  }
+Status CheckScopedPlan(RunSnapshot& snapshot, const Control& control, const WorkPlanView& plan,
+                       std::vector<std::string>& scoped_criteria) {
+  const Json* order = control.order;
   if (!order || !order->is_object()) return Reject("/nodes", "Scoped replanning is missing its typed work order");
   scoped_criteria = StringArray(*order, control.correction ? "targetCriterionIds" : "failedCriterionIds");
   std::string controlling = snapshot.Uri(control.meta->id);
+  const auto& nodes = plan.nodes;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!ContainsString(StringArray(nodes[i], "inputRefs"), controlling)) {
+    if (!ContainsString(nodes[i].input_refs, controlling)) {
       return Reject(NodeAt(i, "inputRefs"), "Every scoped node must reference its controlling review or audit");
     }
   }
   if (!order->contains("maximumToolCalls") || !(*order)["maximumToolCalls"].is_number() ||
-      IntAt(global, "maximumToolCalls") > (*order)["maximumToolCalls"].get<int64_t>()) {
+      plan.maximum_tool_calls > (*order)["maximumToolCalls"].get<int64_t>()) {
     return Reject("/globalBudgets/maximumToolCalls", "Scoped WorkPlan exceeds its work-order tool budget");
   }
   std::vector<std::string> allowed = StringArray(*order, "allowedCapabilities");
   for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const auto& tool : StringArray(nodes[i], "allowedTools")) {
+    for (const auto& tool : nodes[i].allowed_tools) {
       if (!ContainsString(allowed, tool)) return Reject(NodeAt(i, "allowedTools"), "Scoped WorkPlan uses capabilities outside its work order");
     }
   }
   const Json& scoped_permissions = order->value("permissions", Json());
   if (!scoped_permissions.is_object()) return Reject("/nodes", "Scoped work-order permissions must be a structured permission set");
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!policy::PermissionSetIsSubset(Permissions(nodes[i]), scoped_permissions)) {
-      return Reject(NodeAt(i, "permissions"), fmt::format("Work node {} exceeds scoped permissions", nodes[i].value("id", "")));
+    if (!policy::PermissionSetIsSubset(*nodes[i].permissions, scoped_permissions)) {
+      return Reject(NodeAt(i, "permissions"), fmt::format("Work node {} exceeds scoped permissions", nodes[i].id));
     }
   }
-  (void)snapshot;
   return Ok();
 }
 
-Status CheckNode(const Json& node, size_t index, const Json& contract_permissions, const Json& ceiling, const Json& global,
-                 const std::string& mode) {
-  std::string id = node.value("id", "");
-  const Json& permissions = Permissions(node);
+// A node's permissions against the contract and the stage ceiling, and its
+// subagent budgets against its permissions and the plan's depth.
+Status CheckNodePermissions(const WorkNodeView& node, size_t index, const Json& contract_permissions, const Json& ceiling,
+                            const WorkPlanView& plan) {
+  const std::string& id = node.id;
+  const Json& permissions = *node.permissions;
   if (!permissions.is_object()) return Reject(NodeAt(index, "permissions"), fmt::format("Work node {} permissions must be a structured permission set", id));
   if (!policy::PermissionSetIsSubset(permissions, contract_permissions)) {
     return Reject(NodeAt(index, "permissions"), fmt::format("Work node {} permissions exceed the TaskContract", id));
@@ -126,105 +132,173 @@ Status CheckNode(const Json& node, size_t index, const Json& contract_permission
   if (!policy::PermissionSetIsSubset(permissions, ceiling)) {
     return Reject(NodeAt(index, "permissions"), fmt::format("Work node {} attempts mutation before the diagnosis review gate", id));
   }
-  const Json budgets = node.value("budgets", Json::object());
-  if (IntAt(budgets, "maximumChildren") > SubagentLimit(permissions, "maximumChildren")) {
+  if (node.maximum_children > SubagentLimit(permissions, "maximumChildren")) {
     return Reject(NodeAt(index, "budgets/maximumChildren"), fmt::format("Work node {} child budget exceeds its subagent permission", id));
   }
-  int64_t global_depth = IntAt(global, "maximumSubagentDepth");
+  int64_t global_depth = plan.maximum_subagent_depth;
   if (SubagentLimit(permissions, "maximumDepth") > global_depth || (SubagentSpawn(permissions) && global_depth == 0)) {
     return Reject(NodeAt(index, "permissions/subagents"), fmt::format("Work node {} subagent depth exceeds the WorkPlan or host budget", id));
   }
-  std::vector<std::string> tools = StringArray(node, "allowedTools");
-  for (const auto& tool : tools) {
-    if (!PermissionAllowsCapability(permissions, tool)) {
+  return Ok();
+}
+
+// A node's tools are permission-backed and its required capabilities are
+// unique, allowed and within its budgets.
+Status CheckNodeCapabilities(const WorkNodeView& node, size_t index, std::optional<domain::Mode> mode) {
+  const std::string& id = node.id;
+  for (const auto& tool : node.allowed_tools) {
+    if (!PermissionAllowsCapability(*node.permissions, tool)) {
       return Reject(NodeAt(index, "allowedTools"), fmt::format("Work node {} tool {} is not permission-backed", id, tool));
     }
   }
-  std::vector<std::string> required = StringArray(node, "requiredCapabilities");
+  const std::vector<std::string>& required = node.required_capabilities;
   std::set<std::string> unique(required.begin(), required.end());
   if (unique.size() != required.size()) return Reject(NodeAt(index, "requiredCapabilities"), fmt::format("Work node {} required capabilities must be unique", id));
-  if (mode != "report_only" && mode != "plan_only" && required.empty()) {
+  if (!rules::IsReportOrPlan(mode) && required.empty()) {
     return Reject(NodeAt(index, "requiredCapabilities"), fmt::format("Executable work node {} requires at least one completion capability", id));
   }
   for (const auto& capability : required) {
-    if (!ContainsString(tools, capability)) {
+    if (!ContainsString(node.allowed_tools, capability)) {
       return Reject(NodeAt(index, "requiredCapabilities"), fmt::format("Work node {} requires a capability outside its allowed tools", id));
     }
   }
-  if (IntAt(budgets, "maximumToolCalls") < static_cast<int64_t>(unique.size())) {
+  if (node.maximum_tool_calls < static_cast<int64_t>(unique.size())) {
     return Reject(NodeAt(index, "budgets/maximumToolCalls"), fmt::format("Work node {} tool budget cannot satisfy its required capabilities", id));
   }
-  if (unique.count("subagent.spawn") && IntAt(budgets, "maximumChildren") < 1) {
+  if (unique.count("subagent.spawn") && node.maximum_children < 1) {
     return Reject(NodeAt(index, "budgets/maximumChildren"), fmt::format("Work node {} requires a child budget for subagent.spawn", id));
   }
   return Ok();
 }
 
 // Every transitive dependency of each node.
-std::map<std::string, std::set<std::string>> Ancestors(const std::vector<Json>& nodes) {
-  std::map<std::string, const Json*> by_id;
-  for (const Json& node : nodes) by_id[node.value("id", "")] = &node;
+std::map<std::string, std::set<std::string>> Ancestors(const std::vector<WorkNodeView>& nodes) {
+  std::map<std::string, const WorkNodeView*> by_id;
+  for (const WorkNodeView& node : nodes) by_id[node.id] = &node;
   std::map<std::string, std::set<std::string>> out;
-  for (const Json& node : nodes) {
-    std::vector<std::string> pending = StringArray(node, "dependsOn");
-    std::set<std::string>& ancestors = out[node.value("id", "")];
+  for (const WorkNodeView& node : nodes) {
+    std::vector<std::string> pending = node.depends_on;
+    std::set<std::string>& ancestors = out[node.id];
     while (!pending.empty()) {
       std::string current = pending.back();
       pending.pop_back();
       if (!ancestors.insert(current).second) continue;
       auto found = by_id.find(current);
       if (found != by_id.end()) {
-        for (auto& dep : StringArray(*found->second, "dependsOn")) pending.push_back(dep);
+        for (const auto& dep : found->second->depends_on) pending.push_back(dep);
       }
     }
   }
   return out;
 }
 
-Status CheckVerificationScheduling(const Json& contract, const std::vector<Json>& nodes,
-                                   const std::map<std::string, std::string>& stages, const std::string& required_stage) {
+// The nodes that can carry out `requirement`: they require its capability
+// and own a criterion of its stage.
+std::vector<const WorkNodeView*> VerifyingNodes(const std::vector<WorkNodeView>& nodes,
+                                                const VerificationRequirementView& requirement,
+                                                const std::map<std::string, CriterionStage>& stages) {
+  std::vector<const WorkNodeView*> verifying;
+  for (const WorkNodeView& node : nodes) {
+    if (!ContainsString(node.required_capabilities, requirement.capability)) continue;
+    const auto& criteria = node.acceptance_criteria;
+    if (std::any_of(criteria.begin(), criteria.end(), [&](const std::string& c) {
+          auto found = stages.find(c);
+          return found != stages.end() && found->second == requirement.stage;
+        })) {
+      verifying.push_back(&node);
+    }
+  }
+  return verifying;
+}
+
+// Each required verification (of `required_stage` when set) is scheduled on a
+// same-stage node, and a completion verification after every mutating node.
+Status CheckVerificationScheduling(const TaskContractView& contract, const std::vector<WorkNodeView>& nodes,
+                                   const std::map<std::string, CriterionStage>& stages,
+                                   std::optional<CriterionStage> required_stage) {
   auto ancestors = Ancestors(nodes);
-  std::vector<const Json*> mutating;
-  for (const Json& node : nodes) {
-    auto tools = StringArray(node, "allowedTools");
+  std::vector<const WorkNodeView*> mutating;
+  for (const WorkNodeView& node : nodes) {
+    const auto& tools = node.allowed_tools;
     if (std::any_of(tools.begin(), tools.end(), [](const std::string& t) { return kPotentiallyMutating.count(t) > 0; })) {
       mutating.push_back(&node);
     }
   }
-  for (const Json& requirement : contract.value("verificationRequirements", Json::array())) {
-    if (!requirement.is_object() || requirement.value("required", false) != true) continue;
-    std::string stage = requirement.value("stage", "");
-    if (!required_stage.empty() && stage != required_stage) continue;
-    std::string capability = requirement.value("capability", "");
-    std::vector<const Json*> verifying;
-    for (const Json& node : nodes) {
-      if (!ContainsString(StringArray(node, "requiredCapabilities"), capability)) continue;
-      auto criteria = StringArray(node, "acceptanceCriteria");
-      if (std::any_of(criteria.begin(), criteria.end(), [&](const std::string& c) {
-            auto found = stages.find(c);
-            return found != stages.end() && found->second == stage;
-          })) {
-        verifying.push_back(&node);
-      }
-    }
-    std::string requirement_id = requirement.value("id", "");
+  for (const VerificationRequirementView& requirement : contract.verification_requirements) {
+    if (!requirement.required) continue;
+    if (required_stage && requirement.stage != *required_stage) continue;
+    std::vector<const WorkNodeView*> verifying = VerifyingNodes(nodes, requirement, stages);
     if (verifying.empty()) {
       return Reject("/nodes", fmt::format("Required verification {} using {} is not scheduled by a same-stage WorkPlan node",
-                                requirement_id, capability));
+                                          requirement.id, requirement.capability));
     }
-    if (stage != "completion") continue;
-    for (const Json* verifier : verifying) {
-      for (const Json* mutator : mutating) {
-        std::string vid = verifier->value("id", "");
-        std::string mid = mutator->value("id", "");
-        if (vid != mid && !ancestors[vid].count(mid)) {
+    if (requirement.stage != CriterionStage::kCompletion) continue;
+    for (const WorkNodeView* verifier : verifying) {
+      for (const WorkNodeView* mutator : mutating) {
+        if (verifier->id != mutator->id && !ancestors[verifier->id].count(mutator->id)) {
           return Reject(NodeAt(static_cast<size_t>(verifier - nodes.data()), "dependsOn"),
-                        fmt::format("Completion verification {} must run after mutating node {}", requirement_id, mid));
+                        fmt::format("Completion verification {} must run after mutating node {}", requirement.id, mutator->id));
         }
       }
     }
   }
   return Ok();
+}
+
+// The plan's global tool budget against its nodes', the run's cumulative
+// tool-call budget, and the host's concurrency budgets.
+Status CheckPlanBudgets(RunSnapshot& snapshot, const std::string& plan_id, const WorkPlanView& plan, const Json& envelope) {
+  int64_t requested = PlanToolCalls(plan);
+  if (requested > plan.maximum_tool_calls) {
+    return Reject("/globalBudgets/maximumToolCalls", "WorkPlan node tool budgets exceed the global budget");
+  }
+  int64_t prior = 0;
+  for (const store::ArtifactMeta* meta : snapshot.All("WorkPlan")) {
+    if (meta->id == plan_id) continue;
+    TELIC_ASSIGN_OR_RETURN(WorkPlanView earlier, rules::ViewOf(snapshot, *meta, ViewWorkPlan));
+    prior += PlanToolCalls(earlier);
+  }
+  if (prior + requested > kMaxToolCallsPerRun) {
+    return Reject("/globalBudgets/maximumToolCalls", fmt::format("WorkPlan exceeds the cumulative run tool-call budget of {}", kMaxToolCallsPerRun));
+  }
+  const Json host = envelope.value("budgets", Json::object());
+  if (plan.maximum_parallel_workers > IntAt(host, "maximumParallelWorkers", 1) ||
+      plan.maximum_subagent_depth > IntAt(host, "maximumSubagentDepth", 0)) {
+    return Reject("/globalBudgets", "WorkPlan concurrency exceeds immutable host budgets");
+  }
+  return Ok();
+}
+
+// A node claims only contract criteria, within the scoped ones when `scoped`
+// is set and diagnosis ones when `diagnosis_only`; adds them to `covered`.
+Status CheckNodeCriteria(const WorkNodeView& node, size_t index, const ContractCriteria& contract,
+                         const std::vector<std::string>* scoped, bool diagnosis_only, std::set<std::string>& covered) {
+  const std::string& id = node.id;
+  for (const auto& criterion : node.acceptance_criteria) {
+    if (!ContainsString(contract.ids, criterion)) return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Work node {} invents acceptance criterion {}", id, criterion));
+    if (scoped && !ContainsString(*scoped, criterion)) {
+      return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Scoped node {} exceeds its authorized criteria", id));
+    }
+    auto stage = contract.stages.find(criterion);
+    if (diagnosis_only && (stage == contract.stages.end() || stage->second != CriterionStage::kDiagnosis)) {
+      return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Initial diagnosis node {} cannot claim completion criterion {}", id, criterion));
+    }
+    covered.insert(criterion);
+  }
+  return Ok();
+}
+
+// The criteria the plan must cover: the scoped ones, the diagnosis ones at
+// the diagnosis stage, otherwise every contract criterion.
+std::vector<std::string> RequiredCriteria(const ContractCriteria& contract, const std::vector<std::string>* scoped,
+                                          bool diagnosis_stage) {
+  if (scoped) return *scoped;
+  if (!diagnosis_stage) return contract.ids;
+  std::vector<std::string> out;
+  for (const auto& [id, stage] : contract.stages) {
+    if (stage == CriterionStage::kDiagnosis) out.push_back(id);
+  }
+  return out;
 }
 
 }  // namespace
@@ -264,86 +338,45 @@ Status CheckScopedWorkOrder(const Json& order, const ScopedWorkOrderRules& rules
 }
 
 Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Json& body, const Json& envelope) {
-  const auto& run = snapshot.run();
+  TELIC_ASSIGN_OR_RETURN(WorkPlanView plan, ViewWorkPlan(body));
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
-  if (body.value("taskContractRef", "") != contract_ref) return Reject("/taskContractRef", "WorkPlan must target the current TaskContract");
-  if (body.value("planValidation", "") != "valid") return Reject("/planValidation", "Only a validated WorkPlan may enter execution or review");
-  if (body.value("executionMode", "") != "serial") {
+  if (plan.task_contract_ref != contract_ref) return Reject("/taskContractRef", "WorkPlan must target the current TaskContract");
+  if (plan.plan_validation != PlanValidation::kValid) return Reject("/planValidation", "Only a validated WorkPlan may enter execution or review");
+  if (plan.execution_mode != ExecutionMode::kSerial) {
     return Reject("/executionMode", "The current controller supports deterministic serial WorkPlans only");
   }
-  TELIC_ASSIGN_OR_RETURN(const Json* contract, snapshot.LatestBody("TaskContract"));
-  const Json& contract_permissions = contract->value("permissions", Json());
-  std::vector<std::string> criteria;
-  std::map<std::string, std::string> stages;
-  for (const Json& criterion : contract->value("acceptanceCriteria", Json::array())) {
-    if (!criterion.is_object() || !criterion.contains("id")) continue;
-    criteria.push_back(criterion.value("id", ""));
-    stages[criterion.value("id", "")] = criterion.value("stage", "");
+  TELIC_ASSIGN_OR_RETURN(TaskContractView contract, rules::LatestView(snapshot, "TaskContract", ViewTaskContract));
+  const Json& contract_permissions = *contract.permissions;
+  ContractCriteria criteria;
+  for (const CriterionView& criterion : contract.acceptance_criteria) {
+    criteria.ids.push_back(criterion.id);
+    criteria.stages[criterion.id] = criterion.stage;
   }
-  std::vector<Json> nodes = body.value("nodes", std::vector<Json>{});
-  const Json global = body.value("globalBudgets", Json::object());
-  int64_t requested = PlanToolCalls(body);
-  if (!global.contains("maximumToolCalls") || requested > IntAt(global, "maximumToolCalls")) {
-    return Reject("/globalBudgets/maximumToolCalls", "WorkPlan node tool budgets exceed the global budget");
-  }
-  int64_t prior = 0;
-  for (const store::ArtifactMeta* meta : snapshot.All("WorkPlan")) {
-    if (meta->id == plan_id) continue;
-    TELIC_ASSIGN_OR_RETURN(const Json* plan, snapshot.Body(*meta));
-    prior += PlanToolCalls(*plan);
-  }
-  if (prior + requested > kMaxToolCallsPerRun) {
-    return Reject("/globalBudgets/maximumToolCalls", fmt::format("WorkPlan exceeds the cumulative run tool-call budget of {}", kMaxToolCallsPerRun));
-  }
-  const Json host = envelope.value("budgets", Json::object());
-  if (!global.contains("maximumParallelWorkers") || !global.contains("maximumSubagentDepth") ||
-      IntAt(global, "maximumParallelWorkers") > IntAt(host, "maximumParallelWorkers", 1) ||
-      IntAt(global, "maximumSubagentDepth") > IntAt(host, "maximumSubagentDepth", 0)) {
-    return Reject("/globalBudgets", "WorkPlan concurrency exceeds immutable host budgets");
-  }
+  TELIC_RETURN_IF_ERROR(CheckPlanBudgets(snapshot, plan_id, plan, envelope));
   TELIC_ASSIGN_OR_RETURN(Control control, LatestControl(snapshot));
   TELIC_ASSIGN_OR_RETURN(bool unlocked, AnalysisFixUnlocked(snapshot));
-  bool diagnosis_only = run.requested_mode == "analyze_and_fix" && !unlocked && !control.correction;
+  std::optional<domain::Mode> mode = rules::RunMode(snapshot);
+  bool diagnosis_only = rules::IsDiagnosisStage(mode, unlocked) && !control.correction;
   Json ceiling = diagnosis_only ? RunAuthorization("analyze_only", envelope) : contract_permissions;
   std::vector<std::string> scoped;
   bool is_scoped = control.meta && (control.remediation || control.correction);
-  if (is_scoped) TELIC_RETURN_IF_ERROR(CheckScopedPlan(snapshot, control, nodes, global, scoped));
-
+  if (is_scoped) TELIC_RETURN_IF_ERROR(CheckScopedPlan(snapshot, control, plan, scoped));
   std::set<std::string> covered;
-  for (size_t index = 0; index < nodes.size(); ++index) {
-    const Json& node = nodes[index];
-    TELIC_RETURN_IF_ERROR(CheckNode(node, index, contract_permissions, ceiling, global, run.requested_mode));
-    std::string id = node.value("id", "");
-    for (const auto& criterion : StringArray(node, "acceptanceCriteria")) {
-      if (!ContainsString(criteria, criterion)) return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Work node {} invents acceptance criterion {}", id, criterion));
-      if (is_scoped && !ContainsString(scoped, criterion)) {
-        return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Scoped node {} exceeds its authorized criteria", id));
-      }
-      if (diagnosis_only && stages[criterion] != "diagnosis") {
-        return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Initial diagnosis node {} cannot claim completion criterion {}", id, criterion));
-      }
-      covered.insert(criterion);
-    }
+  for (size_t index = 0; index < plan.nodes.size(); ++index) {
+    const WorkNodeView& node = plan.nodes[index];
+    TELIC_RETURN_IF_ERROR(CheckNodePermissions(node, index, contract_permissions, ceiling, plan));
+    TELIC_RETURN_IF_ERROR(CheckNodeCapabilities(node, index, mode));
+    TELIC_RETURN_IF_ERROR(CheckNodeCriteria(node, index, criteria, is_scoped ? &scoped : nullptr, diagnosis_only, covered));
   }
-  std::vector<std::string> required_criteria;
-  if (is_scoped) {
-    required_criteria = scoped;
-  } else if (run.requested_mode == "analyze_and_fix" && !unlocked) {
-    for (const auto& [id, stage] : stages) {
-      if (stage == "diagnosis") required_criteria.push_back(id);
-    }
-  } else {
-    required_criteria = criteria;
-  }
-  for (const auto& criterion : required_criteria) {
+  for (const auto& criterion : RequiredCriteria(criteria, is_scoped ? &scoped : nullptr, rules::IsDiagnosisStage(mode, unlocked))) {
     if (!covered.count(criterion)) {
       return Reject("/nodes", is_scoped ? "Scoped WorkPlan must cover every authorized criterion"
                               : "WorkPlan must cover every TaskContract acceptance criterion");
     }
   }
-  std::string stage;
-  if (run.requested_mode == "analyze_and_fix") stage = (control.correction || unlocked) ? "completion" : "diagnosis";
-  return CheckVerificationScheduling(*contract, nodes, stages, stage);
+  std::optional<CriterionStage> stage;
+  if (mode == domain::Mode::kAnalyzeAndFix) stage = (control.correction || unlocked) ? CriterionStage::kCompletion : CriterionStage::kDiagnosis;
+  return CheckVerificationScheduling(contract, plan.nodes, criteria.stages, stage);
 }
 
 }  // namespace telic::controller
