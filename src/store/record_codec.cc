@@ -1,5 +1,7 @@
 #include "store/record_codec.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace telic::store {
@@ -82,6 +84,22 @@ struct Decoder {
   }
 };
 
+// Puts each field not omitted under its JSON name.
+struct JsonWriter {
+  Json& out;
+  std::span<const std::string_view> omit;
+  template <typename T>
+  void operator()(const FieldName& name, const T& value) const {
+    if (std::find(omit.begin(), omit.end(), name.json) != omit.end()) return;
+    out[std::string(name.json)] = ToJson(value);
+  }
+  template <typename T>
+  static Json ToJson(const T& value) {
+    return Json(value);
+  }
+  static Json ToJson(const std::optional<std::string>& value) { return value ? Json(*value) : Json(nullptr); }
+};
+
 template <typename KeyFn>
 Decoder<KeyFn> MakeDecoder(const RowReader& row, int first, std::string_view table, KeyFn key) {
   return Decoder<KeyFn>{row, first, table, std::move(key)};
@@ -161,6 +179,18 @@ Result<RunTombstone> DecodeTombstone(const RowReader& row, int first) {
   ForEachTombstoneField(tombstone, decoder);
   TELIC_RETURN_IF_ERROR(decoder.status);
   return tombstone;
+}
+
+Json RunRecordJson(const RunRecord& run, std::span<const std::string_view> omit) {
+  Json out = Json::object();
+  ForEachRunField(run, JsonWriter{out, omit});
+  return out;
+}
+
+Json ArtifactMetaJson(const ArtifactMeta& meta, std::span<const std::string_view> omit) {
+  Json out = Json::object();
+  ForEachArtifactField(meta, JsonWriter{out, omit});
+  return out;
 }
 
 Result<int64_t> DecodeIntColumn(const RowReader& row, int column, std::string_view table, std::string_view key,

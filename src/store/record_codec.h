@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -149,6 +150,12 @@ void EncodeEvent(const TraceEventRecord& event, RowWriter& row);
 [[nodiscard]] Result<ArtifactMeta> DecodeArtifactMeta(const RowReader& row, int first = 0);
 [[nodiscard]] Result<TraceEventRecord> DecodeEvent(const RowReader& row, int first = 0);
 [[nodiscard]] Result<RunTombstone> DecodeTombstone(const RowReader& row, int first = 0);
+
+// A record as one JSON object keyed by each field's FieldName::json, without
+// the fields named in `omit` (optional text unset is null; JSON as is). The
+// run bundle's "run" is RunRecordJson(run); the wire views omit fields.
+Json RunRecordJson(const RunRecord& run, std::span<const std::string_view> omit = {});
+Json ArtifactMetaJson(const ArtifactMeta& meta, std::span<const std::string_view> omit = {});
 
 // An integer column of a stored row: kDataLoss naming table, key and column
 // when it holds no integer.
