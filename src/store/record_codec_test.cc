@@ -8,7 +8,7 @@ namespace telic::store {
 namespace {
 
 // A row held in memory: what a RowWriter appends, read back by position.
-class MemoryRow final : public RowReader, public RowWriter {
+class CodecMemoryRow final : public RowReader, public RowWriter {
  public:
   using Value = std::variant<std::monostate, std::string, int64_t>;
   void Text(std::string_view value) override { values.emplace_back(std::string(value)); }
@@ -26,7 +26,7 @@ class MemoryRow final : public RowReader, public RowWriter {
   std::vector<Value> values;
 };
 
-RunRecord SampleRun() {
+RunRecord CodecSampleRun() {
   RunRecord run;
   run.run_id = "run-1";
   run.repository_root = "/repo";
@@ -59,28 +59,28 @@ TEST(RecordCodecTest, ColumnListsNameEveryStoredColumnInOrder) {
 }
 
 TEST(RecordCodecTest, RunRoundTripsThroughARow) {
-  MemoryRow row;
-  EncodeRun(SampleRun(), row);
+  CodecMemoryRow row;
+  EncodeRun(CodecSampleRun(), row);
   ASSERT_EQ(row.values.size(), static_cast<size_t>(kRunColumnCount));
   EXPECT_TRUE(row.IsNull(6));                          // prior_run_id
-  EXPECT_EQ(row.Text(16), CanonicalJson(SampleRun().extra));  // extra_json, canonical
+  EXPECT_EQ(row.Text(16), CanonicalJson(CodecSampleRun().extra));  // extra_json, canonical
   auto decoded = DecodeRun(row);
   ASSERT_TRUE(decoded) << decoded.error().message();
-  EXPECT_EQ(*decoded, SampleRun());
+  EXPECT_EQ(*decoded, CodecSampleRun());
 }
 
 TEST(RecordCodecTest, DecodeReadsFromTheFirstColumnGiven) {
-  MemoryRow row;
+  CodecMemoryRow row;
   row.Text("ignored");
-  EncodeRun(SampleRun(), row);
+  EncodeRun(CodecSampleRun(), row);
   auto decoded = DecodeRun(row, 1);
   ASSERT_TRUE(decoded);
-  EXPECT_EQ(*decoded, SampleRun());
+  EXPECT_EQ(*decoded, CodecSampleRun());
 }
 
 TEST(RecordCodecTest, UnreadableColumnsAreDataLossNamingTableKeyAndColumn) {
-  MemoryRow json;
-  EncodeRun(SampleRun(), json);
+  CodecMemoryRow json;
+  EncodeRun(CodecSampleRun(), json);
   json.values[16] = std::string("{not json");
   auto bad_json = DecodeRun(json);
   ASSERT_FALSE(bad_json);
@@ -88,8 +88,8 @@ TEST(RecordCodecTest, UnreadableColumnsAreDataLossNamingTableKeyAndColumn) {
   EXPECT_NE(bad_json.error().message().find("runs row run-1: extra_json is not readable"), std::string::npos)
       << bad_json.error().message();
 
-  MemoryRow number;
-  EncodeRun(SampleRun(), number);
+  CodecMemoryRow number;
+  EncodeRun(CodecSampleRun(), number);
   number.values[5] = std::string("two");
   auto bad_number = DecodeRun(number);
   ASSERT_FALSE(bad_number);
@@ -106,7 +106,7 @@ TEST(RecordCodecTest, EventRoundTripsWithItsOptionalColumns) {
   event.permission_decision = Json{{"decision", "ALLOW"}};
   event.redactions = Json::array({{{"field", "/summary"}, {"category", "secret"}}});
   event.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-  MemoryRow row;
+  CodecMemoryRow row;
   EncodeEvent(event, row);
   ASSERT_EQ(row.values.size(), static_cast<size_t>(kEventColumnCount));
   EXPECT_TRUE(row.IsNull(16));  // tracestate
@@ -130,7 +130,7 @@ TEST(RecordCodecTest, ArtifactMetaRoundTripsAndNamesItsKey) {
   meta.id = "a1";
   meta.type = "Evidence";
   meta.source_refs = {"x", "y"};
-  MemoryRow row;
+  CodecMemoryRow row;
   EncodeArtifactMeta(meta, row);
   auto decoded = DecodeArtifactMeta(row);
   ASSERT_TRUE(decoded);
@@ -142,14 +142,14 @@ TEST(RecordCodecTest, ArtifactMetaRoundTripsAndNamesItsKey) {
 }
 
 TEST(RecordCodecTest, RecordJsonUsesTheFieldNamesAndOmitsWhatIsAsked) {
-  Json all = RunRecordJson(SampleRun());
+  Json all = RunRecordJson(CodecSampleRun());
   EXPECT_EQ(all.size(), static_cast<size_t>(kRunColumnCount));
   EXPECT_EQ(all["runId"], "run-1");
   EXPECT_TRUE(all["priorRunId"].is_null());
   EXPECT_EQ(all["escalationCount"], 2);
-  EXPECT_EQ(all["extra"], SampleRun().extra);
+  EXPECT_EQ(all["extra"], CodecSampleRun().extra);
   static constexpr std::string_view kOmit[] = {"extra", "runId"};
-  Json some = RunRecordJson(SampleRun(), kOmit);
+  Json some = RunRecordJson(CodecSampleRun(), kOmit);
   EXPECT_FALSE(some.contains("extra"));
   EXPECT_FALSE(some.contains("runId"));
   EXPECT_EQ(some.size(), static_cast<size_t>(kRunColumnCount - 2));

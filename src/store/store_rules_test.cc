@@ -9,7 +9,7 @@
 namespace telic::store {
 namespace {
 
-Change ChangeWith(size_t artifacts, size_t events) {
+Change RulesChange(size_t artifacts, size_t events) {
   Change change;
   change.run.run_id = "run-1";
   for (size_t i = 0; i < artifacts; ++i) {
@@ -27,7 +27,7 @@ Change ChangeWith(size_t artifacts, size_t events) {
   return change;
 }
 
-StoredRunState Existing(int64_t version, int64_t artifacts = 0, int64_t trace_length = 0) {
+StoredRunState RulesExisting(int64_t version, int64_t artifacts = 0, int64_t trace_length = 0) {
   StoredRunState state;
   state.version = version;
   state.artifacts = artifacts;
@@ -35,61 +35,61 @@ StoredRunState Existing(int64_t version, int64_t artifacts = 0, int64_t trace_le
   return state;
 }
 
-void ExpectError(const Status& status, ErrorCode code, std::string_view message) {
+void ExpectRuleError(const Status& status, ErrorCode code, std::string_view message) {
   ASSERT_FALSE(status);
   EXPECT_EQ(status.error().code(), code);
   EXPECT_EQ(status.error().message(), message);
 }
 
 TEST(StoreRulesTest, RunMustExistOrNotAsTheCallNeeds) {
-  Change change = ChangeWith(0, 0);
+  Change change = RulesChange(0, 0);
   EXPECT_TRUE(CheckChange("run-1", std::nullopt, StoredRunState{}, change));
-  ExpectError(CheckChange("run-1", std::nullopt, Existing(1), change), ErrorCode::kAlreadyExists,
+  ExpectRuleError(CheckChange("run-1", std::nullopt, RulesExisting(1), change), ErrorCode::kAlreadyExists,
               "Run already exists: run-1");
-  ExpectError(CheckChange("run-1", 1, StoredRunState{}, change), ErrorCode::kNotFound, "Run not found: run-1");
-  ExpectError(CheckChange("run-1", 1, Existing(2), change), ErrorCode::kConflict,
+  ExpectRuleError(CheckChange("run-1", 1, StoredRunState{}, change), ErrorCode::kNotFound, "Run not found: run-1");
+  ExpectRuleError(CheckChange("run-1", 1, RulesExisting(2), change), ErrorCode::kConflict,
               "Concurrent run update detected; reload and retry with the latest version");
-  EXPECT_TRUE(CheckChange("run-1", 2, Existing(2), change));
+  EXPECT_TRUE(CheckChange("run-1", 2, RulesExisting(2), change));
 }
 
 TEST(StoreRulesTest, ArtifactChecksApplyOnlyWhenTheChangeAddsArtifacts) {
-  Change none = ChangeWith(0, 0);
+  Change none = RulesChange(0, 0);
   none.expected_artifact_count = 5;
-  EXPECT_TRUE(CheckChange("run-1", 1, Existing(1, 3), none));
+  EXPECT_TRUE(CheckChange("run-1", 1, RulesExisting(1, 3), none));
 
-  Change one = ChangeWith(1, 0);
+  Change one = RulesChange(1, 0);
   one.expected_artifact_count = 2;
-  ExpectError(CheckChange("run-1", 1, Existing(1, 3), one), ErrorCode::kConflict, std::string(kConcurrentAppend));
+  ExpectRuleError(CheckChange("run-1", 1, RulesExisting(1, 3), one), ErrorCode::kConflict, std::string(kConcurrentAppend));
   one.expected_artifact_count = 3;
-  EXPECT_TRUE(CheckChange("run-1", 1, Existing(1, 3), one));
-  ExpectError(CheckChange("run-1", 1, Existing(1, kMaxArtifactsPerRun), ChangeWith(1, 0)),
+  EXPECT_TRUE(CheckChange("run-1", 1, RulesExisting(1, 3), one));
+  ExpectRuleError(CheckChange("run-1", 1, RulesExisting(1, kMaxArtifactsPerRun), RulesChange(1, 0)),
               ErrorCode::kResourceExhausted, "Run artifact limit of 2048 reached");
 
-  Change big = ChangeWith(1, 0);
+  Change big = RulesChange(1, 0);
   big.artifacts[0].canonical_body.assign(kMaxArtifactBodyBytes + 1, 'x');
-  ExpectError(CheckChange("run-1", 1, Existing(1), big), ErrorCode::kResourceExhausted,
+  ExpectRuleError(CheckChange("run-1", 1, RulesExisting(1), big), ErrorCode::kResourceExhausted,
               "Artifact exceeds 2097152 byte limit");
 }
 
 TEST(StoreRulesTest, TraceChecksApplyOnlyWhenTheChangeAppendsEvents) {
-  Change none = ChangeWith(0, 0);
+  Change none = RulesChange(0, 0);
   none.expected_trace_length = 9;
-  EXPECT_TRUE(CheckChange("run-1", 1, Existing(1, 0, 4), none));
-  Change two = ChangeWith(0, 2);
+  EXPECT_TRUE(CheckChange("run-1", 1, RulesExisting(1, 0, 4), none));
+  Change two = RulesChange(0, 2);
   two.expected_trace_length = 3;
-  ExpectError(CheckChange("run-1", 1, Existing(1, 0, 4), two), ErrorCode::kConflict,
+  ExpectRuleError(CheckChange("run-1", 1, RulesExisting(1, 0, 4), two), ErrorCode::kConflict,
               std::string(kConcurrentTraceAppend));
-  ExpectError(CheckChange("run-1", 1, Existing(1, 0, kMaxTraceEventsPerRun - 1), ChangeWith(0, 2)),
+  ExpectRuleError(CheckChange("run-1", 1, RulesExisting(1, 0, kMaxTraceEventsPerRun - 1), RulesChange(0, 2)),
               ErrorCode::kResourceExhausted, "Run trace limit of 10000 reached");
 }
 
 TEST(StoreRulesTest, TheVersionIsCheckedBeforeTheLimits) {
-  ExpectError(CheckChange("run-1", 1, Existing(2, kMaxArtifactsPerRun), ChangeWith(1, 1)), ErrorCode::kConflict,
+  ExpectRuleError(CheckChange("run-1", 1, RulesExisting(2, kMaxArtifactsPerRun), RulesChange(1, 1)), ErrorCode::kConflict,
               "Concurrent run update detected; reload and retry with the latest version");
 }
 
 TEST(StoreRulesTest, SealedEventsContinueTheChainRedacted) {
-  Change change = ChangeWith(0, 2);
+  Change change = RulesChange(0, 2);
   change.events[1].summary = "token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
   auto sealed = SealEvents("run-1", change.events, 4, "sha256:prev");
   ASSERT_TRUE(sealed) << sealed.error().message();
@@ -129,7 +129,7 @@ TEST(StoreRulesTest, TombstonePagesAreBounded) {
 }
 
 // Task rows in memory: enough of a backend for the task-change rules.
-class MemoryTaskRows final : public TaskChangeRows {
+class RulesTaskRows final : public TaskChangeRows {
  public:
   Result<std::optional<int64_t>> TaskVersion(const std::string& task_id) override {
     auto it = tasks.find(task_id);
@@ -172,7 +172,7 @@ class MemoryTaskRows final : public TaskChangeRows {
   int64_t extra_tasks = 0;
 };
 
-TaskRecord Task(std::string id, int64_t version = 1) {
+TaskRecord RulesTask(std::string id, int64_t version = 1) {
   TaskRecord task;
   task.task_id = std::move(id);
   task.run_id = "run-1";
@@ -181,38 +181,38 @@ TaskRecord Task(std::string id, int64_t version = 1) {
 }
 
 TEST(StoreRulesTest, TaskChangesAreCheckedThenWritten) {
-  MemoryTaskRows rows;
+  RulesTaskRows rows;
   TaskChange insert;
-  insert.inserted_tasks = {Task("t1")};
+  insert.inserted_tasks = {RulesTask("t1")};
   TaskEventRecord event;
   event.event_id = "e1";
   insert.events = {event};
   ASSERT_TRUE(ApplyTaskChange(insert, rows));
   EXPECT_EQ(rows.events, std::vector<std::string>{"e1"});
-  ExpectError(ApplyTaskChange(insert, rows), ErrorCode::kAlreadyExists, "Task already exists: t1");
+  ExpectRuleError(ApplyTaskChange(insert, rows), ErrorCode::kAlreadyExists, "Task already exists: t1");
 
   TaskChange stale;
   stale.reads = {{"t1", 2}};
-  ExpectError(ApplyTaskChange(stale, rows), ErrorCode::kConflict,
+  ExpectRuleError(ApplyTaskChange(stale, rows), ErrorCode::kConflict,
               "Concurrent task update detected on t1; reload and retry");
   TaskChange moved;
-  moved.updated_tasks = {Task("t1", 3)};
-  ExpectError(ApplyTaskChange(moved, rows), ErrorCode::kConflict,
+  moved.updated_tasks = {RulesTask("t1", 3)};
+  ExpectRuleError(ApplyTaskChange(moved, rows), ErrorCode::kConflict,
               "Concurrent task update detected on t1; reload and retry");
 
   TaskChange scoped;
   scoped.expected_scope.emplace();
   scoped.expected_scope->run_id = "run-1";
-  ExpectError(ApplyTaskChange(scoped, rows), ErrorCode::kConflict, kConcurrentScopeChange);
+  ExpectRuleError(ApplyTaskChange(scoped, rows), ErrorCode::kConflict, kConcurrentScopeChange);
 
   rows.extra_tasks = static_cast<int64_t>(kMaxTasksPerScope);
   TaskChange over;
-  over.inserted_tasks = {Task("t2")};
-  ExpectError(ApplyTaskChange(over, rows), ErrorCode::kResourceExhausted, "Task graph limit of 10000 tasks reached");
+  over.inserted_tasks = {RulesTask("t2")};
+  ExpectRuleError(ApplyTaskChange(over, rows), ErrorCode::kResourceExhausted, "Task graph limit of 10000 tasks reached");
 }
 
 TEST(StoreRulesTest, AnApprovalIsUsedOnce) {
-  MemoryTaskRows rows;
+  RulesTaskRows rows;
   TaskChange grant;
   ApprovalRecord approval;
   approval.approval_id = "ap1";
@@ -221,7 +221,7 @@ TEST(StoreRulesTest, AnApprovalIsUsedOnce) {
   TaskChange use;
   use.used_approvals = {"ap1"};
   ASSERT_TRUE(ApplyTaskChange(use, rows));
-  ExpectError(ApplyTaskChange(use, rows), ErrorCode::kFailedPrecondition,
+  ExpectRuleError(ApplyTaskChange(use, rows), ErrorCode::kFailedPrecondition,
               "Approval already used; a new approval is required");
 }
 
