@@ -176,23 +176,20 @@ std::expected<ResultPtr, PgFailure> Run(PGconn* conn, const std::string& sql, co
   return result;
 }
 
-// Runs `statements` in order in one round trip (libpq pipeline mode: every
-// statement is sent, then one sync, then the results are read); the rows of
-// each on success, else the first failure. Without a BEGIN among them, the
-// statements run in one implicit transaction; either way a failure aborts
-// the ones after it (PGRES_PIPELINE_ABORTED), COMMIT included. The connection
-// leaves pipeline mode before this returns, unless it broke.
-std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
-    PGconn* conn, const std::vector<std::pair<std::string, Params>>& statements) {
-  if (pq::enterPipelineMode(conn) != 1) return std::unexpected(FailureOf(conn, nullptr));
-  std::optional<PgFailure> failure;
-  // What was queued, in order: a statement (its index) or the preparation of
-  // one (its name), each of which answers with one result.
-  struct Queued {
-    size_t statement;
-    std::string prepared;  // non-empty: the preparation of this text
-  };
-  std::vector<Queued> queued;
+namespace {
+
+// What a pipeline queued, in order: a statement (its index) or the
+// preparation of one (its text), each of which answers with one result.
+struct Queued {
+  size_t statement;
+  std::string prepared;  // non-empty: the preparation of this text
+};
+
+// Sends `statements` (each preparing its text first when the connection has
+// not) into the pipeline, recording in `queued` what answers; the failure
+// that stopped the sending, if any.
+std::optional<PgFailure> SendPipeline(PGconn* conn, const std::vector<std::pair<std::string, Params>>& statements,
+                                      std::vector<Queued>& queued) {
   queued.reserve(statements.size() * 2);
   std::set<std::string, std::less<>> preparing;  // in this pipeline: a text repeated is prepared once
   for (size_t i = 0; i < statements.size(); ++i) {
@@ -202,9 +199,9 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
     auto [name, prepare] = PreparedStatements::Instance().Lookup(conn, sql, params.size());
     if (prepare && preparing.insert(name).second) {
       if (pq::sendPrepare(conn, name.c_str(), sql.c_str(), params.size(), nullptr) != 1) {
-        failure = FailureOf(conn, nullptr);
-        failure->statement = i;
-        break;
+        PgFailure sent = FailureOf(conn, nullptr);
+        sent.statement = i;
+        return sent;
       }
       queued.push_back(Queued{i, sql});
     }
@@ -213,22 +210,25 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
                                   : pq::sendQueryPrepared(conn, name.c_str(), params.size(), values.data(),
                                                           lengths.data(), nullptr, 0);
     if (sent != 1) {
-      failure = FailureOf(conn, nullptr);
-      failure->statement = i;
-      break;
+      PgFailure unsent = FailureOf(conn, nullptr);
+      unsent.statement = i;
+      return unsent;
     }
     queued.push_back(Queued{i, ""});
   }
-  if (pq::pipelineSync(conn) != 1) {
-    PgFailure broken = failure.value_or(FailureOf(conn, nullptr));
-    (void)pq::exitPipelineMode(conn);
-    return std::unexpected(broken);
-  }
+  return std::nullopt;
+}
+
+// Reads the answer of everything `queued` and the sync, then leaves pipeline
+// mode (unless the connection broke): the statements' results in order, and
+// the first failure in `failure` when none was set before. Each queued item
+// yields its result, then a null; the sync yields PGRES_PIPELINE_SYNC.
+// Everything is read, even after a failure, so the connection can leave
+// pipeline mode. A preparation that succeeded holds on the server whatever
+// follows it.
+std::vector<ResultPtr> ReadPipeline(PGconn* conn, const std::vector<Queued>& queued,
+                                    std::optional<PgFailure>& failure) {
   std::vector<ResultPtr> results;
-  // Each queued statement or preparation yields its result, then a null; the
-  // sync yields PGRES_PIPELINE_SYNC. Everything is read, even after a
-  // failure, so the connection can leave pipeline mode. A preparation that
-  // succeeded holds on the server whatever follows it.
   for (const Queued& item : queued) {
     ResultPtr result(pq::getResult(conn), &pq::clear);
     ExecStatusType status = result ? pq::resultStatus(result.get()) : PGRES_FATAL_ERROR;
@@ -252,6 +252,28 @@ std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
     }
     (void)pq::exitPipelineMode(conn);
   }
+  return results;
+}
+
+}  // namespace
+
+// Runs `statements` in order in one round trip (libpq pipeline mode: every
+// statement is sent, then one sync, then the results are read); the rows of
+// each on success, else the first failure. Without a BEGIN among them, the
+// statements run in one implicit transaction; either way a failure aborts
+// the ones after it (PGRES_PIPELINE_ABORTED), COMMIT included. The connection
+// leaves pipeline mode before this returns, unless it broke.
+std::expected<std::vector<ResultPtr>, PgFailure> RunPipelined(
+    PGconn* conn, const std::vector<std::pair<std::string, Params>>& statements) {
+  if (pq::enterPipelineMode(conn) != 1) return std::unexpected(FailureOf(conn, nullptr));
+  std::vector<Queued> queued;
+  std::optional<PgFailure> failure = SendPipeline(conn, statements, queued);
+  if (pq::pipelineSync(conn) != 1) {
+    PgFailure broken = failure.value_or(FailureOf(conn, nullptr));
+    (void)pq::exitPipelineMode(conn);
+    return std::unexpected(broken);
+  }
+  std::vector<ResultPtr> results = ReadPipeline(conn, queued, failure);
   if (failure) {
     LostPreparedStatement(conn, *failure);
     return std::unexpected(*failure);
