@@ -137,17 +137,13 @@ Result<int64_t> PgStore::RecordRefusedCall(const RefusedCall& call) {
 
 Result<std::vector<RefusedCall>> PgStore::ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) {
   TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "refused call list",
-                                                      "SELECT seq, at, tool, code, error, issues_json, run_version "
-                                                      "FROM refused_calls WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                                                      fmt::format("SELECT {} FROM refused_calls WHERE run_id = $1 AND seq > $2 "
+                                                                  "ORDER BY seq LIMIT $3",
+                                                                  kRefusedCallColumns),
                                                       Params().Add(run_id).Add(after_seq).Add(int64_t{limit})));
   std::vector<RefusedCall> calls;
   for (int i = 0; i < pq::ntuples(rows.get()); ++i) {
-    RefusedCall call{Int(rows.get(), i, 0), std::string(run_id), Text(rows.get(), i, 1), Text(rows.get(), i, 2),
-                     Text(rows.get(), i, 3), Text(rows.get(), i, 4), Json::array(), Int(rows.get(), i, 6)};
-    call.issues = Json::parse(Text(rows.get(), i, 5), nullptr, false);
-    if (call.issues.is_discarded() || !call.issues.is_array()) {
-      return Fail(ErrorCode::kDataLoss, fmt::format("refused_calls row ({}, {}): issues_json is not a JSON array", run_id, call.seq));
-    }
+    TELIC_ASSIGN_OR_RETURN(RefusedCall call, DecodeRefusedCall(run_id, PgRow(rows.get(), i)));
     calls.push_back(std::move(call));
   }
   return calls;

@@ -193,6 +193,23 @@ Json ArtifactMetaJson(const ArtifactMeta& meta, std::span<const std::string_view
   return out;
 }
 
+Result<RefusedCall> DecodeRefusedCall(std::string_view run_id, const RowReader& row) {
+  RefusedCall call;
+  call.run_id = std::string(run_id);
+  TELIC_ASSIGN_OR_RETURN(call.seq, DecodeIntColumn(row, 0, "refused_calls", fmt::format("of run {}", run_id), "seq"));
+  const std::string key = fmt::format("({}, {})", run_id, call.seq);
+  call.at = row.Text(1);
+  call.tool = row.Text(2);
+  call.code = row.Text(3);
+  call.error = row.Text(4);
+  call.issues = Json::parse(row.Text(5), nullptr, false);
+  if (call.issues.is_discarded() || !call.issues.is_array()) {
+    return Fail(ErrorCode::kDataLoss, fmt::format("refused_calls row {}: issues_json is not a JSON array", key));
+  }
+  TELIC_ASSIGN_OR_RETURN(call.run_version, DecodeIntColumn(row, 6, "refused_calls", key, "run_version"));
+  return call;
+}
+
 Result<int64_t> DecodeIntColumn(const RowReader& row, int column, std::string_view table, std::string_view key,
                                 std::string_view column_name) {
   std::optional<int64_t> value = row.Int(column);

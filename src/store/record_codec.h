@@ -157,6 +157,12 @@ void EncodeEvent(const TraceEventRecord& event, RowWriter& row);
 Json RunRecordJson(const RunRecord& run, std::span<const std::string_view> omit = {});
 Json ArtifactMetaJson(const ArtifactMeta& meta, std::span<const std::string_view> omit = {});
 
+// The columns of a refused call as listed (run_id is the caller's).
+inline constexpr std::string_view kRefusedCallColumns = "seq, at, tool, code, error, issues_json, run_version";
+// A refused call of run `run_id` from `row`'s kRefusedCallColumns: kDataLoss
+// "refused_calls row (<run>, <seq>): ..." when a column is unreadable.
+[[nodiscard]] Result<RefusedCall> DecodeRefusedCall(std::string_view run_id, const RowReader& row);
+
 // An integer column of a stored row: kDataLoss naming table, key and column
 // when it holds no integer.
 [[nodiscard]] Result<int64_t> DecodeIntColumn(const RowReader& row, int column, std::string_view table,

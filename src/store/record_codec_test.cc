@@ -155,5 +155,28 @@ TEST(RecordCodecTest, RecordJsonUsesTheFieldNamesAndOmitsWhatIsAsked) {
   EXPECT_EQ(some.size(), static_cast<size_t>(kRunColumnCount - 2));
 }
 
+TEST(RecordCodecTest, RefusedCallDecodesItsIssuesOrNamesTheRow) {
+  CodecMemoryRow row;
+  RowWriter& out = row;
+  out.Int(3);
+  out.Text("2026-01-01T00:00:00Z");
+  out.Text("telic_submit_artifact");
+  out.Text("invalid_argument");
+  out.Text("refused");
+  out.Text(R"([{"pointer":"/a","code":"x","message":"m"}])");
+  out.Int(2);
+  auto call = DecodeRefusedCall("run-1", row);
+  ASSERT_TRUE(call) << call.error().message();
+  EXPECT_EQ(call->seq, 3);
+  EXPECT_EQ(call->run_id, "run-1");
+  EXPECT_EQ(call->issues.size(), 1u);
+  EXPECT_EQ(call->run_version, 2);
+  row.values[5] = std::string("{}");
+  auto bad = DecodeRefusedCall("run-1", row);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), ErrorCode::kDataLoss);
+  EXPECT_EQ(bad.error().message(), "refused_calls row (run-1, 3): issues_json is not a JSON array");
+}
+
 }  // namespace
 }  // namespace telic::store

@@ -144,17 +144,13 @@ Result<int64_t> SqliteStore::RecordRefusedCall(const RefusedCall& call) {
 Result<std::vector<RefusedCall>> SqliteStore::ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) {
   TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
   Stmt s(*read_stmts_,
-         "SELECT seq, at, tool, code, error, issues_json, run_version FROM refused_calls WHERE run_id = ? AND seq > ? "
-         "ORDER BY seq LIMIT ?");
+         fmt::format("SELECT {} FROM refused_calls WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                     kRefusedCallColumns));
   s.Bind(1, run_id).Bind(2, after_seq).Bind(3, int64_t{limit});
   std::vector<RefusedCall> calls;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    RefusedCall call{s.Int(0), std::string(run_id), s.Text(1), s.Text(2), s.Text(3), s.Text(4), Json::array(), s.Int(6)};
-    call.issues = Json::parse(s.Text(5), nullptr, false);
-    if (call.issues.is_discarded() || !call.issues.is_array()) {
-      return Fail(ErrorCode::kDataLoss, fmt::format("refused_calls row ({}, {}): issues_json is not a JSON array", run_id, call.seq));
-    }
+    TELIC_ASSIGN_OR_RETURN(RefusedCall call, DecodeRefusedCall(run_id, SqliteRow(s)));
     calls.push_back(std::move(call));
   }
   if (rc != SQLITE_DONE) return std::unexpected(SqlError(read_db_, "refused call list"));
