@@ -1,6 +1,7 @@
 #include "controller/run_bundle.h"
 
 #include <algorithm>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "base/json_parse.h"
 #include "base/sha256.h"
 #include "controller/verify.h"
+#include "store/record_codec.h"
 #include "store/sqlite_store.h"
 #include "store/state_dir.h"
 
@@ -18,38 +20,14 @@ namespace {
 constexpr int kTracePage = 500;
 constexpr int kSnapshotAttempts = 5;
 
-Json OptionalText(const std::optional<std::string>& value) { return value ? Json(*value) : Json(nullptr); }
-
-Json RunJson(const store::RunRecord& r) {
-  return Json{{"runId", r.run_id},
-              {"schemaVersion", r.schema_version},
-              {"repositoryRoot", r.repository_root},
-              {"requestedMode", r.requested_mode},
-              {"topology", r.topology},
-              {"escalationCount", r.escalation_count},
-              {"priorRunId", OptionalText(r.prior_run_id)},
-              {"status", r.status},
-              {"phase", r.phase},
-              {"resumePhase", OptionalText(r.resume_phase)},
-              {"version", r.version},
-              {"promptRevisionsRemaining", r.prompt_revisions_remaining},
-              {"remediationsRemaining", r.remediations_remaining},
-              {"outcomeHint", OptionalText(r.outcome_hint)},
-              {"createdAt", r.created_at},
-              {"updatedAt", r.updated_at},
-              {"extra", r.extra}};
-}
+// The run section: the run record's fields, each under its codec name.
+Json RunJson(const store::RunRecord& r) { return store::RunRecordJson(r); }
 
 Json ArtifactJson(const store::StoredArtifact& a) {
-  return Json{{"id", a.meta.id},
-              {"type", a.meta.type},
-              {"schemaVersion", a.meta.schema_version},
-              {"producer", a.meta.producer},
-              {"sha256", a.meta.sha256},
-              {"sourceRefs", a.meta.source_refs},
-              {"redaction", a.meta.redaction},
-              {"createdAt", a.meta.created_at},
-              {"body", a.canonical_body}};
+  static constexpr std::string_view kOmit[] = {"runId"};  // the bundle's own
+  Json j = store::ArtifactMetaJson(a.meta, kOmit);
+  j["body"] = a.canonical_body;
+  return j;
 }
 
 Json EventJson(const store::TraceEventRecord& e) {
@@ -93,6 +71,11 @@ class Reader {
 
   Status Object(const Json& j, std::initializer_list<std::string_view> required,
                 std::initializer_list<std::string_view> optional = {}) const {
+    return Object(j, std::span<const std::string_view>(required.begin(), required.size()),
+                  std::span<const std::string_view>(optional.begin(), optional.size()));
+  }
+  Status Object(const Json& j, std::span<const std::string_view> required,
+                std::span<const std::string_view> optional = {}) const {
     if (!j.is_object()) return Bad("", "must be an object");
     for (auto key : required) {
       if (!j.contains(std::string(key))) return Bad("/" + std::string(key), "is required");
@@ -151,39 +134,69 @@ class Reader {
   std::string pointer_;
 };
 
+// Reads each run field from the bundle's "run" by its codec name and type
+// (store::ForEachRunField). Type errors stop at the first; a count out of
+// range is kept and reported after the fields were read, as the version and
+// status checks that follow.
+class RunFieldReader {
+ public:
+  RunFieldReader(const Reader& reader, const Json& j) : r_(reader), j_(j) {}
+  const Status& status() const { return status_; }
+  const std::optional<Error>& range_error() const { return range_error_; }
+
+  void operator()(const store::FieldName& f, std::string& v) {
+    if (status_) Keep(f.check == store::FieldCheck::kId ? r_.Id(j_, Key(f)) : r_.Text(j_, Key(f)), v);
+  }
+  void operator()(const store::FieldName& f, std::optional<std::string>& v) {
+    if (status_) Keep(f.check == store::FieldCheck::kId ? r_.OptId(j_, Key(f)) : r_.OptText(j_, Key(f)), v);
+  }
+  void operator()(const store::FieldName& f, int64_t& v) {
+    if (status_) Keep(r_.Int(j_, Key(f)), v);
+  }
+  void operator()(const store::FieldName& f, int& v) {
+    int64_t wide = 0;
+    (*this)(f, wide);
+    if (!status_) return;
+    if ((wide < 0 || wide > 1'000'000) && !range_error_) range_error_ = r_.Bad("/" + Key(f), "out of range").error();
+    v = static_cast<int>(wide);
+  }
+  void operator()(const store::FieldName& f, Json& v) {
+    if (!status_) return;
+    if (!j_[Key(f)].is_object()) {
+      status_ = r_.Bad("/" + Key(f), "must be an object");
+      return;
+    }
+    v = j_[Key(f)];
+  }
+
+ private:
+  static std::string Key(const store::FieldName& f) { return std::string(f.json); }
+  template <typename T>
+  void Keep(Result<T> read, T& out) {
+    if (read) {
+      out = std::move(*read);
+    } else {
+      status_ = std::unexpected(read.error());
+    }
+  }
+
+  const Reader& r_;
+  const Json& j_;
+  Status status_ = Ok();
+  std::optional<Error> range_error_;
+};
+
 Result<store::RunRecord> ReadRun(const Json& j) {
   Reader r("/run");
-  TELIC_RETURN_IF_ERROR(r.Object(j, {"runId", "schemaVersion", "repositoryRoot", "requestedMode", "topology",
-                                     "escalationCount", "priorRunId", "status", "phase", "resumePhase", "version",
-                                     "promptRevisionsRemaining", "remediationsRemaining", "outcomeHint", "createdAt",
-                                     "updatedAt", "extra"}));
   store::RunRecord run;
-  TELIC_ASSIGN_OR_RETURN(run.run_id, r.Id(j, "runId"));
-  TELIC_ASSIGN_OR_RETURN(run.schema_version, r.Text(j, "schemaVersion"));
-  TELIC_ASSIGN_OR_RETURN(run.repository_root, r.Text(j, "repositoryRoot"));
-  TELIC_ASSIGN_OR_RETURN(run.requested_mode, r.Text(j, "requestedMode"));
-  TELIC_ASSIGN_OR_RETURN(run.topology, r.Text(j, "topology"));
-  TELIC_ASSIGN_OR_RETURN(int64_t escalations, r.Int(j, "escalationCount"));
-  TELIC_ASSIGN_OR_RETURN(run.prior_run_id, r.OptId(j, "priorRunId"));
-  TELIC_ASSIGN_OR_RETURN(run.status, r.Text(j, "status"));
-  TELIC_ASSIGN_OR_RETURN(run.phase, r.Text(j, "phase"));
-  TELIC_ASSIGN_OR_RETURN(run.resume_phase, r.OptText(j, "resumePhase"));
-  TELIC_ASSIGN_OR_RETURN(run.version, r.Int(j, "version"));
-  TELIC_ASSIGN_OR_RETURN(int64_t revisions, r.Int(j, "promptRevisionsRemaining"));
-  TELIC_ASSIGN_OR_RETURN(int64_t remediations, r.Int(j, "remediationsRemaining"));
-  TELIC_ASSIGN_OR_RETURN(run.outcome_hint, r.OptText(j, "outcomeHint"));
-  TELIC_ASSIGN_OR_RETURN(run.created_at, r.Text(j, "createdAt"));
-  TELIC_ASSIGN_OR_RETURN(run.updated_at, r.Text(j, "updatedAt"));
-  if (!j["extra"].is_object()) return r.Bad("/extra", "must be an object");
-  run.extra = j["extra"];
-  for (auto [name, value] : {std::pair{"escalationCount", escalations}, {"promptRevisionsRemaining", revisions},
-                             {"remediationsRemaining", remediations}}) {
-    if (value < 0 || value > 1'000'000) return r.Bad(std::string("/") + name, "out of range");
-  }
+  std::vector<std::string_view> fields;
+  store::ForEachRunField(run, [&](const store::FieldName& f, const auto&) { fields.push_back(f.json); });
+  TELIC_RETURN_IF_ERROR(r.Object(j, fields));
+  RunFieldReader reader(r, j);
+  store::ForEachRunField(run, reader);
+  TELIC_RETURN_IF_ERROR(reader.status());
+  if (reader.range_error()) return std::unexpected(*reader.range_error());
   if (run.version < 1) return r.Bad("/version", "must be at least 1");
-  run.escalation_count = static_cast<int>(escalations);
-  run.prompt_revisions_remaining = static_cast<int>(revisions);
-  run.remediations_remaining = static_cast<int>(remediations);
   if (std::find(store::kRunStatuses.begin(), store::kRunStatuses.end(), run.status) == store::kRunStatuses.end()) {
     return r.Bad("/status", "unknown run status");
   }

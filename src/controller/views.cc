@@ -4,46 +4,25 @@
 
 #include "base/json_parse.h"
 #include "controller/phases.h"
+#include "store/record_codec.h"
 
 namespace telic::controller {
-namespace {
-
-Json Optional(const std::optional<std::string>& value) { return value ? Json(*value) : Json(nullptr); }
-
-}  // namespace
-
 Json RunToJson(const store::RunRecord& r) {
-  return {{"runId", r.run_id},
-          {"schemaVersion", r.schema_version},
-          {"repositoryRoot", r.repository_root},
-          {"requestedMode", r.requested_mode},
-          {"topology", r.topology},
-          {"escalationCount", r.escalation_count},
-          {"priorRunId", Optional(r.prior_run_id)},
-          {"status", r.status},
-          {"phase", r.phase},
-          {"resumePhase", Optional(r.resume_phase)},
-          {"version", r.version},
-          {"budgets",
-           {{"promptRevisionsRemaining", r.prompt_revisions_remaining},
-            {"postExecutionRemediationsRemaining", r.remediations_remaining}}},
-          {"outcomeHint", Optional(r.outcome_hint)},
-          {"createdAt", r.created_at},
-          {"updatedAt", r.updated_at}};
+  // The wire run keeps its budgets in one object, and no controller state.
+  static constexpr std::string_view kOmit[] = {"extra", "promptRevisionsRemaining", "remediationsRemaining"};
+  Json j = store::RunRecordJson(r, kOmit);
+  j["budgets"] = {{"promptRevisionsRemaining", r.prompt_revisions_remaining},
+                  {"postExecutionRemediationsRemaining", r.remediations_remaining}};
+  return j;
 }
 
 Json RunSummaryToJson(const store::RunRecord& r) {
-  return {{"runId", r.run_id},       {"schemaVersion", r.schema_version}, {"requestedMode", r.requested_mode},
-          {"topology", r.topology},  {"status", r.status},                {"phase", r.phase},
-          {"resumePhase", Optional(r.resume_phase)}, {"version", r.version},
-          {"outcomeHint", Optional(r.outcome_hint)}, {"createdAt", r.created_at}, {"updatedAt", r.updated_at}};
+  static constexpr std::string_view kOmit[] = {"extra",           "promptRevisionsRemaining", "remediationsRemaining",
+                                               "repositoryRoot",  "escalationCount",          "priorRunId"};
+  return store::RunRecordJson(r, kOmit);
 }
 
-Json ArtifactMetaToJson(const store::ArtifactMeta& m) {
-  return {{"id", m.id},         {"runId", m.run_id},           {"type", m.type},
-          {"schemaVersion", m.schema_version}, {"producer", m.producer}, {"sha256", m.sha256},
-          {"sourceRefs", m.source_refs}, {"redaction", m.redaction}, {"createdAt", m.created_at}};
-}
+Json ArtifactMetaToJson(const store::ArtifactMeta& m) { return store::ArtifactMetaJson(m); }
 
 Json HydratedArtifactToJson(const store::StoredArtifact& artifact) {
   Json j = ArtifactMetaToJson(artifact.meta);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "store/pg_store.h"
+#include "store/pg_task_store.h"
 #include "store/sqlite_store.h"
 #include "store/store_wrapper.h"
 #include "store/sqlite_task_store.h"

@@ -1,6 +1,7 @@
 #include "store/open_store.h"
 
 #include "store/pg_store.h"
+#include "store/pg_task_store.h"
 #include "store/sqlite_store.h"
 #include "store/sqlite_task_store.h"
 

@@ -5,20 +5,19 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "store/fair_pool.h"
+#include "store/pg_schema.h"
 #include "store/store.h"
-#include "store/task_store.h"
 
 struct pg_conn;
 
 namespace telic::store {
 
-// The newest schema version this build writes; see kPgMigrations in the .cc.
-int PgSchemaVersion();
 
 // True for "postgresql://..." and "postgres://..." connection URLs.
 bool IsPostgresUrl(std::string_view text);
@@ -79,27 +78,21 @@ class PgStore final : public Store {
   FairPool<pg_conn> pool_;  // first come first served (fair_pool.h)
 };
 
-// The task graph in the same database (tables graph_*, created by the run
-// schema's migration 2), sharing `db`'s connection pool, so every instance on
-// one PostgreSQL sees one graph. Same contract as SqliteTaskStore: a change is
-// one transaction; graph writes are serialised across instances by an
-// advisory transaction lock, so read checks and per-scope task counts hold
-// until commit; events and approvals are append-only, approvals single-use.
-class PgTaskStore final : public TaskStore {
+// A pooled connection, returned to the pool when the lease ends. A
+// connection left broken or inside a transaction is closed instead.
+class PgStore::Lease {
  public:
-  explicit PgTaskStore(PgStore& db) : db_(db) {}
-
-  Status Apply(const TaskChange& change) override;
-  Result<TaskRecord> GetTask(std::string_view task_id) override;
-  Result<std::vector<TaskRecord>> ListTasks(const std::optional<std::string>& run_id) override;
-  Result<std::vector<TaskEventRecord>> ListEvents(std::string_view subject_id) override;
-  Result<StoryRecord> GetStory(std::string_view story_id) override;
-  Result<std::vector<StoryRecord>> ListStories(const std::optional<std::string>& run_id) override;
-  Result<std::vector<StoryRecord>> StoriesArbitratedBy(std::string_view task_id) override;
-  Result<std::vector<ApprovalRecord>> ListApprovals(std::string_view task_id) override;
+  Lease(PgStore* store, pg_conn* conn) : store_(store), conn_(conn) {}
+  Lease(Lease&& other) noexcept : store_(other.store_), conn_(std::exchange(other.conn_, nullptr)) {}
+  Lease& operator=(Lease&&) = delete;
+  ~Lease() {
+    if (conn_) store_->Release(conn_);
+  }
+  pg_conn* get() const { return conn_; }
 
  private:
-  PgStore& db_;
+  PgStore* store_;
+  pg_conn* conn_;
 };
 
 }  // namespace telic::store

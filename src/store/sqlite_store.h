@@ -20,7 +20,7 @@ namespace telic::store {
 class StmtCache;
 class Checkpointer;
 
-// The newest schema version this build writes; see kMigrations in the .cc.
+// The newest schema version this build writes; see kMigrations in sqlite_schema.cc.
 int SqliteSchemaVersion();
 
 class SqliteStore final : public Store {

@@ -14,6 +14,7 @@ struct sqlite3;
 
 namespace telic::store {
 
+// The newest task graph schema version this build writes (sqlite_schema.cc).
 int SqliteGraphSchemaVersion();
 
 class SqliteTaskStore final : public TaskStore {
@@ -42,7 +43,6 @@ class SqliteTaskStore final : public TaskStore {
   explicit SqliteTaskStore(std::string path) : path_(std::move(path)) {}
   // Opens db_ and migrates unless it is open; with mutex_ held.
   Status ConnectLocked();
-  static Status MigrateLocked(sqlite3* db);
   Status ApplyLocked(const TaskChange& change);
 
   const std::string path_;
