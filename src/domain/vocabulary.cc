@@ -190,6 +190,12 @@ std::span<const ArtifactType> AllArtifactTypes() {
   return kValues;
 }
 
+void to_json(Json& json, RunStatus status) { json = std::string(Name(status)); }
+void to_json(Json& json, Mode mode) { json = std::string(Name(mode)); }
+void to_json(Json& json, Topology topology) { json = std::string(Name(topology)); }
+void to_json(Json& json, TaskState state) { json = std::string(Name(state)); }
+void to_json(Json& json, ArtifactType type) { json = std::string(Name(type)); }
+
 bool IsTerminal(RunStatus status) {
   return status != RunStatus::kRunning && status != RunStatus::kAwaitingClarification;
 }

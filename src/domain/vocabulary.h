@@ -15,6 +15,7 @@
 #include <span>
 #include <string_view>
 
+#include "base/canonical_json.h"
 #include "base/status.h"
 
 namespace telic::domain {
@@ -109,6 +110,23 @@ std::span<const Mode> AllModes();
 std::span<const Topology> AllTopologies();
 std::span<const TaskState> AllTaskStates();
 std::span<const ArtifactType> AllArtifactTypes();
+
+// JSON: every vocabulary but Phase converts to JSON as its Name (nlohmann
+// would otherwise write an enum as its number). Phase has two names, so it
+// has no implicit conversion: a caller writes Name or ProtocolName. No
+// vocabulary converts from JSON implicitly: text is parsed by its Parse*.
+void to_json(Json& json, RunStatus status);
+void to_json(Json& json, Mode mode);
+void to_json(Json& json, Topology topology);
+void to_json(Json& json, TaskState state);
+void to_json(Json& json, ArtifactType type);
+void to_json(Json& json, Phase phase) = delete;
+void from_json(const Json& json, Phase& phase) = delete;
+void from_json(const Json& json, RunStatus& status) = delete;
+void from_json(const Json& json, Mode& mode) = delete;
+void from_json(const Json& json, Topology& topology) = delete;
+void from_json(const Json& json, TaskState& state) = delete;
+void from_json(const Json& json, ArtifactType& type) = delete;
 
 // True for every status that ends a run.
 bool IsTerminal(RunStatus status);

@@ -646,13 +646,17 @@ Result<RunRecord> ReadRun(const PGresult* r, int row) {
   run.run_id = Text(r, row, 0);
   run.schema_version = Text(r, row, 1);
   run.repository_root = Text(r, row, 2);
-  run.requested_mode = Text(r, row, 3);
-  run.topology = Text(r, row, 4);
+  TELIC_ASSIGN_OR_RETURN(run.requested_mode,
+                         DecodeWordColumn("runs", run.run_id, "requested_mode", Text(r, row, 3), domain::ParseMode));
+  TELIC_ASSIGN_OR_RETURN(run.topology, DecodeWordColumn("runs", run.run_id, "topology", Text(r, row, 4), domain::ParseTopology));
   run.escalation_count = static_cast<int>(Int(r, row, 5));
   run.prior_run_id = OptText(r, row, 6);
-  run.status = Text(r, row, 7);
-  run.phase = Text(r, row, 8);
-  run.resume_phase = OptText(r, row, 9);
+  TELIC_ASSIGN_OR_RETURN(run.status, DecodeWordColumn("runs", run.run_id, "status", Text(r, row, 7), domain::ParseRunStatus));
+  TELIC_ASSIGN_OR_RETURN(run.phase, DecodeWordColumn("runs", run.run_id, "phase", Text(r, row, 8), domain::ParsePhase));
+  if (std::optional<std::string> resume = OptText(r, row, 9)) {
+    TELIC_ASSIGN_OR_RETURN(run.resume_phase,
+                           DecodeWordColumn("runs", run.run_id, "resume_phase", *resume, domain::ParsePhase));
+  }
   run.version = Int(r, row, 10);
   run.prompt_revisions_remaining = static_cast<int>(Int(r, row, 11));
   run.remediations_remaining = static_cast<int>(Int(r, row, 12));
@@ -665,8 +669,9 @@ Result<RunRecord> ReadRun(const PGresult* r, int row) {
 
 Params RunParams(const RunRecord& r) {
   Params p;
-  p.Add(r.run_id).Add(r.schema_version).Add(r.repository_root).Add(r.requested_mode).Add(r.topology);
-  p.Add(int64_t{r.escalation_count}).Add(r.prior_run_id).Add(r.status).Add(r.phase).Add(r.resume_phase);
+  p.Add(r.run_id).Add(r.schema_version).Add(r.repository_root).Add(domain::Name(r.requested_mode));
+  p.Add(domain::Name(r.topology)).Add(int64_t{r.escalation_count}).Add(r.prior_run_id).Add(domain::Name(r.status));
+  p.Add(domain::Name(r.phase)).Add(OptionalName(r.resume_phase));
   p.Add(r.version).Add(int64_t{r.prompt_revisions_remaining}).Add(int64_t{r.remediations_remaining});
   p.Add(r.outcome_hint).Add(r.created_at).Add(r.updated_at).Add(CanonicalJson(r.extra));
   return p;
@@ -679,7 +684,8 @@ Result<ArtifactMeta> ReadArtifactMeta(const PGresult* r, int row) {
   ArtifactMeta m;
   m.run_id = Text(r, row, 0);
   m.id = Text(r, row, 1);
-  m.type = Text(r, row, 2);
+  TELIC_ASSIGN_OR_RETURN(m.type, DecodeWordColumn("artifacts", m.run_id + "/" + m.id, "type", Text(r, row, 2),
+                                                  domain::ParseArtifactType));
   m.schema_version = Text(r, row, 3);
   m.producer = Text(r, row, 4);
   m.sha256 = Text(r, row, 5);
@@ -919,7 +925,7 @@ std::expected<WriteStatements, Abort> WriteAndCommitStatements(const std::string
       fmt::format("INSERT INTO artifacts ({}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", kArtifactColumns);
   for (const StoredArtifact& a : change.artifacts) {
     Params p;
-    p.Add(a.meta.run_id).Add(a.meta.id).Add(a.meta.type).Add(a.meta.schema_version).Add(a.meta.producer);
+    p.Add(a.meta.run_id).Add(a.meta.id).Add(domain::Name(a.meta.type)).Add(a.meta.schema_version).Add(a.meta.producer);
     p.Add(a.meta.sha256).Add(ToJson(a.meta.source_refs)).Add(a.meta.redaction).Add(a.meta.created_at);
     out.list.emplace_back(insert_artifact, std::move(p));
   }
@@ -1222,9 +1228,9 @@ std::string RunFilterSql(const RunQuery& query, Params& params) {
     where += fmt::format(" AND {} = {}", column, next_param());
     params.Add(*value);
   };
-  equals("status", query.status);
-  equals("requested_mode", query.mode);
-  equals("topology", query.topology);
+  equals("status", OptionalName(query.status));
+  equals("requested_mode", OptionalName(query.mode));
+  equals("topology", OptionalName(query.topology));
   if (query.request_contains) {
     where += " AND " + request_has(next_param());
     params.Add(*query.request_contains);
@@ -1567,14 +1573,14 @@ Attempt ApplyTaskChange(PGconn* conn, const TaskChange& change) {
     PG_TRY(inserted, Run(conn,
                          "INSERT INTO graph_tasks (task_id, run_id, parent_task_id, state, version, body_json) "
                          "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (task_id) DO NOTHING",
-                         Params().Add(t.task_id).Add(t.run_id).Add(t.parent_task_id).Add(t.state).Add(t.version)
+                         Params().Add(t.task_id).Add(t.run_id).Add(t.parent_task_id).Add(domain::Name(t.state)).Add(t.version)
                              .Add(StoredTaskBody(t))));
     if (!OneRow(inserted.get())) return Refuse(ErrorCode::kAlreadyExists, fmt::format("Task already exists: {}", t.task_id));
   }
   for (const auto& t : change.updated_tasks) {
     PG_TRY(updated, Run(conn,
                         "UPDATE graph_tasks SET state = $1, version = $2, body_json = $3 WHERE task_id = $4 AND version = $5",
-                        Params().Add(t.state).Add(t.version).Add(StoredTaskBody(t)).Add(t.task_id).Add(t.version - 1)));
+                        Params().Add(domain::Name(t.state)).Add(t.version).Add(StoredTaskBody(t)).Add(t.task_id).Add(t.version - 1)));
     if (!OneRow(updated.get())) {
       return Refuse(ErrorCode::kConflict, fmt::format("Concurrent task update detected on {}; reload and retry", t.task_id));
     }

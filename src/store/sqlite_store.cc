@@ -550,13 +550,15 @@ Result<RunRecord> ReadRun(const Stmt& s) {
   r.run_id = s.Text(0);
   r.schema_version = s.Text(1);
   r.repository_root = s.Text(2);
-  r.requested_mode = s.Text(3);
-  r.topology = s.Text(4);
+  TELIC_ASSIGN_OR_RETURN(r.requested_mode, DecodeWordColumn("runs", r.run_id, "requested_mode", s.Text(3), domain::ParseMode));
+  TELIC_ASSIGN_OR_RETURN(r.topology, DecodeWordColumn("runs", r.run_id, "topology", s.Text(4), domain::ParseTopology));
   r.escalation_count = static_cast<int>(s.Int(5));
   r.prior_run_id = s.OptText(6);
-  r.status = s.Text(7);
-  r.phase = s.Text(8);
-  r.resume_phase = s.OptText(9);
+  TELIC_ASSIGN_OR_RETURN(r.status, DecodeWordColumn("runs", r.run_id, "status", s.Text(7), domain::ParseRunStatus));
+  TELIC_ASSIGN_OR_RETURN(r.phase, DecodeWordColumn("runs", r.run_id, "phase", s.Text(8), domain::ParsePhase));
+  if (std::optional<std::string> resume = s.OptText(9)) {
+    TELIC_ASSIGN_OR_RETURN(r.resume_phase, DecodeWordColumn("runs", r.run_id, "resume_phase", *resume, domain::ParsePhase));
+  }
   r.version = s.Int(10);
   r.prompt_revisions_remaining = static_cast<int>(s.Int(11));
   r.remediations_remaining = static_cast<int>(s.Int(12));
@@ -568,9 +570,10 @@ Result<RunRecord> ReadRun(const Stmt& s) {
 }
 
 void BindRun(Stmt& s, const RunRecord& r) {
-  s.Bind(1, r.run_id).Bind(2, r.schema_version).Bind(3, r.repository_root).Bind(4, r.requested_mode);
-  s.Bind(5, r.topology).Bind(6, int64_t{r.escalation_count}).Bind(7, r.prior_run_id).Bind(8, r.status);
-  s.Bind(9, r.phase).Bind(10, r.resume_phase).Bind(11, r.version);
+  s.Bind(1, r.run_id).Bind(2, r.schema_version).Bind(3, r.repository_root).Bind(4, domain::Name(r.requested_mode));
+  s.Bind(5, domain::Name(r.topology)).Bind(6, int64_t{r.escalation_count}).Bind(7, r.prior_run_id);
+  s.Bind(8, domain::Name(r.status)).Bind(9, domain::Name(r.phase)).Bind(10, OptionalName(r.resume_phase));
+  s.Bind(11, r.version);
   s.Bind(12, int64_t{r.prompt_revisions_remaining}).Bind(13, int64_t{r.remediations_remaining});
   s.Bind(14, r.outcome_hint).Bind(15, r.created_at).Bind(16, r.updated_at).Bind(17, CanonicalJson(r.extra));
 }
@@ -638,7 +641,7 @@ Status InsertArtifact(StmtCache& cache, const StoredArtifact& a) {
   Stmt s(cache,
          "INSERT INTO artifacts (run_id, artifact_id, type, schema_version, producer, sha256, "
          "source_refs_json, redaction, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  s.Bind(1, a.meta.run_id).Bind(2, a.meta.id).Bind(3, a.meta.type).Bind(4, a.meta.schema_version);
+  s.Bind(1, a.meta.run_id).Bind(2, a.meta.id).Bind(3, domain::Name(a.meta.type)).Bind(4, a.meta.schema_version);
   s.Bind(5, a.meta.producer).Bind(6, a.meta.sha256).Bind(7, ToJson(a.meta.source_refs));
   s.Bind(8, a.meta.redaction).Bind(9, a.meta.created_at);
   if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "artifact insert"));
@@ -717,7 +720,8 @@ Result<ArtifactMeta> ReadArtifactMeta(const Stmt& s) {
   ArtifactMeta m;
   m.run_id = s.Text(0);
   m.id = s.Text(1);
-  m.type = s.Text(2);
+  TELIC_ASSIGN_OR_RETURN(m.type, DecodeWordColumn("artifacts", m.run_id + "/" + m.id, "type", s.Text(2),
+                                                  domain::ParseArtifactType));
   m.schema_version = s.Text(3);
   m.producer = s.Text(4);
   m.sha256 = s.Text(5);
@@ -1060,9 +1064,9 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
     filters += " AND (lower(substr(run_id, 1, length(?8))) = lower(?8) OR " + fmt::format(fmt::runtime(kRequestHas), "?8") + ")";
   }
   auto bind_filters = [&](Stmt& s) {
-    if (query.status) s.Bind(3, *query.status);
-    if (query.mode) s.Bind(4, *query.mode);
-    if (query.topology) s.Bind(6, *query.topology);
+    if (query.status) s.Bind(3, domain::Name(*query.status));
+    if (query.mode) s.Bind(4, domain::Name(*query.mode));
+    if (query.topology) s.Bind(6, domain::Name(*query.topology));
     if (query.request_contains) s.Bind(7, *query.request_contains);
     if (query.search) s.Bind(8, *query.search);
   };

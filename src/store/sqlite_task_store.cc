@@ -305,7 +305,7 @@ Status SqliteTaskStore::ApplyLocked(const TaskChange& change) {
                      "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO NOTHING");
     for (const auto& t : change.inserted_tasks) {
       insert.Reset();
-      insert.Bind(1, t.task_id).Bind(2, t.run_id).Bind(3, t.parent_task_id).Bind(4, t.state).Bind(5, t.version);
+      insert.Bind(1, t.task_id).Bind(2, t.run_id).Bind(3, t.parent_task_id).Bind(4, domain::Name(t.state)).Bind(5, t.version);
       insert.Bind(6, StoredTaskBody(t));
       if (insert.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "task insert"));
       if (sqlite3_changes(db_) != 1) return Fail(ErrorCode::kAlreadyExists, fmt::format("Task already exists: {}", t.task_id));
@@ -315,7 +315,7 @@ Status SqliteTaskStore::ApplyLocked(const TaskChange& change) {
     Stmt update(db_, "UPDATE graph_tasks SET state = ?, version = ?, body_json = ? WHERE task_id = ? AND version = ?");
     for (const auto& t : change.updated_tasks) {
       update.Reset();
-      update.Bind(1, t.state).Bind(2, t.version).Bind(3, StoredTaskBody(t)).Bind(4, t.task_id).Bind(5, t.version - 1);
+      update.Bind(1, domain::Name(t.state)).Bind(2, t.version).Bind(3, StoredTaskBody(t)).Bind(4, t.task_id).Bind(5, t.version - 1);
       if (update.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "task update"));
       if (sqlite3_changes(db_) != 1) {
         return Fail(ErrorCode::kConflict, fmt::format("Concurrent task update detected on {}; reload and retry", t.task_id));
