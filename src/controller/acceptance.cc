@@ -71,7 +71,7 @@ std::vector<std::string> CriterionIds(const Json& contract, const std::string& s
 std::string Canonical(const Json& value) { return CanonicalJson(value); }
 
 Json EnvelopeAuthorization(RunSnapshot& snapshot, const Json& envelope) {
-  return RunAuthorization(snapshot.run().requested_mode, envelope);
+  return RunAuthorization(std::string(domain::Name(snapshot.run().requested_mode)), envelope);
 }
 
 // The permission decision of an action for the trace (PROTOCOL §17.1).
@@ -98,7 +98,7 @@ policy::Decision AuthorizeForNode(const store::RunRecord& run, const Json& node,
   policy::ActionRequest request;
   request.capability = capability;
   if (action.contains("target") && action["target"].is_string()) request.target = action["target"].get<std::string>();
-  std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(run.requested_mode),
+  std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(domain::Name(run.requested_mode)),
                                        {"work_node:" + node.value("id", ""), node.value("permissions", Json()), Json()}};
   return policy::Authorize(request, layers, policy::RepoRoot::OnDisk(run.repository_root));
 }
@@ -115,14 +115,14 @@ Status Deny(std::optional<PermissionDenial>& denial, std::string pointer, std::s
 Status CheckProblemFrame(RunSnapshot& snapshot, const Json& body, const std::string& original_request_ref) {
   const auto& run = snapshot.run();
   bool clarification_required = body.value("/clarification/required"_json_pointer, false);
-  if (run.topology == "micro") {
+  if (run.topology == domain::Topology::kMicro) {
     if (Objects(body, "draftAcceptanceCriteria").size() != 1) {
       return Reject("/draftAcceptanceCriteria", "Micro topology requires exactly one draft acceptance criterion");
     }
     if (Objects(body, "knownFacts").size() > 3) return Reject("/knownFacts", "Micro topology allows at most three known facts");
     if (clarification_required) return Reject("/clarification/required", "Micro topology cannot require clarification in ProblemFrame");
   }
-  if (body.value("intentMode", "") != run.requested_mode) return Reject("/intentMode", "ProblemFrame intentMode must match the immutable run mode");
+  if (body.value("intentMode", "") != domain::Name(run.requested_mode)) return Reject("/intentMode", "ProblemFrame intentMode must match the immutable run mode");
   if (body.value("originalRequestRef", "") != original_request_ref) {
     return Reject("/originalRequestRef", "ProblemFrame must reference the current original request");
   }
@@ -147,7 +147,7 @@ Status CheckProblemFrame(RunSnapshot& snapshot, const Json& body, const std::str
       auto id = ArtifactIdFromUri(source);
       const store::ArtifactMeta* meta = id ? snapshot.Find(*id) : nullptr;
       bool matches = false;
-      if (meta && meta->type == "Evidence") {
+      if (meta && meta->type == domain::ArtifactType::kEvidence) {
         TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*meta));
         matches = ContainsString(kinds, evidence->value("kind", ""));
       }
@@ -217,7 +217,7 @@ Status CheckTaskContract(RunSnapshot& snapshot, const Submission& s, const Json&
                          const std::string& original_request_ref) {
   const auto& run = snapshot.run();
   const Json& body = s.body;
-  if (body.value("intentMode", "") != run.requested_mode) return Reject("/intentMode", "TaskContract intentMode must match the immutable run mode");
+  if (body.value("intentMode", "") != domain::Name(run.requested_mode)) return Reject("/intentMode", "TaskContract intentMode must match the immutable run mode");
   TELIC_ASSIGN_OR_RETURN(std::string frame_ref, snapshot.RequireLatestRef("ProblemFrame"));
   if (body.value("originalRequestRef", "") != original_request_ref || body.value("problemFrameRef", "") != frame_ref) {
     return Reject(body.value("originalRequestRef", "") != original_request_ref ? "/originalRequestRef" : "/problemFrameRef", "TaskContract lineage is stale or incomplete");
@@ -237,7 +237,7 @@ Status CheckTaskContract(RunSnapshot& snapshot, const Submission& s, const Json&
       }
     }
   }
-  if (run.phase == "agent_2_compile") {
+  if (run.phase == domain::Phase::kAgent2Compile) {
     for (const char* field : {"scope", "constraints", "nonGoals"}) {
       if (Canonical(body.value(field, Json())) != Canonical(frame->value(field, Json()))) {
         return Reject(std::string("/") + field, fmt::format("TaskContract must preserve ProblemFrame {} exactly", field));
@@ -250,11 +250,11 @@ Status CheckTaskContract(RunSnapshot& snapshot, const Submission& s, const Json&
   if (!EqualStringSets(StringArray(body, "ruleRefs"), StringArray(*frame, "applicableRuleRefs"))) {
     return Reject("/ruleRefs", "TaskContract must retain every applicable ProblemFrame rule exactly once");
   }
-  if (run.phase == "agent_2_compile") {
+  if (run.phase == domain::Phase::kAgent2Compile) {
     if (snapshot.Count("TaskContract") != 0 || body.value("version", 0) != 1) {
       return Reject("/version", "The initial TaskContract must be version 1");
     }
-  } else if (run.phase == "agent_2_revise") {
+  } else if (run.phase == domain::Phase::kAgent2Revise) {
     TELIC_RETURN_IF_ERROR(CheckContractRevision(snapshot, s, body));
   }
   const Json& permissions = body.value("permissions", Json());
@@ -508,7 +508,7 @@ Status CheckWorkResult(RunSnapshot& snapshot, const Submission& s, std::optional
                   fmt::format("WorkResult exceeds node {} maximumToolCalls budget", node_id));
   }
   TELIC_ASSIGN_OR_RETURN(bool unlocked, AnalysisFixUnlocked(snapshot));
-  const std::string& mode = run.requested_mode;
+  const std::string mode(domain::Name(run.requested_mode));
   bool non_mutating = mode == "report_only" || mode == "plan_only" || mode == "analyze_only" ||
                       (mode == "analyze_and_fix" && !unlocked);
   TELIC_ASSIGN_OR_RETURN(std::string contract_ref, snapshot.RequireLatestRef("TaskContract"));
@@ -596,7 +596,7 @@ Result<std::vector<const Json*>> AllBodies(RunSnapshot& snapshot, std::string_vi
 }
 
 Status CheckReviewCompletion(RunSnapshot& snapshot, const Json& body, const ReviewContext& c) {
-  const std::string& mode = snapshot.run().requested_mode;
+  const std::string mode(domain::Name(snapshot.run().requested_mode));
   std::string decision = body.value("decision", "");
   if (!IsReportOrPlan(mode) && (decision == "pass" || decision == "proceed_to_fix")) {
     std::vector<std::string> planned = Field(Objects(*c.plan, "nodes"), "id");
@@ -620,7 +620,7 @@ Status CheckReviewCompletion(RunSnapshot& snapshot, const Json& body, const Revi
 }
 
 Status CheckAcceptanceResults(RunSnapshot& snapshot, const Json& body, const ReviewContext& c) {
-  const std::string& mode = snapshot.run().requested_mode;
+  const std::string mode(domain::Name(snapshot.run().requested_mode));
   bool diagnosis_stage = mode == "analyze_and_fix" && !c.unlocked;
   std::vector<std::string> expected = CriterionIds(*c.contract, diagnosis_stage ? "diagnosis" : "");
   Items results = Objects(body, "acceptanceResults");
@@ -701,7 +701,7 @@ Result<bool> VerificationObserved(RunSnapshot& snapshot, const Json& requirement
 }
 
 Status CheckVerificationResults(RunSnapshot& snapshot, const Json& body, const ReviewContext& c) {
-  const std::string& mode = snapshot.run().requested_mode;
+  const std::string mode(domain::Name(snapshot.run().requested_mode));
   std::string decision = body.value("decision", "");
   bool diagnosis_stage = mode == "analyze_and_fix" && !c.unlocked;
   Items requirements;
@@ -755,7 +755,7 @@ Status CheckQualityReview(RunSnapshot& snapshot, const Submission& s, const Json
     return Reject("/ruleCompliance", "QualityReview must cover every TaskContract rule exactly once");
   }
   TELIC_RETURN_IF_ERROR(CheckVerificationResults(snapshot, body, c));
-  const std::string& mode = run.requested_mode;
+  const std::string mode(domain::Name(run.requested_mode));
   std::string decision = body.value("decision", "");
   Json authorized = EnvelopeAuthorization(snapshot, envelope);
   const Json& contract_permissions = c.contract->value("permissions", Json());
@@ -834,7 +834,7 @@ Status CheckReleaseAudit(RunSnapshot& snapshot, const Submission& s, const Json&
   }
   if (decision == "remediate") {
     ScopedWorkOrderRules rules{"Release remediation defect", "failedCriterionIds", criteria, contract->value("permissions", Json()),
-                               EnvelopeAuthorization(snapshot, envelope), {}, false, !IsReportOrPlan(run.requested_mode),
+                               EnvelopeAuthorization(snapshot, envelope), {}, false, !IsReportOrPlan(std::string(domain::Name(run.requested_mode))),
                                "/remediationDefect"};
     rules.eligible_source_refs.insert(quality_ref);
     rules.eligible_source_refs.insert(results.begin(), results.end());
@@ -845,7 +845,7 @@ Status CheckReleaseAudit(RunSnapshot& snapshot, const Submission& s, const Json&
     for (const auto& criterion : criteria) {
       bool supported = std::any_of(matrix.begin(), matrix.end(), [&](const Json& e) {
         return e.value("status", "") == "supported" &&
-               (run.requested_mode == "report_only" || e.value("basis", "") == "direct") &&
+               (run.requested_mode == domain::Mode::kReportOnly || e.value("basis", "") == "direct") &&
                ContainsString(StringArray(e, "criterionIds"), criterion);
       });
       if (!supported) return Reject("/claimEvidenceMatrix", "Released claim matrix must support every TaskContract criterion");
@@ -909,7 +909,7 @@ Status CheckEarlyBlockedReport(RunSnapshot& snapshot, const Json& body) {
   const auto& run = snapshot.run();
   std::string controlling = snapshot.LatestRef("PromptReview");
   if (controlling.empty()) controlling = snapshot.LatestRef("ClarificationRequest");
-  if (run.phase != "agent_5_report" || run.outcome_hint != "blocked" || body.value("terminalStatus", "") != "blocked" ||
+  if (run.phase != domain::Phase::kAgent5Report || run.outcome_hint != domain::RunStatus::kBlocked || body.value("terminalStatus", "") != "blocked" ||
       body.value("permissionsHonored", false) != true || controlling.empty() ||
       !ContainsString(StringArray(body, "findingRefs"), controlling) || !Objects(body, "completionClaims").empty()) {
     const char* at = body.value("terminalStatus", "") != "blocked"      ? "/terminalStatus"
@@ -1001,7 +1001,7 @@ Status CheckUserReport(RunSnapshot& snapshot, const Submission& s) {
   }
   TELIC_ASSIGN_OR_RETURN(const Json* audit, snapshot.LatestBodyOrNull("ReleaseAudit"));
   if (audit) return CheckAuditedReport(snapshot, s, *audit);
-  if (snapshot.run().topology == "micro") return CheckMicroReport(snapshot, s);
+  if (snapshot.run().topology == domain::Topology::kMicro) return CheckMicroReport(snapshot, s);
   return CheckEarlyBlockedReport(snapshot, body);
 }
 

@@ -124,7 +124,7 @@ RunObservation RunService::NewRunObservation(ObservationPolicy policy) const {
 
 Result<RunObservation> RunService::TakeBaseline(const store::RunRecord& run) {
   RunObservation observed = RunObservationOf(run);
-  if (!observed.shared || run.requested_mode == "report_only") return observed;
+  if (!observed.shared || run.requested_mode == domain::Mode::kReportOnly) return observed;
   if (!work_tree_) {
     observed.shared = false;
     observed.unobserved_reason = unobserved_reason_;
@@ -267,7 +267,7 @@ Result<std::vector<observation::UndeclaredChange>> RunService::FindUndeclared(Ru
         policy::ActionRequest request;
         request.capability = capability;
         request.target = std::string(path);
-        std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(run.requested_mode),
+        std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(domain::Name(run.requested_mode)),
                                              {"task_contract", contract["permissions"], Json()}};
         if (policy::Authorize(request, layers, policy::RepoRoot{run.repository_root, nullptr, {}}).allowed) {
           return observation::UndeclaredKind::kUndeclared;
@@ -329,7 +329,7 @@ Status RunService::CheckRequireObserved(RunSnapshot& snapshot, const Json& body)
   for (const auto& [ref, where] : citations) {
     auto id = ArtifactIdFromUri(ref);
     const store::ArtifactMeta* meta = id && ref == snapshot.Uri(*id) ? snapshot.Find(*id) : nullptr;
-    if (!meta || meta->type != "Evidence" || store::ProvenanceOf(*meta) != store::Provenance::kClaimed) continue;
+    if (!meta || meta->type != domain::ArtifactType::kEvidence || store::ProvenanceOf(*meta) != store::Provenance::kClaimed) continue;
     TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*meta));
     if (evidence->value("kind", "") == "test") {
       bool in_report = !where.empty() && where.front() == '/';

@@ -184,7 +184,7 @@ Status CheckCrossRunEvidence(RunSnapshot& snapshot, const std::string& ref, std:
   if (!artifacts) return std::unexpected(artifacts.error());
   auto found = std::find_if(artifacts->begin(), artifacts->end(), [&](const auto& a) { return a.id == match[2].str(); });
   if (found == artifacts->end()) return RejectReference(path, fmt::format("Cross-run evidence artifact does not exist: {}", ref));
-  if (found->type != "Evidence") return RejectReference(path, fmt::format("Cross-run evidence ref must target an Evidence artifact: {}", ref));
+  if (found->type != domain::ArtifactType::kEvidence) return RejectReference(path, fmt::format("Cross-run evidence ref must target an Evidence artifact: {}", ref));
   return Ok();
 }
 
@@ -232,17 +232,18 @@ Status CheckLocalArtifactReference(RunSnapshot& snapshot, const std::string& typ
   }
   if (!target) return RejectReference(reference.path, fmt::format("Artifact reference does not exist at {}: {}", reference.path, id));
   std::string expected = ExpectedReferenceType(reference.path);
-  if (!expected.empty() && target->type != expected) {
+  if (!expected.empty() && domain::Name(target->type) != expected) {
     return RejectReference(reference.path, fmt::format("Artifact reference at {} must target {}", reference.path, expected));
   }
-  if (user_reported && target->type != "UserMessage") {
+  if (user_reported && target->type != domain::ArtifactType::kUserMessage) {
     return RejectReference(reference.path, fmt::format("User-reported evidence must target a UserMessage at {}", reference.path));
   }
-  const std::string& mode = snapshot.run().requested_mode;
+  const domain::Mode mode = snapshot.run().requested_mode;
   const store::ArtifactMeta* latest_plan = snapshot.Latest("WorkPlan");
-  bool deliverable = direct && (mode == "plan_only" || mode == "report_only") && target->type == "WorkPlan" &&
+  bool deliverable = direct && (mode == domain::Mode::kPlanOnly || mode == domain::Mode::kReportOnly) &&
+                     target->type == domain::ArtifactType::kWorkPlan &&
                      latest_plan && latest_plan->id == target->id;
-  bool direct_type = target->type == "Evidence" || target->type == "ContextDocument" || target->type == "TraceEvent";
+  bool direct_type = target->type == domain::ArtifactType::kEvidence || target->type == domain::ArtifactType::kContextDocument;
   if (direct && !user_reported && !deliverable && !direct_type) {
     return RejectReference(reference.path, fmt::format("Artifact reference at {} must target direct evidence", reference.path));
   }
@@ -402,13 +403,13 @@ Status CheckEvidenceSemantics(RunSnapshot& snapshot, const std::string& type, co
     if (!id || reference.ref != snapshot.Uri(*id)) continue;
     const store::ArtifactMeta* target = snapshot.Find(*id);
     if (!target) continue;
-    if (target->type == "ContextDocument") {
+    if (target->type == domain::ArtifactType::kContextDocument) {
       bool grounding = type == "WorkResult" && (Matches(reference.path, R"(^body\.observations\[\d+\]\.evidenceRefs\[\d+\]$)") ||
                                                 Matches(reference.path, R"(^body\.inferences\[\d+\]\.evidenceRefs\[\d+\]$)"));
       if (!grounding) return RejectReference(reference.path, fmt::format("ContextDocument cannot prove an executed outcome at {}", reference.path));
       continue;
     }
-    if (target->type != "Evidence") continue;
+    if (target->type != domain::ArtifactType::kEvidence) continue;
     TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*target));
     if (!evidence->contains("kind") || !(*evidence)["kind"].is_string()) {
       return RejectReference(reference.path, fmt::format("Evidence kind is missing at {}", reference.path));

@@ -29,12 +29,12 @@ Json RunJson(const store::RunRecord& r) {
               {"escalationCount", r.escalation_count},
               {"priorRunId", OptionalText(r.prior_run_id)},
               {"status", r.status},
-              {"phase", r.phase},
-              {"resumePhase", OptionalText(r.resume_phase)},
+              {"phase", domain::Name(r.phase)},
+              {"resumePhase", OptionalText(store::OptionalName(r.resume_phase))},
               {"version", r.version},
               {"promptRevisionsRemaining", r.prompt_revisions_remaining},
               {"remediationsRemaining", r.remediations_remaining},
-              {"outcomeHint", OptionalText(r.outcome_hint)},
+              {"outcomeHint", OptionalText(store::OptionalName(r.outcome_hint))},
               {"createdAt", r.created_at},
               {"updatedAt", r.updated_at},
               {"extra", r.extra}};
@@ -128,6 +128,23 @@ class Reader {
     TELIC_ASSIGN_OR_RETURN(std::string text, Text(j, key));
     return std::optional<std::string>(std::move(text));
   }
+  // A word of a closed vocabulary (domain/vocabulary.h), read with `parse`:
+  // `reason` when the text is none of its words.
+  template <typename E>
+  Result<E> Word(const Json& j, const std::string& key, Result<E> (*parse)(std::string_view, std::string_view),
+                 std::string_view reason) const {
+    TELIC_ASSIGN_OR_RETURN(std::string text, Text(j, key));
+    Result<E> value = parse(text, "/" + key);
+    if (!value) return Bad("/" + key, reason);
+    return value;
+  }
+  template <typename E>
+  Result<std::optional<E>> OptWord(const Json& j, const std::string& key,
+                                   Result<E> (*parse)(std::string_view, std::string_view), std::string_view reason) const {
+    if (j.at(key).is_null()) return std::optional<E>();
+    TELIC_ASSIGN_OR_RETURN(E value, Word(j, key, parse, reason));
+    return std::optional<E>(value);
+  }
   Result<int64_t> Int(const Json& j, const std::string& key) const {
     const Json& v = j.at(key);
     if (!v.is_number_integer()) return Bad("/" + key, "must be an integer");
@@ -161,17 +178,17 @@ Result<store::RunRecord> ReadRun(const Json& j) {
   TELIC_ASSIGN_OR_RETURN(run.run_id, r.Id(j, "runId"));
   TELIC_ASSIGN_OR_RETURN(run.schema_version, r.Text(j, "schemaVersion"));
   TELIC_ASSIGN_OR_RETURN(run.repository_root, r.Text(j, "repositoryRoot"));
-  TELIC_ASSIGN_OR_RETURN(run.requested_mode, r.Text(j, "requestedMode"));
-  TELIC_ASSIGN_OR_RETURN(run.topology, r.Text(j, "topology"));
+  TELIC_ASSIGN_OR_RETURN(run.requested_mode, r.Word(j, "requestedMode", domain::ParseMode, "unknown mode"));
+  TELIC_ASSIGN_OR_RETURN(run.topology, r.Word(j, "topology", domain::ParseTopology, "unknown topology"));
   TELIC_ASSIGN_OR_RETURN(int64_t escalations, r.Int(j, "escalationCount"));
   TELIC_ASSIGN_OR_RETURN(run.prior_run_id, r.OptId(j, "priorRunId"));
-  TELIC_ASSIGN_OR_RETURN(run.status, r.Text(j, "status"));
-  TELIC_ASSIGN_OR_RETURN(run.phase, r.Text(j, "phase"));
-  TELIC_ASSIGN_OR_RETURN(run.resume_phase, r.OptText(j, "resumePhase"));
+  TELIC_ASSIGN_OR_RETURN(run.status, r.Word(j, "status", domain::ParseRunStatus, "unknown run status"));
+  TELIC_ASSIGN_OR_RETURN(run.phase, r.Word(j, "phase", domain::ParsePhase, "unknown phase"));
+  TELIC_ASSIGN_OR_RETURN(run.resume_phase, r.OptWord(j, "resumePhase", domain::ParsePhase, "unknown phase"));
   TELIC_ASSIGN_OR_RETURN(run.version, r.Int(j, "version"));
   TELIC_ASSIGN_OR_RETURN(int64_t revisions, r.Int(j, "promptRevisionsRemaining"));
   TELIC_ASSIGN_OR_RETURN(int64_t remediations, r.Int(j, "remediationsRemaining"));
-  TELIC_ASSIGN_OR_RETURN(run.outcome_hint, r.OptText(j, "outcomeHint"));
+  TELIC_ASSIGN_OR_RETURN(run.outcome_hint, r.OptWord(j, "outcomeHint", domain::ParseRunStatus, "unknown run status"));
   TELIC_ASSIGN_OR_RETURN(run.created_at, r.Text(j, "createdAt"));
   TELIC_ASSIGN_OR_RETURN(run.updated_at, r.Text(j, "updatedAt"));
   if (!j["extra"].is_object()) return r.Bad("/extra", "must be an object");
@@ -184,9 +201,6 @@ Result<store::RunRecord> ReadRun(const Json& j) {
   run.escalation_count = static_cast<int>(escalations);
   run.prompt_revisions_remaining = static_cast<int>(revisions);
   run.remediations_remaining = static_cast<int>(remediations);
-  if (std::find(store::kRunStatuses.begin(), store::kRunStatuses.end(), run.status) == store::kRunStatuses.end()) {
-    return r.Bad("/status", "unknown run status");
-  }
   return run;
 }
 
@@ -197,7 +211,7 @@ Result<store::StoredArtifact> ReadArtifact(const Json& j, const std::string& run
   store::StoredArtifact a;
   a.meta.run_id = run_id;
   TELIC_ASSIGN_OR_RETURN(a.meta.id, r.Id(j, "id"));
-  TELIC_ASSIGN_OR_RETURN(a.meta.type, r.Text(j, "type"));
+  TELIC_ASSIGN_OR_RETURN(a.meta.type, r.Word(j, "type", domain::ParseArtifactType, "unknown artifact type"));
   TELIC_ASSIGN_OR_RETURN(a.meta.schema_version, r.Text(j, "schemaVersion"));
   TELIC_ASSIGN_OR_RETURN(a.meta.producer, r.Text(j, "producer"));
   TELIC_ASSIGN_OR_RETURN(a.meta.sha256, r.Text(j, "sha256"));

@@ -9,6 +9,10 @@ namespace telic::controller {
 namespace {
 
 Json Optional(const std::optional<std::string>& value) { return value ? Json(*value) : Json(nullptr); }
+template <typename E>
+Json Optional(const std::optional<E>& value) {
+  return Optional(store::OptionalName(value));
+}
 
 }  // namespace
 
@@ -21,7 +25,7 @@ Json RunToJson(const store::RunRecord& r) {
           {"escalationCount", r.escalation_count},
           {"priorRunId", Optional(r.prior_run_id)},
           {"status", r.status},
-          {"phase", r.phase},
+          {"phase", domain::Name(r.phase)},
           {"resumePhase", Optional(r.resume_phase)},
           {"version", r.version},
           {"budgets",
@@ -34,7 +38,7 @@ Json RunToJson(const store::RunRecord& r) {
 
 Json RunSummaryToJson(const store::RunRecord& r) {
   return {{"runId", r.run_id},       {"schemaVersion", r.schema_version}, {"requestedMode", r.requested_mode},
-          {"topology", r.topology},  {"status", r.status},                {"phase", r.phase},
+          {"topology", r.topology},  {"status", r.status},                {"phase", domain::Name(r.phase)},
           {"resumePhase", Optional(r.resume_phase)}, {"version", r.version},
           {"outcomeHint", Optional(r.outcome_hint)}, {"createdAt", r.created_at}, {"updatedAt", r.updated_at}};
 }

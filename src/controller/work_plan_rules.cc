@@ -61,7 +61,7 @@ struct Control {
 Result<Control> LatestControl(RunSnapshot& snapshot) {
   Control control;
   for (auto it = snapshot.artifacts().rbegin(); it != snapshot.artifacts().rend(); ++it) {
-    if (it->type == "QualityReview" || it->type == "ReleaseAudit") {
+    if (it->type == domain::ArtifactType::kQualityReview || it->type == domain::ArtifactType::kReleaseAudit) {
       control.meta = &*it;
       break;
     }
@@ -70,7 +70,7 @@ Result<Control> LatestControl(RunSnapshot& snapshot) {
   TELIC_ASSIGN_OR_RETURN(control.body, snapshot.Body(*control.meta));
   std::string decision = control.body->value("decision", "");
   control.remediation = decision == "remediate";
-  control.correction = control.meta->type == "QualityReview" && decision == "proceed_to_fix";
+  control.correction = control.meta->type == domain::ArtifactType::kQualityReview && decision == "proceed_to_fix";
   return control;
 }
 
@@ -83,7 +83,7 @@ Status CheckScopedPlan(RunSnapshot& snapshot, const Control& control, const std:
       order = &(*gate)["correctionWorkOrder"];
     }
   } else {
-    const char* field = control.meta->type == "QualityReview" ? "remediationWorkOrder" : "remediationDefect";
+    const char* field = control.meta->type == domain::ArtifactType::kQualityReview ? "remediationWorkOrder" : "remediationDefect";
     if (control.body->contains(field)) order = &(*control.body)[field];
   }
   if (!order || !order->is_object()) return Reject("/nodes", "Scoped replanning is missing its typed work order");
@@ -303,7 +303,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   }
   TELIC_ASSIGN_OR_RETURN(Control control, LatestControl(snapshot));
   TELIC_ASSIGN_OR_RETURN(bool unlocked, AnalysisFixUnlocked(snapshot));
-  bool diagnosis_only = run.requested_mode == "analyze_and_fix" && !unlocked && !control.correction;
+  bool diagnosis_only = run.requested_mode == domain::Mode::kAnalyzeAndFix && !unlocked && !control.correction;
   Json ceiling = diagnosis_only ? RunAuthorization("analyze_only", envelope) : contract_permissions;
   std::vector<std::string> scoped;
   bool is_scoped = control.meta && (control.remediation || control.correction);
@@ -312,7 +312,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   std::set<std::string> covered;
   for (size_t index = 0; index < nodes.size(); ++index) {
     const Json& node = nodes[index];
-    TELIC_RETURN_IF_ERROR(CheckNode(node, index, contract_permissions, ceiling, global, run.requested_mode));
+    TELIC_RETURN_IF_ERROR(CheckNode(node, index, contract_permissions, ceiling, global, std::string(domain::Name(run.requested_mode))));
     std::string id = node.value("id", "");
     for (const auto& criterion : StringArray(node, "acceptanceCriteria")) {
       if (!ContainsString(criteria, criterion)) return Reject(NodeAt(index, "acceptanceCriteria"), fmt::format("Work node {} invents acceptance criterion {}", id, criterion));
@@ -328,7 +328,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
   std::vector<std::string> required_criteria;
   if (is_scoped) {
     required_criteria = scoped;
-  } else if (run.requested_mode == "analyze_and_fix" && !unlocked) {
+  } else if (run.requested_mode == domain::Mode::kAnalyzeAndFix && !unlocked) {
     for (const auto& [id, stage] : stages) {
       if (stage == "diagnosis") required_criteria.push_back(id);
     }
@@ -342,7 +342,7 @@ Status CheckWorkPlan(RunSnapshot& snapshot, const std::string& plan_id, const Js
     }
   }
   std::string stage;
-  if (run.requested_mode == "analyze_and_fix") stage = (control.correction || unlocked) ? "completion" : "diagnosis";
+  if (run.requested_mode == domain::Mode::kAnalyzeAndFix) stage = (control.correction || unlocked) ? "completion" : "diagnosis";
   return CheckVerificationScheduling(*contract, nodes, stages, stage);
 }
 

@@ -15,6 +15,8 @@
 #include <span>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "base/canonical_json.h"
 #include "base/status.h"
 
@@ -134,3 +136,22 @@ bool IsTerminal(RunStatus status);
 bool IsTerminal(TaskState state);
 
 }  // namespace telic::domain
+
+// fmt prints every vocabulary but Phase as its Name (Phase: see to_json).
+template <typename E>
+struct TelicVocabularyFormatter : fmt::formatter<std::string_view> {
+  template <typename FormatContext>
+  auto format(E value, FormatContext& ctx) const {
+    return fmt::formatter<std::string_view>::format(telic::domain::Name(value), ctx);
+  }
+};
+template <>
+struct fmt::formatter<telic::domain::RunStatus> : TelicVocabularyFormatter<telic::domain::RunStatus> {};
+template <>
+struct fmt::formatter<telic::domain::Mode> : TelicVocabularyFormatter<telic::domain::Mode> {};
+template <>
+struct fmt::formatter<telic::domain::Topology> : TelicVocabularyFormatter<telic::domain::Topology> {};
+template <>
+struct fmt::formatter<telic::domain::TaskState> : TelicVocabularyFormatter<telic::domain::TaskState> {};
+template <>
+struct fmt::formatter<telic::domain::ArtifactType> : TelicVocabularyFormatter<telic::domain::ArtifactType> {};

@@ -660,7 +660,10 @@ Result<RunRecord> ReadRun(const PGresult* r, int row) {
   run.version = Int(r, row, 10);
   run.prompt_revisions_remaining = static_cast<int>(Int(r, row, 11));
   run.remediations_remaining = static_cast<int>(Int(r, row, 12));
-  run.outcome_hint = OptText(r, row, 13);
+  if (std::optional<std::string> hint = OptText(r, row, 13)) {
+    TELIC_ASSIGN_OR_RETURN(run.outcome_hint,
+                           DecodeWordColumn("runs", run.run_id, "outcome_hint", *hint, domain::ParseRunStatus));
+  }
   run.created_at = Text(r, row, 14);
   run.updated_at = Text(r, row, 15);
   TELIC_ASSIGN_OR_RETURN(run.extra, DecodeJsonColumn("runs", run.run_id, "extra_json", Text(r, row, 16)));
@@ -673,7 +676,7 @@ Params RunParams(const RunRecord& r) {
   p.Add(domain::Name(r.topology)).Add(int64_t{r.escalation_count}).Add(r.prior_run_id).Add(domain::Name(r.status));
   p.Add(domain::Name(r.phase)).Add(OptionalName(r.resume_phase));
   p.Add(r.version).Add(int64_t{r.prompt_revisions_remaining}).Add(int64_t{r.remediations_remaining});
-  p.Add(r.outcome_hint).Add(r.created_at).Add(r.updated_at).Add(CanonicalJson(r.extra));
+  p.Add(OptionalName(r.outcome_hint)).Add(r.created_at).Add(r.updated_at).Add(CanonicalJson(r.extra));
   return p;
 }
 

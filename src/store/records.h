@@ -29,7 +29,8 @@ struct RunRecord {
   int64_t version = 1;
   int prompt_revisions_remaining = 1;
   int remediations_remaining = 1;
-  std::optional<std::string> outcome_hint;
+  // The status the final report must honour (completed, partial, blocked).
+  std::optional<domain::RunStatus> outcome_hint;
   std::string created_at;
   std::string updated_at;
   Json extra = Json::object();

@@ -562,7 +562,9 @@ Result<RunRecord> ReadRun(const Stmt& s) {
   r.version = s.Int(10);
   r.prompt_revisions_remaining = static_cast<int>(s.Int(11));
   r.remediations_remaining = static_cast<int>(s.Int(12));
-  r.outcome_hint = s.OptText(13);
+  if (std::optional<std::string> hint = s.OptText(13)) {
+    TELIC_ASSIGN_OR_RETURN(r.outcome_hint, DecodeWordColumn("runs", r.run_id, "outcome_hint", *hint, domain::ParseRunStatus));
+  }
   r.created_at = s.Text(14);
   r.updated_at = s.Text(15);
   TELIC_ASSIGN_OR_RETURN(r.extra, DecodeJsonColumn("runs", r.run_id, "extra_json", s.Text(16)));
@@ -575,7 +577,7 @@ void BindRun(Stmt& s, const RunRecord& r) {
   s.Bind(8, domain::Name(r.status)).Bind(9, domain::Name(r.phase)).Bind(10, OptionalName(r.resume_phase));
   s.Bind(11, r.version);
   s.Bind(12, int64_t{r.prompt_revisions_remaining}).Bind(13, int64_t{r.remediations_remaining});
-  s.Bind(14, r.outcome_hint).Bind(15, r.created_at).Bind(16, r.updated_at).Bind(17, CanonicalJson(r.extra));
+  s.Bind(14, OptionalName(r.outcome_hint)).Bind(15, r.created_at).Bind(16, r.updated_at).Bind(17, CanonicalJson(r.extra));
 }
 
 // Rolls back an open transaction unless Commit() was reached.
