@@ -19,10 +19,6 @@ const std::vector<std::string>& PhaseOrder() {
   return kOrder;
 }
 
-bool IsTerminalStatus(const std::string& state) {
-  return state == "completed" || state == "partial" || state == "blocked" || state == "cancelled";
-}
-
 // Events whose phase is a state the run was in (grounding, submissions,
 // clarifications, escalations); evidence and permission checks are not moves.
 bool IsStateEvent(const std::string& type) {
@@ -72,12 +68,12 @@ std::vector<std::string> PathTaken(const store::RunRecord& run, const std::vecto
     visit(event.phase);
     if (event.event_type == "clarification_requested") visit(kClarification);
   }
-  if (run.status == "awaiting_clarification") {
+  if (run.status == domain::RunStatus::kAwaitingClarification) {
     visit(kClarification);
-  } else if (IsTerminalStatus(run.status)) {
-    visit(run.status);
+  } else if (run.IsTerminal()) {
+    visit(std::string(domain::Name(run.status)));
   } else {
-    visit(run.phase);
+    visit(std::string(domain::Name(run.phase)));
   }
   return path;
 }
@@ -95,8 +91,9 @@ DagGraph PhaseDiagram(const store::RunRecord& run, const std::vector<store::Trac
     previous = &event;
   }
   std::set<std::string> visited(path.begin(), path.end());
-  bool terminal = IsTerminalStatus(run.status);
-  std::string current = run.status == "awaiting_clarification" ? kClarification : terminal ? run.status : run.phase;
+  std::string current = run.status == domain::RunStatus::kAwaitingClarification ? kClarification
+                        : run.IsTerminal() ? std::string(domain::Name(run.status))
+                                           : std::string(domain::Name(run.phase));
 
   DagGraph graph;
   auto node_class = [&](const std::string& id, std::string base) {
@@ -112,7 +109,7 @@ DagGraph PhaseDiagram(const store::RunRecord& run, const std::vector<store::Trac
     graph.nodes.push_back({kClarification, "clarification", "awaiting the user", node_class(kClarification, "pause"), "", ""});
   }
   std::vector<std::string> outcomes = {"completed", "partial", "blocked"};
-  if (run.status == "cancelled") outcomes.push_back("cancelled");
+  if (run.status == domain::RunStatus::kCancelled) outcomes.push_back(std::string(domain::Name(run.status)));
   for (const auto& outcome : outcomes) {
     std::string cls = "outcome outcome-" + outcome;
     graph.nodes.push_back({outcome, outcome, "terminal status", node_class(outcome, cls), "", ""});
