@@ -127,7 +127,7 @@ std::string FormatTaskTree(const graph::TaskList& list) {
   std::map<std::string, int> counts;
   for (const auto& t : list.tasks) {
     by_id[t.task_id] = &t;
-    ++counts[t.state];
+    ++counts[std::string(domain::Name(t.state))];
   }
   for (const auto& t : list.tasks) {
     if (t.parent_task_id && by_id.contains(*t.parent_task_id)) {
