@@ -50,7 +50,7 @@ Json ReReview(const ScenarioRun& s, const std::string& decision) {
 std::string AnswerId(const ScenarioRun& s) {
   std::string id;
   for (const auto& meta : s.Artifacts()) {
-    if (meta.type == "UserMessage" && !meta.source_refs.empty()) id = meta.id;
+    if (meta.type == domain::ArtifactType::kUserMessage && !meta.source_refs.empty()) id = meta.id;
   }
   return id;
 }
@@ -145,7 +145,7 @@ TEST(BudgetRulesTest, SnapshotsFollowTheRemediationCounterIncludingDenials) {
     ASSERT_TRUE(done) << step["say"] << ": " << done.error().message();
     ExpectSnapshotsFrom(s, from, step["say"]);
   }
-  EXPECT_EQ(s.run().status, "completed");
+  EXPECT_EQ(domain::Name(s.run().status), "completed");
   EXPECT_EQ(s.run().remediations_remaining, 0);
 }
 
@@ -159,11 +159,11 @@ TEST(BudgetRulesTest, ClarificationDoesNotRestoreThePromptRevision) {
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
   ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
-  ASSERT_EQ(s.run().phase, "agent_2_revise");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_2_revise");
   ASSERT_EQ(Of(s.run()), (Counters{0, 1}));
   auto asked = s.Submit("ClarificationRequest", Clarification(s));
   ASSERT_TRUE(asked) << asked.error().message();
-  ASSERT_EQ(s.run().status, "awaiting_clarification");
+  ASSERT_EQ(domain::Name(s.run().status), "awaiting_clarification");
   EXPECT_EQ(Of(s.run()), (Counters{0, 1}));
   EXPECT_EQ(s.action()["remainingBudgets"]["promptRevisions"], 0);
   ASSERT_TRUE(s.Answer("greeting-only"));
@@ -191,7 +191,7 @@ TEST(BudgetRulesTest, ClarificationDoesNotRestoreTheRemediation) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("plans the bounded fix"));
-  ASSERT_EQ(s.run().phase, "agent_3_plan");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_3_plan");
   ASSERT_TRUE(s.Rewrite([](store::RunRecord& run) {
     run.remediations_remaining = 0;
     run.prompt_revisions_remaining = 0;
@@ -331,8 +331,8 @@ TEST(BudgetRulesTest, RetriedGroundingAndResultAreRefusedAsStale) {
   EXPECT_EQ(s.Artifacts().size(), artifacts);
   int manifests = 0, results = 0;
   for (const auto& meta : s.Artifacts()) {
-    manifests += meta.type == "ContextManifest";
-    results += meta.type == "WorkResult";
+    manifests += meta.type == domain::ArtifactType::kContextManifest;
+    results += meta.type == domain::ArtifactType::kWorkResult;
   }
   EXPECT_EQ(manifests, 1);
   EXPECT_EQ(results, 1);

@@ -58,7 +58,7 @@ TEST_F(RunServiceTest, StartRunStoresRequestThenEnvelopeAndTwoEvents) {
   ASSERT_TRUE(started) << started.error().message();
   auto artifacts = *store_->ListArtifacts(started->run.run_id);
   ASSERT_EQ(artifacts.size(), 2u);
-  EXPECT_EQ(artifacts[0].type, "UserMessage");
+  EXPECT_EQ(domain::Name(artifacts[0].type), "UserMessage");
   EXPECT_EQ(artifacts[0].producer, "user");
   EXPECT_EQ(artifacts[1].type, "RunEnvelope");
   EXPECT_EQ(artifacts[1].id, started->run.run_id);
@@ -243,7 +243,7 @@ TEST_F(RunServiceTest, InputClosureOver256FailsInsteadOfTruncating) {
   std::string previous = store::ArtifactUri(id, id);
   for (int i = 0; i < 300; ++i) {
     std::string cid = "cr-" + std::to_string(i);
-    change.artifacts.push_back(store::MakeArtifact({cid, id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+    change.artifacts.push_back(store::MakeArtifact({cid, id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                                                    Json{{"evidenceInspected", Json::array({previous})}}));
     previous = store::ArtifactUri(id, cid);
   }
@@ -261,12 +261,12 @@ TEST_F(RunServiceTest, ProjectionFollowsReferencesInInsertionOrder) {
   change.run = started.run;
   change.run.version = 2;
   // cr-0 is not the latest request, but cr-1 cites it, so it is projected.
-  change.artifacts.push_back(store::MakeArtifact({"cr-0", id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+  change.artifacts.push_back(store::MakeArtifact({"cr-0", id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                                                  Json{{"evidenceInspected", Json::array()}}));
-  change.artifacts.push_back(store::MakeArtifact({"cr-x", id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+  change.artifacts.push_back(store::MakeArtifact({"cr-x", id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                                                  Json{{"evidenceInspected", Json::array()}}));
   change.artifacts.push_back(
-      store::MakeArtifact({"cr-1", id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+      store::MakeArtifact({"cr-1", id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                           Json{{"evidenceInspected", Json::array({store::ArtifactUri(id, "cr-0")})}}));
   ASSERT_TRUE(store_->ApplyChange(id, 1, change));
   auto action = service_->GetNextAction(id);

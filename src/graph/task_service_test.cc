@@ -91,7 +91,7 @@ class TaskServiceTest : public ::testing::TestWithParam<Backend> {
     ASSERT_TRUE(outcome) << outcome.error().message();
     auto v = service_->RecordVerification({t.task_id, true, {"ctest ok"}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt});
     ASSERT_TRUE(v) << v.error().message();
-    ASSERT_EQ(v->task.state, "completed");
+    ASSERT_EQ(domain::Name(v->task.state), "completed");
   }
 
   testing::TempDir dir_;
@@ -235,7 +235,7 @@ TEST_P(TaskServiceTest, CascadeFailThroughChainsAndDiamonds) {
   auto failed = service_->ResolveTask({top.task_id, "fail", "the approach is wrong", 0, {}});
   ASSERT_TRUE(failed) << failed.error().message();
   EXPECT_EQ(failed->cascaded.size(), 4u);
-  EXPECT_EQ(Get(left.task_id).state, "failed");
+  EXPECT_EQ(domain::Name(Get(left.task_id).state), "failed");
   EXPECT_EQ(Get(left.task_id).failed_dependency, top.task_id);
   EXPECT_NE(Get(left.task_id).failure_reason->find("dependency " + top.task_id + " (top) failed"), std::string::npos);
   TaskRecord b = Get(bottom.task_id);
@@ -279,13 +279,13 @@ TEST_P(TaskServiceTest, CascadeIsOneTransaction) {
   bump.updated_tasks.push_back(c2);
   store::TaskChange stale;
   TaskRecord a_failed = Get(a.task_id);
-  a_failed.state = "failed";
+  a_failed.state = domain::TaskState::kFailed;
   a_failed.version += 1;
   TaskRecord b_failed = Get(b.task_id);
-  b_failed.state = "failed";
+  b_failed.state = domain::TaskState::kFailed;
   b_failed.version += 1;
   TaskRecord c_failed = Get(c.task_id);
-  c_failed.state = "failed";
+  c_failed.state = domain::TaskState::kFailed;
   c_failed.version += 1;
   stale.updated_tasks = {a_failed, b_failed, c_failed};
   ASSERT_TRUE(store_->Apply(bump));
@@ -719,9 +719,9 @@ TEST_P(TaskServiceTest, ImportWorkPlanRejectsCyclesAndMapsDependencies) {
 store::RunRecord ExecutingRun(const std::string& run_id) {
   store::RunRecord run;
   run.run_id = run_id;
-  run.requested_mode = "analyze_only";
-  run.status = "running";
-  run.phase = "agent_4_execute";
+  run.requested_mode = domain::Mode::kAnalyzeOnly;
+  run.status = domain::RunStatus::kRunning;
+  run.phase = domain::Phase::kAgent4Execute;
   run.version = 1;
   run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
   return run;
@@ -729,7 +729,7 @@ store::RunRecord ExecutingRun(const std::string& run_id) {
 
 store::StoredArtifact ArtifactOf(const store::RunRecord& run, const std::string& id, const std::string& type,
                                  const Json& body) {
-  return store::MakeArtifact({id, run.run_id, type, "1.0", "agent", "", {}, "none", run.created_at}, body);
+  return store::MakeArtifact({id, run.run_id, *domain::ArtifactTypeNamed(type), "1.0", "agent", "", {}, "none", run.created_at}, body);
 }
 
 // covers DAG-008 DAG-010: a run's accepted WorkPlans and WorkResults drive its graph; syncing is idempotent,
@@ -761,13 +761,13 @@ TEST_P(TaskServiceTest, SyncRunMirrorsTheRunIdempotently) {
   auto names = [&] {
     std::map<std::string, std::string> out;
     auto list = service_->ListTasks(run.run_id);
-    for (const auto& t : list->tasks) out[t.name] = t.state;
+    for (const auto& t : list->tasks) out[t.name] = domain::Name(t.state);
     return out;
   };
   EXPECT_EQ(names(), (std::map<std::string, std::string>{{"plan-1/a", "completed"}, {"plan-1/b", "ready"},
                                                          {"plan-1/c", "pending"}}));
   store::RunRecord ended = run;
-  ended.status = "cancelled";
+  ended.status = domain::RunStatus::kCancelled;
   ended.version = 2;
   store::Change cancel;
   cancel.run = ended;

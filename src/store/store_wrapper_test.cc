@@ -15,12 +15,12 @@ Change NewRun(const std::string& id) {
   Change change;
   change.run.run_id = id;
   change.run.repository_root = "/repo";
-  change.run.requested_mode = "report_only";
-  change.run.status = "running";
-  change.run.phase = "context_discovery";
+  change.run.requested_mode = domain::Mode::kReportOnly;
+  change.run.status = domain::RunStatus::kRunning;
+  change.run.phase = domain::Phase::kContextGrounding;
   change.run.version = 1;
   change.run.created_at = change.run.updated_at = "2026-12-07T00:00:00.000Z";
-  change.artifacts.push_back(MakeArtifact({"req", id, "UserMessage", "1.0", "user", "", {}, "none", "t"},
+  change.artifacts.push_back(MakeArtifact({"req", id, domain::ArtifactType::kUserMessage, "1.0", "user", "", {}, "none", "t"},
                                           Json{{"content", "the request"}}));
   TraceEventRecord event;
   event.event_id = id + "-e1";
