@@ -66,7 +66,7 @@ TEST(ArtifactIndexCacheTest, ExtendsByAppendsFromAnyConnection) {
   EXPECT_EQ((*second)->OfType("Evidence").size(), 3u);
   EXPECT_EQ((*second)->OfType("WorkResult").size(), 3u);
   ASSERT_NE((*second)->Find("evidence-4"), nullptr);
-  EXPECT_EQ((*second)->Find("evidence-4")->type, "WorkResult");
+  EXPECT_EQ(domain::Name((*second)->Find("evidence-4")->type), "WorkResult");
   EXPECT_EQ((*second)->Find("nope"), nullptr);
   // The first index handed out is unchanged (readers keep a consistent view).
   EXPECT_EQ((*first)->list().size(), 1u);

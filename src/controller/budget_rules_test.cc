@@ -167,20 +167,20 @@ TEST(BudgetRulesTest, ClarificationDoesNotRestoreThePromptRevision) {
   EXPECT_EQ(Of(s.run()), (Counters{0, 1}));
   EXPECT_EQ(s.action()["remainingBudgets"]["promptRevisions"], 0);
   ASSERT_TRUE(s.Answer("greeting-only"));
-  EXPECT_EQ(s.run().phase, "agent_2_revise");
+  EXPECT_EQ(domain::Name(s.run().phase), "agent_2_revise");
   EXPECT_EQ(Of(s.run()), (Counters{0, 1}));
   EXPECT_EQ(s.action()["remainingBudgets"]["promptRevisions"], 0);
   EXPECT_EQ(s.action()["remainingBudgets"]["postExecutionRemediations"], 1);
   auto revised = s.Submit("TaskContract", RevisedContract(s),
                           {s.Uri("contract-01"), s.Uri("prompt-review-01"), s.Uri("clarification-01"), s.Uri(AnswerId(s))});
   ASSERT_TRUE(revised) << revised.error().message();
-  ASSERT_EQ(s.run().phase, "agent_1_review");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_1_review");
   auto again = s.Submit("PromptReview", ReReview(s, "revise"));
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message().find("revise is allowed only at revision 0"), std::string::npos)
       << again.error().message();
   store::RunRecord now = *s.store().GetRun(s.run().run_id);
-  EXPECT_EQ(now.phase, "agent_1_review");
+  EXPECT_EQ(domain::Name(now.phase), "agent_1_review");
   EXPECT_EQ(Of(now), (Counters{0, 1}));
 }
 
@@ -200,7 +200,7 @@ TEST(BudgetRulesTest, ClarificationDoesNotRestoreTheRemediation) {
   EXPECT_EQ(Of(s.run()), (Counters{0, 0}));
   EXPECT_EQ(s.action()["remainingBudgets"]["postExecutionRemediations"], 0);
   ASSERT_TRUE(s.Answer("greeting-only"));
-  EXPECT_EQ(s.run().phase, "agent_3_plan");
+  EXPECT_EQ(domain::Name(s.run().phase), "agent_3_plan");
   EXPECT_EQ(Of(*s.store().GetRun(s.run().run_id)), (Counters{0, 0}));
   EXPECT_EQ(s.action()["remainingBudgets"]["promptRevisions"], 0);
   EXPECT_EQ(s.action()["remainingBudgets"]["postExecutionRemediations"], 0);
@@ -297,7 +297,7 @@ TEST(BudgetRulesTest, RetriedPhaseSubmissionNeitherRerunsThePhaseNorResetsBudget
   EXPECT_EQ(rerun.error().code(), ErrorCode::kInvalidArgument);
   store::RunRecord now = *s.store().GetRun(s.run().run_id);
   EXPECT_EQ(now.version, after.version);
-  EXPECT_EQ(now.phase, "agent_2_revise");
+  EXPECT_EQ(domain::Name(now.phase), "agent_2_revise");
   EXPECT_EQ(Of(now), (Counters{0, 1}));
   EXPECT_EQ(s.Artifacts().size(), artifacts);
   EXPECT_EQ(s.Trace().size(), events);

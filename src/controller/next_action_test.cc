@@ -279,7 +279,7 @@ TEST(NextActionTest, EffectivePermissionsNeverExceedTheRunAuthorization) {
   Json authority = RunAuthority(s);
   for (size_t i = 0; i + 1 < seen.size(); ++i) {
     const Json& granted = seen[i].action["effectivePermissions"];
-    SCOPED_TRACE(seen[i].run.phase);
+    SCOPED_TRACE(domain::Name(seen[i].run.phase));
     EXPECT_TRUE(policy::PermissionSetIsSubset(granted, authority)) << granted.dump();
     if (seen[i].run.phase == domain::Phase::kContextGrounding) {
       Json expected = policy::EmptyPermissionSet();
@@ -585,7 +585,7 @@ TEST(NextActionTest, EachPhaseProjectionHoldsOnlyThatPhasesInputs) {
   for (const auto& meta : s.Artifacts()) stored_types.insert(std::string(domain::Name(meta.type)));
   EXPECT_TRUE(stored_types.count("ScenarioSpec"));
   EXPECT_TRUE(stored_types.count("ContextDocument"));
-  EXPECT_EQ(s.run().status, "completed");
+  EXPECT_EQ(domain::Name(s.run().status), "completed");
 }
 
 // ------------------------------------------------------------------ TEL-200
@@ -810,7 +810,7 @@ TEST(NextActionTest, ReleaseAuditActionInputsAndBoundedRework) {
   spent.remediations_remaining = 0;
   auto t = AdvanceRun(spent, "ReleaseAudit", {{"decision", "remediate"}});
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_5_report");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_report");
   EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "blocked");
   EXPECT_EQ(t->run.remediations_remaining, 0);
   EXPECT_EQ(t->budget_consumed, "");

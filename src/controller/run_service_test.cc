@@ -60,7 +60,7 @@ TEST_F(RunServiceTest, StartRunStoresRequestThenEnvelopeAndTwoEvents) {
   ASSERT_EQ(artifacts.size(), 2u);
   EXPECT_EQ(domain::Name(artifacts[0].type), "UserMessage");
   EXPECT_EQ(artifacts[0].producer, "user");
-  EXPECT_EQ(artifacts[1].type, "RunEnvelope");
+  EXPECT_EQ(domain::Name(artifacts[1].type), "RunEnvelope");
   EXPECT_EQ(artifacts[1].id, started->run.run_id);
   auto request = store_->GetArtifact(started->run.run_id, artifacts[0].id);
   EXPECT_EQ(Json::parse(request->canonical_body)["content"], "  keep   these\nbytes  ");
@@ -133,7 +133,7 @@ TEST_F(RunServiceTest, CancelChecksTokensInOrderAndIsIdempotentWhenTerminal) {
   EXPECT_EQ(service_->CancelRun(id, "wrong", 1).error().message(), "Stale or foreign action_id; reload the next action");
   auto cancelled = service_->CancelRun(id, ActionId(started.run), 1);
   ASSERT_TRUE(cancelled);
-  EXPECT_EQ(cancelled->run.status, "cancelled");
+  EXPECT_EQ(domain::Name(cancelled->run.status), "cancelled");
   EXPECT_EQ(cancelled->run.version, 2);
   EXPECT_EQ(cancelled->next_action["kind"], "terminal");
   auto again = service_->CancelRun(id, ActionId(cancelled->run), 2);

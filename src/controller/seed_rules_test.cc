@@ -132,7 +132,7 @@ TEST(SeedRulesTest, AuthorizationSurvivesClarificationAndRevisionUnchanged) {
   Json authorization = s.Artifact(s.run().run_id)["authorization"];
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
   ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
-  ASSERT_EQ(s.run().phase, "agent_2_revise");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_2_revise");
   ASSERT_TRUE(s.Submit("ClarificationRequest", SeedClarification(s)));
   ASSERT_TRUE(s.Answer("greeting-only"));
   EXPECT_EQ(s.Find(s.run().run_id)->sha256, envelope_sha);
@@ -169,7 +169,7 @@ TEST(SeedRulesTest, RevisedContractCitesPriorContractAndReview) {
   version_one["version"] = 1;
   SeedExpectRefused(s, "TaskContract", version_one, needle, {s.Uri("contract-01"), s.Uri("prompt-review-01")});
   ASSERT_TRUE(s.Submit("TaskContract", RevisedContract(s), {s.Uri("contract-01"), s.Uri("prompt-review-01")}));
-  EXPECT_EQ(s.run().phase, "agent_1_review");
+  EXPECT_EQ(domain::Name(s.run().phase), "agent_1_review");
 }
 
 // covers TEL-118: the revision preserves the declared fields: changing the
@@ -293,7 +293,7 @@ TEST(SeedRulesTest, ProjectionsReferenceStoredArtifactsThatStayUnchanged) {
     if (step.value("say", "").find("compiles the task contract") != std::string::npos) submitted_contract = s.Body(step);
     check();
   }
-  EXPECT_EQ(s.run().status, "completed");
+  EXPECT_EQ(domain::Name(s.run().status), "completed");
   EXPECT_TRUE(plan_saw_contract);
   Json stored = s.Artifact("contract-01");
   EXPECT_EQ(stored["permissions"], submitted_contract["permissions"]);

@@ -50,8 +50,8 @@ TEST(TransitionsTest, ForensicReverify) {
   Json reverify = {{"decision", "partial"}, {"reviewKind", "evidence_reverify"}};
   auto t = AdvanceRun(MakeRun("agent_3_evidence_reverify", "forensic"), "QualityReview", reverify);
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_5_audit");
-  EXPECT_EQ(t->run.outcome_hint, "partial");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_audit");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "partial");
   reverify["decision"] = "remediate";
   EXPECT_EQ(Next(MakeRun("agent_3_evidence_reverify", "forensic"), "QualityReview", reverify),
             "error: Unsupported forensic evidence reverify decision: remediate");
@@ -62,19 +62,19 @@ TEST(TransitionsTest, ForensicReverify) {
 TEST(TransitionsTest, PromptReviewBudget) {
   auto t = AdvanceRun(MakeRun("agent_1_review"), "PromptReview", Decision("revise"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_2_revise");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_2_revise");
   EXPECT_EQ(t->run.prompt_revisions_remaining, 0);
   EXPECT_EQ(t->budget_consumed, "prompt_revision");
   store::RunRecord spent = MakeRun("agent_1_review");
   spent.prompt_revisions_remaining = 0;
   t = AdvanceRun(spent, "PromptReview", Decision("revise"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_5_report");
-  EXPECT_EQ(t->run.outcome_hint, "blocked");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "blocked");
   t = AdvanceRun(MakeRun("agent_1_review"), "PromptReview", Decision("block"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.outcome_hint, "blocked");
-  EXPECT_EQ(t->run.phase, "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "blocked");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_report");
 }
 
 // covers TEL-224 TEL-226 TEL-239: one post-execution remediation shared by Agent 3 and Agent 5.
@@ -88,13 +88,13 @@ TEST(TransitionsTest, RemediationIsSharedAndBounded) {
   audit.remediations_remaining = 0;
   t = AdvanceRun(audit, "ReleaseAudit", Decision("remediate"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_5_report");
-  EXPECT_EQ(t->run.outcome_hint, "blocked");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "blocked");
   audit.remediations_remaining = 1;
   audit.outcome_hint = domain::RunStatus::kPartial;
   t = AdvanceRun(audit, "ReleaseAudit", Decision("remediate"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_3_plan");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_3_plan");
   EXPECT_FALSE(t->run.outcome_hint.has_value());
 }
 
@@ -114,7 +114,7 @@ TEST(TransitionsTest, MicroEscalation) {
   auto t = AdvanceRun(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("partial"));
   ASSERT_TRUE(t);
   EXPECT_EQ(domain::Name(t->run.topology), "standard");
-  EXPECT_EQ(t->run.phase, "agent_1_review");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_1_review");
   EXPECT_EQ(Next(MakeRun("agent_1_frame", "micro", "report_only"), "ProblemFrame", Json::object()), "agent_3_review");
   EXPECT_EQ(Next(MakeRun("agent_1_frame", "micro", "fix_only"), "ProblemFrame", Json::object()), "agent_4_execute");
   EXPECT_EQ(Next(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("pass")), "agent_5_report");
@@ -143,8 +143,8 @@ TEST(TransitionsTest, ClarificationAndWrongTypes) {
   EXPECT_EQ(store::OptionalName(t->run.resume_phase), "agent_3_plan");
   auto resumed = ResumeAfterClarification(t->run);
   ASSERT_TRUE(resumed);
-  EXPECT_EQ(resumed->phase, "agent_3_plan");
-  EXPECT_EQ(resumed->status, "running");
+  EXPECT_EQ(domain::Name(resumed->phase), "agent_3_plan");
+  EXPECT_EQ(domain::Name(resumed->status), "running");
   EXPECT_EQ(Next(MakeRun("agent_1_frame"), "WorkPlan", Json::object()),
             "error: Phase agent_1_frame requires ProblemFrame or ClarificationRequest; received WorkPlan");
   EXPECT_EQ(Next(MakeRun("agent_5_audit"), "ClarificationRequest", Json::object()),
@@ -157,9 +157,9 @@ TEST(TransitionsTest, ClarificationAndWrongTypes) {
 // covers TEL-080: the second boundary routes to a blocked report.
 TEST(TransitionsTest, ClarificationBudgetExhausted) {
   Transition t = ClarificationBudgetExhausted(MakeRun("agent_2_compile"));
-  EXPECT_EQ(t.run.phase, "agent_5_report");
-  EXPECT_EQ(t.run.outcome_hint, "blocked");
-  EXPECT_EQ(t.run.status, "running");
+  EXPECT_EQ(domain::Name(t.run.phase), "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t.run.outcome_hint), "blocked");
+  EXPECT_EQ(domain::Name(t.run.status), "running");
 }
 
 }  // namespace

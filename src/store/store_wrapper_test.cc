@@ -54,7 +54,7 @@ TEST(StoreWrapperTest, ForwardsEveryCallAndKeepsTheOverride) {
   EXPECT_EQ(store.run_reads, 1);
   EXPECT_EQ(store.ListRuns(10)->size(), 1u);
   EXPECT_EQ(store.ListArtifacts("r1")->size(), 1u);
-  EXPECT_EQ(store.GetArtifact("r1", "req")->meta.type, "UserMessage");
+  EXPECT_EQ(domain::Name(store.GetArtifact("r1", "req")->meta.type), "UserMessage");
   EXPECT_EQ(store.GetTrace("r1", 0, 10)->events.size(), 1u);
   EXPECT_EQ(store.GetRunAndArtifactsAfter("r1", 0)->appended.size(), 1u);
   // The calls a bare Store answers by itself (no log, no cost) reach the backend too.
