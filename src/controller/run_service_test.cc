@@ -80,7 +80,7 @@ TEST_F(RunServiceTest, StartRunStoresRequestThenEnvelopeAndTwoEvents) {
 // back and must compute the very same action (phase, permissions, budgets),
 // for every mode and odd request text.
 TEST_F(RunServiceTest, StartRunActionEqualsTheActionComputedFromTheLedger) {
-  for (const char* mode : {"report_only", "plan_only", "implement"}) {
+  for (const char* mode : {"report_only", "plan_only", "analyze_and_fix"}) {
     for (const char* text : {"Explain what src/app.ts does", "\u00e9\u2028 \"quoted\" \\ tab\t", "  x  "}) {
       auto started = service_->StartRun(Request(text, mode));
       ASSERT_TRUE(started) << started.error().message();
