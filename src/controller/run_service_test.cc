@@ -92,6 +92,26 @@ TEST_F(RunServiceTest, StartRunActionEqualsTheActionComputedFromTheLedger) {
   }
 }
 
+// covers issue 41 item 2: a mode or topology override outside its vocabulary
+// is refused where the request enters, naming its pointer; nothing is stored.
+TEST_F(RunServiceTest, AnUnknownModeOrTopologyIsRefusedWithItsPointer) {
+  auto unknown_mode = service_->StartRun(Request("Explain src/app.ts", "implement"));
+  ASSERT_FALSE(unknown_mode);
+  EXPECT_EQ(unknown_mode.error().code(), ErrorCode::kInvalidArgument);
+  ASSERT_EQ(unknown_mode.error().issues().size(), 1u);
+  EXPECT_EQ(unknown_mode.error().issues()[0].pointer, "/mode");
+  auto r = Request("Explain src/app.ts", "report_only");
+  r.topology_override = "huge";
+  auto unknown_topology = service_->StartRun(r);
+  ASSERT_FALSE(unknown_topology);
+  EXPECT_EQ(unknown_topology.error().code(), ErrorCode::kInvalidArgument);
+  ASSERT_EQ(unknown_topology.error().issues().size(), 1u);
+  EXPECT_EQ(unknown_topology.error().issues()[0].pointer, "/topology_override");
+  auto runs = store_->ListRuns(10);
+  ASSERT_TRUE(runs);
+  EXPECT_TRUE(runs->empty());
+}
+
 TEST_F(RunServiceTest, RejectedStartStoresNothing) {
   auto r = Request("x", "fix_only");
   r.shell_execute_allowlist = {"npm test"};

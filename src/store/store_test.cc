@@ -924,6 +924,41 @@ TEST_P(StoreTest, CorruptJsonColumnsReadAsDataLossWithTableAndKey) {
   expect_loss((*reopened)->ListArtifacts("r1"), "artifacts row r1/req: source_refs_json is not a list of strings");
 }
 
+// covers issue 41 item 2: a vocabulary column (a run's status, phase, mode,
+// topology, resume phase or outcome hint, an artifact's type) holding a word
+// outside its vocabulary reads back as data_loss naming the table, the key
+// and the column, on every backend.
+TEST_P(StoreTest, UnknownVocabularyWordsReadAsDataLossWithTableAndKey) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"status", "finished"}, {"phase", "agent_9_dream"}, {"requested_mode", "implement"},
+      {"topology", "huge"},   {"resume_phase", "later"},  {"outcome_hint", "fine"}};
+  std::string sql = GetParam() == Backend::kPostgres ? "ALTER TABLE artifacts DISABLE TRIGGER USER; "
+                                                     : "DROP TRIGGER artifacts_immutable; ";
+  for (const auto& [column, word] : columns) {
+    ASSERT_TRUE(store_->CreateRun(NewRunChange("r-" + column)));
+    sql += "UPDATE runs SET " + column + " = '" + word + "' WHERE run_id = 'r-" + column + "'; ";
+  }
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r-type")));
+  sql += "UPDATE artifacts SET type = 'Memo' WHERE run_id = 'r-type'";
+  store_.reset();
+  ASSERT_EQ(RawExec(sql), "");
+  auto reopened = Open();
+  ASSERT_TRUE(reopened);
+  for (const auto& [column, word] : columns) {
+    auto run = (*reopened)->GetRun("r-" + column);
+    ASSERT_FALSE(run) << column;
+    EXPECT_EQ(run.error().code(), ErrorCode::kDataLoss) << run.error().message();
+    EXPECT_NE(run.error().message().find("runs row r-" + column + ": " + column + " is not readable"),
+              std::string::npos)
+        << run.error().message();
+  }
+  auto artifacts = (*reopened)->ListArtifacts("r-type");
+  ASSERT_FALSE(artifacts);
+  EXPECT_EQ(artifacts.error().code(), ErrorCode::kDataLoss);
+  EXPECT_NE(artifacts.error().message().find("artifacts row r-type/req: type is not readable"), std::string::npos)
+      << artifacts.error().message();
+}
+
 TEST_P(StoreTest, BodiesOverTheLimitAreRejected) {
   Change change = NewRunChange("r1");
   std::string big(kMaxArtifactBodyBytes, 'x');
