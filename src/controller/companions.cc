@@ -36,11 +36,11 @@ bool DigestVerifies(RunSnapshot& snapshot, const std::string& ref) {
 
 Result<std::vector<Companion>> BuildMicroPack(RunSnapshot& snapshot, const std::string& frame_id, const Json& frame) {
   const auto& run = snapshot.run();
-  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody("RunEnvelope"));
+  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody(domain::ArtifactType::kRunEnvelope));
   const Json& criteria = frame.value("draftAcceptanceCriteria", Json::array());
   if (criteria.empty()) return Fail(ErrorCode::kInvalidArgument, "Micro bootstrap requires one draft acceptance criterion");
   const Json& criterion = criteria[0];
-  std::string manifest_ref = snapshot.LatestRef("ContextManifest");
+  std::string manifest_ref = snapshot.LatestRef(domain::ArtifactType::kContextManifest);
   std::string frame_ref = snapshot.Uri(frame_id);
   std::vector<std::string> context = ContextRefs(frame, manifest_ref);
   const domain::Mode mode = run.requested_mode;
@@ -72,7 +72,7 @@ Result<std::vector<Companion>> BuildMicroPack(RunSnapshot& snapshot, const std::
   Json node = {{"id", "micro-execute"}, {"logicalRole", "executor"}, {"objective", frame.value("goal", "")},
                {"dependsOn", Json::array()}, {"inputRefs", Json::array({contract_ref})}, {"contextRefs", context},
                {"allowedTools", tools}, {"requiredCapabilities", tools}, {"permissions", granted},
-               {"outputType", "WorkResult"}, {"acceptanceCriteria", Json::array({criterion.value("id", "")})},
+               {"outputType", domain::ArtifactType::kWorkResult}, {"acceptanceCriteria", Json::array({criterion.value("id", "")})},
                {"stopConditions", Json::array({"Stop within the micro topology scope."})},
                {"budgets", {{"maximumToolCalls", calls}, {"maximumChildren", 0}}}};
   Json plan = {{"schemaVersion", "1.0"}, {"id", "plan-01"}, {"runId", run.run_id}, {"taskContractRef", contract_ref},

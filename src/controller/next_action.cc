@@ -223,7 +223,8 @@ Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<Artifact
     TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> result, load(meta));
     if (result->value("workPlanRef", "") != plan_ref) continue;
     attempted.insert(result->value("nodeId", ""));
-    if (result->value("status", "") == "completed") completed.insert(result->value("nodeId", ""));
+    // A WorkResult "completed" completes its node (the task state of that name).
+    if (domain::TaskStateNamed(result->value("status", "")) == domain::TaskState::kCompleted) completed.insert(result->value("nodeId", ""));
   }
   for (const Json& node : MemberOr(*work.plan, "nodes", kEmptyArray)) {
     std::string id = node.value("id", "");

@@ -357,13 +357,15 @@ Result<ObservedSubmission> RunService::ObserveUserReport(RunSnapshot& snapshot, 
   const store::RunRecord& run = snapshot.run();
   RunObservation observed = RunObservationOf(run);
   std::string status = body.value("terminalStatus", "");
-  bool claims_completion = status == "completed" || status == "partial";
+  // A report's terminal status shares the run statuses' words (failed_verification aside).
+  std::optional<domain::RunStatus> reported = domain::RunStatusNamed(status);
+  bool claims_completion = reported == domain::RunStatus::kCompleted || reported == domain::RunStatus::kPartial;
   ObservedSubmission out;
   bool strict = observed.policy == ObservationPolicy::kRequireObserved;
   if (!observed.shared || !work_tree_ || !observed.baseline) {
     out.note = NotObservedNote(observed);
     if (observed.shared && !observed.baseline) out.note["reason"] = "not observed: the run has no work-tree baseline";
-    if (strict && status == "completed") {
+    if (strict && reported == domain::RunStatus::kCompleted) {
       return RuleViolation("/terminalStatus",
                            fmt::format("require_observed: completed needs observed work, but {}", out.note.value("reason", "")));
     }
@@ -383,7 +385,7 @@ Result<ObservedSubmission> RunService::ObserveUserReport(RunSnapshot& snapshot, 
                                      "declare them in a WorkResult, undo them, or report blocked or failed_verification",
                                      observation::DescribeUndeclared(*undeclared)));
   }
-  if (strict && status == "completed") TELIC_RETURN_IF_ERROR(CheckRequireObserved(snapshot, body));
+  if (strict && reported == domain::RunStatus::kCompleted) TELIC_RETURN_IF_ERROR(CheckRequireObserved(snapshot, body));
   Json listed = Json::array();
   for (const auto& change : *undeclared) listed.push_back(change.ToJson());
   out.note = {{"observed", true},

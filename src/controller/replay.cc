@@ -55,7 +55,7 @@ Result<std::string> ApplyEvent(RunSnapshot& full, store::RunRecord& state, const
   if (!meta) return fmt::format("event {} names a missing artifact {}", e.sequence, e.output_refs.front());
   TELIC_ASSIGN_OR_RETURN(const Json* body, full.Body(*meta));
   if (e.event_type == "clarification_answered") {
-    TELIC_ASSIGN_OR_RETURN(const Json* request, full.LatestBodyOrNull("ClarificationRequest"));
+    TELIC_ASSIGN_OR_RETURN(const Json* request, full.LatestBodyOrNull(domain::ArtifactType::kClarificationRequest));
     std::string effect = "cancel";
     std::string answer(TrimJs(body->value("content", "")));
     for (const Json& choice : request ? request->value("responseChoices", Json::array()) : Json::array()) {
@@ -121,7 +121,7 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
   for (const auto& e : *trace) {
     if (e.event_type == "topology_classified" && !classified) classified = &e;
   }
-  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody("RunEnvelope"));
+  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody(domain::ArtifactType::kRunEnvelope));
   state.topology = domain::TopologyNamed(envelope->value("topology", std::string(domain::Name(run.topology))))
                        .value_or(run.topology);
   Json differences = Json::array();

@@ -62,7 +62,7 @@ std::string ProducerFor(const store::RunRecord& run, std::optional<ArtifactType>
 // when no answered clarification is pending (PROTOCOL §10.5).
 std::vector<std::string> PendingClarificationLineage(const RunSnapshot& snapshot) {
   std::set<std::string> requests;
-  for (const auto* meta : snapshot.All("ClarificationRequest")) requests.insert(meta->id);
+  for (const auto* meta : snapshot.All(ArtifactType::kClarificationRequest)) requests.insert(meta->id);
   const auto& artifacts = snapshot.artifacts();
   auto names_request = [&](const std::string& ref) {
     auto id = ArtifactIdFromUri(ref);
@@ -299,7 +299,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   const std::vector<ArtifactType>& accepted = AcceptedArtifactTypes(run);
   auto accepts = [&](ArtifactType t) { return std::find(accepted.begin(), accepted.end(), t) != accepted.end(); };
   bool clarification_exhausted = kind == ArtifactType::kClarificationRequest &&
-                                 snapshot.Count(domain::Name(ArtifactType::kClarificationRequest)) >= kMaxClarificationsPerRun;
+                                 snapshot.Count(ArtifactType::kClarificationRequest) >= kMaxClarificationsPerRun;
   if (clarification_exhausted && !accepts(ArtifactType::kClarificationRequest)) {
     return Reject(fmt::format("Phase {} cannot record another clarification boundary", domain::Name(run.phase)));
   }
@@ -404,9 +404,9 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
     }
   }
   if ((run.topology == Topology::kMicro || run.topology == Topology::kStandard) && kind == ArtifactType::kQualityReview &&
-      body.value("decision", "") == "pass" && !snapshot.Latest("ReceiptAudit")) {
+      body.value("decision", "") == "pass" && !snapshot.Latest(ArtifactType::kReceiptAudit)) {
     TELIC_ASSIGN_OR_RETURN(Receipt receipt, CertifyReview(snapshot, id, body, now));
-    TELIC_RETURN_IF_ERROR(ValidateArtifactBody("ReceiptAudit", receipt.artifact.body));
+    TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(ArtifactType::kReceiptAudit)), receipt.artifact.body));
     change.artifacts.push_back(store::MakeArtifact({receipt.artifact.id, run.run_id, ArtifactType::kReceiptAudit, "1.0", "controller", "",
                                                     receipt.artifact.source_refs, "none", now},
                                                    receipt.artifact.body));
@@ -543,7 +543,7 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
       return Fail(ErrorCode::kResourceExhausted, fmt::format("Evidence quota of {} per WorkPlan reached", kMaxEvidencePerWorkPlan));
     }
   } else {
-    for (const auto* meta : snapshot.All("ScenarioSpec")) {
+    for (const auto* meta : snapshot.All(ArtifactType::kScenarioSpec)) {
       TELIC_ASSIGN_OR_RETURN(const Json* spec, snapshot.Body(*meta));
       if (spec->value("problemFrameRef", "") == body.value("problemFrameRef", "")) {
         return Fail(ErrorCode::kResourceExhausted, "Only one ScenarioSpec may be stored for the current ProblemFrame");
@@ -577,7 +577,7 @@ Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting clarification", run.run_id));
   }
   TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_, &bodies_));
-  const store::ArtifactMeta* request = snapshot.Latest("ClarificationRequest");
+  const store::ArtifactMeta* request = snapshot.Latest(ArtifactType::kClarificationRequest);
   if (!request) return Fail(ErrorCode::kDataLoss, "Awaiting-clarification run has no request artifact");
   TELIC_ASSIGN_OR_RETURN(const Json* request_body, snapshot.Body(*request));
   const Json choices = request_body->value("responseChoices", Json::array());

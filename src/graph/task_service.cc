@@ -423,7 +423,8 @@ Result<SyncSummary> TaskService::SyncRunOnce(const std::string& run_id) {
       int index = found->second;
       std::string status = result.value("status", "");
       scope.AddEvent(index, "work_result_accepted", "controller", {{"workResult", meta.id}, {"status", status}});
-      if (status == "completed") {
+      // A WorkResult's status "completed" completes its task; every other status fails it.
+      if (domain::TaskStateNamed(status) == TaskState::kCompleted) {
         TELIC_RETURN_IF_ERROR(scope.Complete(index));
         summary.completed += 1;
       } else {
