@@ -73,7 +73,8 @@ Result<Transition> AfterMicroReview(const RunRecord& run, const std::string& dec
     return WithHint(To(run, Phase::kAgent5Report, fmt::format("Micro spot-check recorded {}; final report is next.", decision)),
                     decision == "pass" ? run.outcome_hint : std::optional<RunStatus>(RunStatus::kBlocked));
   }
-  if (decision == "partial" || decision == "remediate") {
+  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
+  if (kind == domain::ReviewDecision::kPartial || kind == domain::ReviewDecision::kRemediate) {
     Transition t = To(run, Phase::kAgent1Review,
                       decision == "remediate"
                           ? "MICRO_SPOT_REMEDIATE: micro spot-check escalated to standard contract review."
@@ -92,7 +93,9 @@ Result<Transition> AfterQualityReview(const RunRecord& run, const std::string& d
     }
     return To(run, Phase::kAgent3Plan, "Diagnosis review passed the mutation gate; a separately bounded fix plan is next.");
   }
-  if (decision == "pass" || decision == "partial" || decision == "block") {
+  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
+  if (kind == domain::ReviewDecision::kPass || kind == domain::ReviewDecision::kPartial ||
+      kind == domain::ReviewDecision::kBlock) {
     bool forensic = run.topology == Topology::kForensic;
     std::string summary = forensic
                               ? fmt::format("Quality review recorded {}; forensic evidence reverify is next.", decision)
@@ -115,7 +118,9 @@ Result<Transition> AfterQualityReview(const RunRecord& run, const std::string& d
 Result<Transition> AfterReverify(const RunRecord& run, const Json& body, const std::string& decision) {
   std::string kind = body.contains("reviewKind") && body["reviewKind"].is_string() ? body["reviewKind"].get<std::string>() : "spot";
   if (kind != "evidence_reverify") return Reject("Forensic evidence reverify requires reviewKind evidence_reverify");
-  if (decision == "pass" || decision == "partial" || decision == "block") {
+  std::optional<domain::ReviewDecision> decided = domain::ReviewDecisionNamed(decision);
+  if (decided == domain::ReviewDecision::kPass || decided == domain::ReviewDecision::kPartial ||
+      decided == domain::ReviewDecision::kBlock) {
     return WithHint(To(run, Phase::kAgent5Audit, fmt::format("Forensic evidence reverify recorded {}; release audit is next.", decision)),
                     ReviewHint(run, decision));
   }
@@ -123,10 +128,12 @@ Result<Transition> AfterReverify(const RunRecord& run, const Json& body, const s
 }
 
 Result<Transition> AfterReleaseAudit(const RunRecord& run, const std::string& decision) {
-  if (decision == "release" || decision == "partial" || decision == "block") {
-    RunStatus hint = decision == "release"   ? run.outcome_hint.value_or(RunStatus::kCompleted)
-                     : decision == "partial" ? RunStatus::kPartial
-                                             : RunStatus::kBlocked;
+  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
+  if (kind == domain::ReviewDecision::kRelease || kind == domain::ReviewDecision::kPartial ||
+      kind == domain::ReviewDecision::kBlock) {
+    RunStatus hint = kind == domain::ReviewDecision::kRelease   ? run.outcome_hint.value_or(RunStatus::kCompleted)
+                     : kind == domain::ReviewDecision::kPartial ? RunStatus::kPartial
+                                                                : RunStatus::kBlocked;
     return WithHint(To(run, Phase::kAgent5Report, fmt::format("Release audit recorded {}; final evidence report is next.", decision)),
                     hint);
   }

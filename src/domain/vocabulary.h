@@ -74,6 +74,11 @@ enum class ArtifactType : uint8_t {
   kClarificationRequest,
 };
 
+// The decision of a review artifact (PromptReview, QualityReview,
+// ReleaseAudit): its body's `decision` field, whose words partly coincide
+// with run statuses (partial).
+enum class ReviewDecision : uint8_t { kPass, kRevise, kBlock, kPartial, kRemediate, kProceedToFix, kRelease };
+
 // Names: the one way each value is printed.
 std::string_view Name(Phase phase);          // the internal (stored) name
 std::string_view ProtocolName(Phase phase);  // the wire name
@@ -82,6 +87,7 @@ std::string_view Name(Mode mode);
 std::string_view Name(Topology topology);
 std::string_view Name(TaskState state);
 std::string_view Name(ArtifactType type);
+std::string_view Name(ReviewDecision decision);
 
 // Lookups for text that may be of another vocabulary: nullopt when `text` is
 // not one of the vocabulary's words.
@@ -92,6 +98,7 @@ std::optional<Mode> ModeNamed(std::string_view text);
 std::optional<Topology> TopologyNamed(std::string_view text);
 std::optional<TaskState> TaskStateNamed(std::string_view text);
 std::optional<ArtifactType> ArtifactTypeNamed(std::string_view text);
+std::optional<ReviewDecision> ReviewDecisionNamed(std::string_view text);
 
 // Parsing at an edge: kInvalidArgument with one issue at `pointer` ("must be
 // one of: a, b, c") when `text` is not one of the vocabulary's words. A
@@ -112,6 +119,7 @@ std::span<const Mode> AllModes();
 std::span<const Topology> AllTopologies();
 std::span<const TaskState> AllTaskStates();
 std::span<const ArtifactType> AllArtifactTypes();
+std::span<const ReviewDecision> AllReviewDecisions();
 
 // JSON: every vocabulary but Phase converts to JSON as its Name (nlohmann
 // would otherwise write an enum as its number). Phase has two names, so it
