@@ -402,7 +402,8 @@ void ReleaseAudit(Checker& c, const Json& b) {
     c.Require(!has_defect, "/remediationDefect", "only remediate may carry a remediation defect");
     c.Require(has_report, "/userReportRef", "a non-remediate audit must name the user report to come");
   }
-  if (decision == "partial" || decision == "block") {
+  if (std::optional<domain::ReviewDecision> decided = domain::ReviewDecisionNamed(decision);
+      decided == domain::ReviewDecision::kPartial || decided == domain::ReviewDecision::kBlock) {
     bool concrete = !mode_pass || !fidelity_pass || !claims_supported || NonEmpty(b, "findings") ||
                     NonEmpty(b, "unresolvedRisks");
     c.Require(concrete, "/decision", fmt::format("{} must keep a concrete failure, finding or unresolved risk", decision));
