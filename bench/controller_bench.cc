@@ -46,7 +46,7 @@ struct HistoryFixture {
     for (int i = 0; i < artifacts;) {
       telic::store::Change change;
       change.run = run;
-      change.run.phase = "agent_3_review";
+      change.run.phase = telic::domain::Phase::kAgent3Review;
       for (int batch = 0; batch < 200 && i < artifacts; ++batch, ++i) {
         std::string id = fmt::format("evidence-{:05d}", i);
         Json body = {{"schemaVersion", "1.0"}, {"id", id}, {"runId", run.run_id}, {"kind", "log"},
@@ -54,10 +54,10 @@ struct HistoryFixture {
                      {"contentType", "text/plain"}, {"encoding", "utf8"}, {"content", fmt::format("line {}", i)},
                      {"sourceRefs", Json::array()}, {"redactions", Json::array()}, {"rationaleSummary", "Captured."}};
         change.artifacts.push_back(telic::store::MakeArtifact(
-            {id, run.run_id, "Evidence", "1.0", "executor", "", {}, "none", run.updated_at}, body));
+            {id, run.run_id, telic::domain::ArtifactType::kEvidence, "1.0", "executor", "", {}, "none", run.updated_at}, body));
       }
       (void)store->ApplyChange(run.run_id, run.version, change);
-      run.phase = "agent_3_review";
+      run.phase = telic::domain::Phase::kAgent3Review;
     }
   }
   ~HistoryFixture() {

@@ -18,7 +18,7 @@
 namespace {
 
 using telic::graph::Graph;
-using telic::graph::NodeState;
+using telic::graph::TaskState;
 
 // A layered DAG: task i depends on up to three earlier tasks.
 std::vector<std::vector<std::string>> MakeDag(int n) {

@@ -159,7 +159,7 @@ Verdict Decide(const store::Environment& env, const std::string& cwd, const std:
   if (!*found) return no_run("Telic broker is in strict mode but no active Telic session matches this repository.");
   const store::RunRecord& active = **found;
   auto run = (*store)->GetRun(active.run_id);
-  if (!run || run->status != "running" || run->version != active.version) {
+  if (!run || run->status != domain::RunStatus::kRunning || run->version != active.version) {
     return no_run("Telic broker is in strict mode but the active session run is not running.");
   }
   if (unreadable) return *unreadable;

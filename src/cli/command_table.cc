@@ -105,7 +105,9 @@ Handler DefineRuns(CLI::App& sub) {
           },
           "CURSOR"));
   sub.add_flag("--all", s->args.all, "list every run, streamed page by page")->excludes(limit);
-  AddChoice(sub, "--status", s->args.status, store::kRunStatuses, "only runs with this status");
+  std::vector<std::string> statuses;
+  for (domain::RunStatus status : domain::AllRunStatuses()) statuses.emplace_back(domain::Name(status));
+  AddChoice(sub, "--status", s->args.status, statuses, "only runs with this status");
   AddChoice(sub, "--mode", s->args.mode, policy::Modes(), "only runs of this requested mode");
   s->retention = AddRetentionCommands(&sub);
   for (auto* nested : {s->retention->remove, s->retention->prune, s->retention->deleted}) AddLedgerFlags(*nested, s->flags);
@@ -230,7 +232,7 @@ void NoteExactRequests(controller::RunService& service, const std::string& run_i
   if (!detail) return;
   size_t credentials = 0;
   for (const auto& meta : detail->artifacts) {
-    if (meta.type != "UserMessage") continue;
+    if (meta.type != domain::ArtifactType::kUserMessage) continue;
     auto artifact = service.GetArtifact(run_id, meta.id);
     if (!artifact) continue;
     Json body = Json::parse(artifact->canonical_body, nullptr, false);

@@ -203,10 +203,14 @@ struct DemoChecks {
   // required verifications, PROTOCOL §15).
   void Cite(const std::string& type, Json& body) const {
     if (passed_ref.empty()) return;
-    Json* rows = type == "UserReport" ? &body["completionClaims"] : type == "ReleaseAudit" ? &body["claimEvidenceMatrix"] : nullptr;
+    std::optional<domain::ArtifactType> kind = domain::ArtifactTypeNamed(type);
+    bool report = kind == domain::ArtifactType::kUserReport;
+    Json* rows = report                                         ? &body["completionClaims"]
+                 : kind == domain::ArtifactType::kReleaseAudit ? &body["claimEvidenceMatrix"]
+                                                               : nullptr;
     if (!rows || !rows->is_array()) return;
     for (Json& row : *rows) {
-      if (row.value(type == "UserReport" ? "id" : "claimId", "") != fix_claim) continue;
+      if (row.value(report ? "id" : "claimId", "") != fix_claim) continue;
       if (!diff_ref.empty()) row["evidenceRefs"].push_back(diff_ref);
       row["evidenceRefs"].push_back(passed_ref);
     }
@@ -217,7 +221,7 @@ struct DemoChecks {
 std::string LastReportClaim(const Json& scenario) {
   std::string id;
   for (const Json& step : scenario["steps"]) {
-    if (step.value("submit", "") != "UserReport") continue;
+    if (domain::ArtifactTypeNamed(step.value("submit", "")) != domain::ArtifactType::kUserReport) continue;
     for (const Json& claim : step["body"].value("completionClaims", Json::array())) id = claim.value("id", "");
   }
   return id;
@@ -332,7 +336,9 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
       Json args = s.Tokens();
       args["artifact_type"] = step["submit"];
       args["body"] = SubstituteNames(step["body"], names);
-      if (step["submit"] == "WorkResult") checks.CiteInWorkResult(args["body"]);
+      if (domain::ArtifactTypeNamed(step.value("submit", "")) == domain::ArtifactType::kWorkResult) {
+        checks.CiteInWorkResult(args["body"]);
+      }
       checks.Cite(step["submit"], args["body"]);
       TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_submit_artifact", args));
       checks.NoteDiff(payload);

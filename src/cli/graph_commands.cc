@@ -127,7 +127,7 @@ std::string FormatTaskTree(const graph::TaskList& list) {
   std::map<std::string, int> counts;
   for (const auto& t : list.tasks) {
     by_id[t.task_id] = &t;
-    ++counts[t.state];
+    ++counts[std::string(domain::Name(t.state))];
   }
   for (const auto& t : list.tasks) {
     if (t.parent_task_id && by_id.contains(*t.parent_task_id)) {
@@ -154,7 +154,7 @@ std::string FormatTaskTree(const graph::TaskList& list) {
           }
           line += " after " + deps;
         }
-        if (t->state == store::kTaskFailed && t->failure_reason) line += " — " + *t->failure_reason;
+        if (t->state == domain::TaskState::kFailed && t->failure_reason) line += " — " + *t->failure_reason;
         out += line + "\n";
         const auto& kids = children[t->task_id];
         for (size_t i = 0; i < kids.size(); ++i) print(kids[i], prefix + (last ? "   " : "│  "), i + 1 == kids.size());

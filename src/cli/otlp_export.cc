@@ -117,13 +117,13 @@ Json RootSpan(const store::RunRecord& run, const std::string& start, const std::
   attrs.push_back(Attr("gen_ai.agent.id", run.run_id));
   attrs.push_back(Attr("gen_ai.conversation.id", run.run_id));
   attrs.push_back(Attr("telic.run.id", run.run_id));
-  attrs.push_back(Attr("telic.run.mode", run.requested_mode));
-  attrs.push_back(Attr("telic.run.topology", run.topology));
-  attrs.push_back(Attr("telic.run.status", run.status));
+  attrs.push_back(Attr("telic.run.mode", std::string(domain::Name(run.requested_mode))));
+  attrs.push_back(Attr("telic.run.topology", std::string(domain::Name(run.topology))));
+  attrs.push_back(Attr("telic.run.status", std::string(domain::Name(run.status))));
   attrs.push_back(IntAttr("telic.run.trace_events", events));
-  if (run.status == "blocked" || run.status == "cancelled") {
-    attrs.push_back(Attr("error.type", "run_" + run.status));
-    span["status"] = {{"code", kStatusError}, {"message", "run " + run.status}};
+  if (run.status == domain::RunStatus::kBlocked || run.status == domain::RunStatus::kCancelled) {
+    attrs.push_back(Attr("error.type", "run_" + std::string(domain::Name(run.status))));
+    span["status"] = {{"code", kStatusError}, {"message", "run " + std::string(domain::Name(run.status))}};
   } else if (run.IsTerminal()) {
     span["status"] = {{"code", kStatusOk}};
   }

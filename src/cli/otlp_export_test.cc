@@ -46,8 +46,8 @@ store::TraceEventRecord Event(int64_t sequence, std::string phase, std::string t
 TEST(OtlpTraceTest, OneTraceWithARootPhasesAndDecisionSpans) {
   store::RunRecord run;
   run.run_id = "run-1";
-  run.requested_mode = "fix_only";
-  run.status = "blocked";
+  run.requested_mode = domain::Mode::kFixOnly;
+  run.status = domain::RunStatus::kBlocked;
   run.created_at = "2026-12-02T00:00:00.000Z";
   run.updated_at = "2026-12-02T00:00:03.000Z";
   std::vector<store::TraceEventRecord> trace = {

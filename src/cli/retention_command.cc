@@ -81,7 +81,7 @@ int Prune(const RetentionCommands& c, controller::RunService& service, bool json
       out << Json{{"wouldDelete", list}}.dump() << "\n";
     } else {
       std::vector<std::vector<std::string>> rows;
-      for (const auto& run : *runs) rows.push_back({run.run_id, run.status, run.created_at, run.updated_at});
+      for (const auto& run : *runs) rows.push_back({run.run_id, std::string(domain::Name(run.status)), run.created_at, run.updated_at});
       out << FormatTable({"WOULD DELETE", "STATUS", "CREATED", "UPDATED"}, rows);
     }
     return 0;

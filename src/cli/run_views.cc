@@ -50,6 +50,7 @@ std::optional<OpenRun> OpenRunNamed(const LedgerFlags& flags, const std::string&
 }
 
 std::string Phase(const std::string& internal) { return controller::ProtocolPhaseName(internal); }
+std::string Phase(domain::Phase phase) { return controller::ProtocolPhaseName(phase); }
 
 // The run's request as one line (credentials masked, as the viewer shows it).
 std::string RequestLine(store::Store& store, const store::RunRecord& run, size_t max_chars) {
@@ -109,10 +110,10 @@ std::vector<std::vector<std::string>> RunRows(store::Store& store, const std::ve
     std::string request = RequestLine(store, run, table.compact ? 1000 : kRequestCell);
     if (table.compact) {
       auto updated = ui::ParseIsoMillis(run.updated_at);
-      rows.push_back({ids[i], run.status, Phase(run.phase), run.requested_mode,
+      rows.push_back({ids[i], std::string(domain::Name(run.status)), Phase(run.phase), std::string(domain::Name(run.requested_mode)),
                       updated ? ui::FormatAgo(table.now_ms - *updated) : run.updated_at, request});
     } else {
-      rows.push_back({run.run_id, run.requested_mode, run.topology, run.status, Phase(run.phase),
+      rows.push_back({run.run_id, std::string(domain::Name(run.requested_mode)), std::string(domain::Name(run.topology)), std::string(domain::Name(run.status)), Phase(run.phase),
                       std::to_string(run.version), run.updated_at, request});
     }
   }
@@ -205,8 +206,17 @@ int Runs(const LedgerFlags& flags, const RunsArgs& args, const Terminal& termina
   store::RunQuery query;
   query.limit = args.all ? kAllRunsPage : args.limit;
   if (!args.before.empty()) query.before = args.before;
-  if (!args.status.empty()) query.status = args.status;
-  if (!args.mode.empty()) query.mode = args.mode;
+  // --status and --mode were checked against their vocabularies (AddChoice).
+  if (!args.status.empty()) {
+    auto status = domain::ParseRunStatus(args.status, "--status");
+    if (!status) return Failure(status.error());
+    query.status = *status;
+  }
+  if (!args.mode.empty()) {
+    auto mode = domain::ParseMode(args.mode, "--mode");
+    if (!mode) return Failure(mode.error());
+    query.mode = *mode;
+  }
   RunsTable table = MakeRunsTable(terminal);
   for (bool first_page = true, any_run = false;; first_page = false) {
     auto page = (*context)->service->QueryRuns(query);
@@ -264,9 +274,9 @@ int Show(const LedgerFlags& flags, const std::string& typed_run, const Terminal&
   std::string out;
   out += Field("run", Paint(TerminalText(run.run_id), Style::kYellow, terminal.color));
   out += Field("request", OneLine(RequestLine(*context.store, run, 100), room));
-  out += Field("mode", TerminalText(run.requested_mode));
-  out += Field("topology", TerminalText(run.topology));
-  out += Field("status", Paint(TerminalText(run.status), StatusStyle(run.status), terminal.color));
+  out += Field("mode", TerminalText(std::string(domain::Name(run.requested_mode))));
+  out += Field("topology", TerminalText(std::string(domain::Name(run.topology))));
+  out += Field("status", Paint(TerminalText(std::string(domain::Name(run.status))), StatusStyle(domain::Name(run.status)), terminal.color));
   out += Field("phase", TerminalText(Phase(run.phase)));
   out += Field("version", std::to_string(run.version));
   out += Field("repository", TerminalText(run.repository_root));
@@ -284,7 +294,7 @@ int Show(const LedgerFlags& flags, const std::string& typed_run, const Terminal&
   for (const auto& meta : detail->artifacts) {
     std::string when = meta.created_at;
     if (terminal.width > 0 && created) when = EventTime(meta.created_at, *created, TimeStyle::kRelative);
-    rows.push_back({meta.id, meta.type, meta.producer, ProvenanceColumn(meta), meta.sha256.substr(0, 19), when});
+    rows.push_back({meta.id, std::string(domain::Name(meta.type)), meta.producer, ProvenanceColumn(meta), meta.sha256.substr(0, 19), when});
   }
   TableLayout layout;
   layout.color = terminal.color;

@@ -1,5 +1,7 @@
 #include "cli/terminal.h"
 
+#include "domain/vocabulary.h"
+
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -91,11 +93,21 @@ std::string Paint(std::string_view text, Style style, bool color) {
 }
 
 Style StatusStyle(std::string_view status) {
-  if (status == "completed") return Style::kGreen;
-  if (status == "partial" || status == "awaiting_clarification") return Style::kYellow;
-  if (status == "blocked") return Style::kRed;
-  if (status == "cancelled") return Style::kDim;
-  if (status == "running") return Style::kCyan;
+  std::optional<domain::RunStatus> known = domain::RunStatusNamed(status);
+  if (!known) return Style::kPlain;
+  switch (*known) {
+    case domain::RunStatus::kCompleted:
+      return Style::kGreen;
+    case domain::RunStatus::kPartial:
+    case domain::RunStatus::kAwaitingClarification:
+      return Style::kYellow;
+    case domain::RunStatus::kBlocked:
+      return Style::kRed;
+    case domain::RunStatus::kCancelled:
+      return Style::kDim;
+    case domain::RunStatus::kRunning:
+      return Style::kCyan;
+  }
   return Style::kPlain;
 }
 

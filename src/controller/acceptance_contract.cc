@@ -180,7 +180,7 @@ Status CheckProblemFrame(RunSnapshot& snapshot, const Json& body, const std::str
     if (frame.known_facts.size() > 3) return Reject("/knownFacts", "Micro topology allows at most three known facts");
     if (frame.clarification_required) return Reject("/clarification/required", "Micro topology cannot require clarification in ProblemFrame");
   }
-  if (domain::Name(frame.intent_mode) != run.requested_mode) return Reject("/intentMode", "ProblemFrame intentMode must match the immutable run mode");
+  if (frame.intent_mode != run.requested_mode) return Reject("/intentMode", "ProblemFrame intentMode must match the immutable run mode");
   if (frame.original_request_ref != original_request_ref) {
     return Reject("/originalRequestRef", "ProblemFrame must reference the current original request");
   }
@@ -195,7 +195,7 @@ Status CheckTaskContract(RunSnapshot& snapshot, const Submission& s, const Json&
                          const std::string& original_request_ref) {
   const auto& run = snapshot.run();
   TELIC_ASSIGN_OR_RETURN(TaskContractView contract, ViewTaskContract(s.body));
-  if (domain::Name(contract.intent_mode) != run.requested_mode) return Reject("/intentMode", "TaskContract intentMode must match the immutable run mode");
+  if (contract.intent_mode != run.requested_mode) return Reject("/intentMode", "TaskContract intentMode must match the immutable run mode");
   TELIC_ASSIGN_OR_RETURN(std::string frame_ref, snapshot.RequireLatestRef("ProblemFrame"));
   if (contract.original_request_ref != original_request_ref || contract.problem_frame_ref != frame_ref) {
     return Reject(contract.original_request_ref != original_request_ref ? "/originalRequestRef" : "/problemFrameRef", "TaskContract lineage is stale or incomplete");

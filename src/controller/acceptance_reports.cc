@@ -74,7 +74,7 @@ Status CheckEarlyBlockedReport(RunSnapshot& snapshot, const UserReportView& repo
   std::string controlling = snapshot.LatestRef("PromptReview");
   if (controlling.empty()) controlling = snapshot.LatestRef("ClarificationRequest");
   bool blocked = report.terminal_status == TerminalStatus::kBlocked;
-  if (RunPhase(snapshot) != domain::Phase::kAgent5Report || run.outcome_hint != domain::Name(domain::RunStatus::kBlocked) || !blocked ||
+  if (RunPhase(snapshot) != domain::Phase::kAgent5Report || run.outcome_hint != domain::RunStatus::kBlocked || !blocked ||
       !report.permissions_honored || controlling.empty() || !ContainsString(report.finding_refs, controlling) ||
       !report.completion_claims.empty()) {
     const char* at = !blocked                             ? "/terminalStatus"

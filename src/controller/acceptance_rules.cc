@@ -16,13 +16,11 @@ std::unexpected<Error> Reject(std::string pointer, std::string message) {
   return RuleViolation(std::move(pointer), std::move(message));
 }
 
-std::optional<domain::Mode> RunMode(const RunSnapshot& snapshot) { return domain::ModeNamed(snapshot.run().requested_mode); }
-std::optional<domain::Phase> RunPhase(const RunSnapshot& snapshot) { return domain::PhaseNamed(snapshot.run().phase); }
-std::optional<domain::Topology> RunTopology(const RunSnapshot& snapshot) {
-  return domain::TopologyNamed(snapshot.run().topology);
-}
+std::optional<domain::Mode> RunMode(const RunSnapshot& snapshot) { return snapshot.run().requested_mode; }
+std::optional<domain::Phase> RunPhase(const RunSnapshot& snapshot) { return snapshot.run().phase; }
+std::optional<domain::Topology> RunTopology(const RunSnapshot& snapshot) { return snapshot.run().topology; }
 
-bool IsType(const store::ArtifactMeta& meta, domain::ArtifactType type) { return domain::ArtifactTypeNamed(meta.type) == type; }
+bool IsType(const store::ArtifactMeta& meta, domain::ArtifactType type) { return meta.type == type; }
 
 bool IsReportOrPlan(std::optional<domain::Mode> mode) {
   return mode == domain::Mode::kReportOnly || mode == domain::Mode::kPlanOnly;
@@ -35,7 +33,7 @@ bool IsDiagnosisStage(std::optional<domain::Mode> mode, bool unlocked) {
 std::string Canonical(const Json& value) { return CanonicalJson(value); }
 
 Json EnvelopeAuthorization(RunSnapshot& snapshot, const Json& envelope) {
-  return RunAuthorization(snapshot.run().requested_mode, envelope);
+  return RunAuthorization(std::string(domain::Name(snapshot.run().requested_mode)), envelope);
 }
 
 Json TraceDecision(const std::string& capability, const std::string& target, bool allowed,
@@ -57,7 +55,7 @@ policy::Decision AuthorizeForNode(const store::RunRecord& run, const WorkNodeVie
   policy::ActionRequest request;
   request.capability = capability;
   request.target = target;
-  std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(run.requested_mode),
+  std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(domain::Name(run.requested_mode)),
                                        {"work_node:" + node.id, *node.permissions, Json()}};
   return policy::Authorize(request, layers, policy::RepoRoot::OnDisk(run.repository_root));
 }

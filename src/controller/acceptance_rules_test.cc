@@ -41,7 +41,7 @@ store::ArtifactMeta Meta(const std::string& id) {
   store::ArtifactMeta meta;
   meta.id = id;
   meta.run_id = "run-1";
-  meta.type = "WorkResult";
+  meta.type = domain::ArtifactType::kWorkResult;
   return meta;
 }
 

@@ -242,7 +242,7 @@ Status CheckFixOnlyPreflight(RunSnapshot& snapshot, const WorkResultView& result
 // the mode is non-mutating at the current stage is denied.
 Status CheckNonMutatingStage(RunSnapshot& snapshot, const WorkResultView& result, bool unlocked,
                              const std::vector<std::string>& refs, std::optional<PermissionDenial>& denial) {
-  const std::string& mode = snapshot.run().requested_mode;  // named in the refusal
+  const std::string mode(domain::Name(snapshot.run().requested_mode));  // named in the refusal
   std::optional<domain::Mode> run_mode = RunMode(snapshot);
   bool non_mutating = IsReportOrPlan(run_mode) || run_mode == domain::Mode::kAnalyzeOnly || IsDiagnosisStage(run_mode, unlocked);
   auto attempted_mutation = FirstAttemptedMutation(result);

@@ -10,7 +10,7 @@ void ArtifactIndex::Append(std::vector<store::ArtifactMeta> more) {
   for (store::ArtifactMeta& meta : more) {
     size_t position = list_.size();
     by_id_.emplace(meta.id, position);
-    by_type_[meta.type].push_back(position);
+    by_type_[std::string(domain::Name(meta.type))].push_back(position);
     last_seq_ = std::max(last_seq_, meta.seq);
     list_.push_back(std::move(meta));
   }

@@ -20,7 +20,7 @@ namespace {
 store::StoredArtifact Evidence(const std::string& run_id, int i) {
   std::string id = fmt::format("evidence-{}", i);
   Json body = {{"id", id}, {"runId", run_id}, {"n", i}};
-  return store::MakeArtifact({id, run_id, i % 2 ? "Evidence" : "WorkResult", "1.0", "executor", "", {}, "none",
+  return store::MakeArtifact({id, run_id, i % 2 ? domain::ArtifactType::kEvidence : domain::ArtifactType::kWorkResult, "1.0", "executor", "", {}, "none",
                               "2026-12-02T00:00:00.000Z"},
                              body);
 }
@@ -28,9 +28,9 @@ store::StoredArtifact Evidence(const std::string& run_id, int i) {
 store::RunRecord RunningRun(const std::string& run_id) {
   store::RunRecord run;
   run.run_id = run_id;
-  run.requested_mode = "report_only";
-  run.status = "running";
-  run.phase = "agent_1_frame";
+  run.requested_mode = domain::Mode::kReportOnly;
+  run.status = domain::RunStatus::kRunning;
+  run.phase = domain::Phase::kAgent1Frame;
   run.version = 1;
   run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
   return run;
@@ -66,7 +66,7 @@ TEST(ArtifactIndexCacheTest, ExtendsByAppendsFromAnyConnection) {
   EXPECT_EQ((*second)->OfType("Evidence").size(), 3u);
   EXPECT_EQ((*second)->OfType("WorkResult").size(), 3u);
   ASSERT_NE((*second)->Find("evidence-4"), nullptr);
-  EXPECT_EQ((*second)->Find("evidence-4")->type, "WorkResult");
+  EXPECT_EQ(domain::Name((*second)->Find("evidence-4")->type), "WorkResult");
   EXPECT_EQ((*second)->Find("nope"), nullptr);
   // The first index handed out is unchanged (readers keep a consistent view).
   EXPECT_EQ((*first)->list().size(), 1u);

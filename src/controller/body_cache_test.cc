@@ -26,7 +26,7 @@ class BodyCacheTest : public ::testing::Test {
     store::Change change = testing::MinimalRunChange("run-1");
     for (size_t i = 0; i < bodies.size(); ++i) {
       change.artifacts.push_back(store::MakeArtifact(
-          {"a" + std::to_string(i), "run-1", "Evidence", "1.0", "host", "", {}, "none", change.run.created_at},
+          {"a" + std::to_string(i), "run-1", domain::ArtifactType::kEvidence, "1.0", "host", "", {}, "none", change.run.created_at},
           bodies[i]));
     }
     EXPECT_TRUE(store_->CreateRun(change));

@@ -71,10 +71,10 @@ BrokerDecision EvaluateBrokerAction(const store::RunRecord& run, const Json& env
 
   if (run.IsTerminal()) {
     // A finished run authorizes nothing (the reference still evaluates it).
-    policy::Layer closed{"run_state:" + run.status, nullptr, nullptr};
+    policy::Layer closed{"run_state:" + std::string(domain::Name(run.status)), nullptr, nullptr};
     policy::Decision detail = policy::Authorize(request, {closed}, root);
     if (detail.reason_code == "policy_denied") {
-      detail.rule = "run is " + run.status + ": a terminal run authorizes no host tool calls";
+      detail.rule = "run is " + std::string(domain::Name(run.status)) + ": a terminal run authorizes no host tool calls";
       if (!detail.verdicts.empty()) detail.verdicts.front().rule = detail.rule;
     }
     return Finish(std::move(detail), capability, target, envelope_ref);
@@ -86,7 +86,7 @@ BrokerDecision EvaluateBrokerAction(const store::RunRecord& run, const Json& env
     if (envelope.is_object() && envelope.contains("authorization") && envelope["authorization"].is_object()) {
       const Json& authorization = envelope["authorization"];
       if (authorization.contains("granted") && authorization.contains("denied")) {
-        allow = policy::EffectiveRunPermissions(run.requested_mode, authorization["granted"], authorization["denied"]);
+        allow = policy::EffectiveRunPermissions(domain::Name(run.requested_mode), authorization["granted"], authorization["denied"]);
         deny = authorization["denied"];
       }
     }
@@ -95,7 +95,7 @@ BrokerDecision EvaluateBrokerAction(const store::RunRecord& run, const Json& env
     allow = nullptr;
     deny = Json::object({{"repository", "malformed"}});
   }
-  std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(run.requested_mode), {"run_envelope", allow, deny}};
+  std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(domain::Name(run.requested_mode)), {"run_envelope", allow, deny}};
   return Finish(policy::Authorize(request, layers, root), capability, target, envelope_ref);
 }
 
@@ -106,7 +106,7 @@ Result<BrokerDecision> DecideAndRecord(store::Store& store, Clock& clock, IdSour
   Json envelope = nullptr;
   std::string envelope_ref;
   for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
-    if (it->type != "RunEnvelope") continue;
+    if (it->type != domain::ArtifactType::kRunEnvelope) continue;
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, store.GetArtifact(run.run_id, it->id));
     TELIC_ASSIGN_OR_RETURN(envelope, ParseStoredJson(stored.canonical_body));
     envelope_ref = store::ArtifactUri(run.run_id, it->id);
@@ -119,7 +119,7 @@ Result<BrokerDecision> DecideAndRecord(store::Store& store, Clock& clock, IdSour
   event.run_id = run.run_id;
   event.timestamp = FormatIsoMillis(clock.NowMillis());
   event.actor = "host";
-  event.phase = run.phase;
+  event.phase = domain::Name(run.phase);
   event.event_type = "broker_decision";
   if (!envelope_ref.empty()) event.input_refs = {envelope_ref};
   event.permission_decision = decision.permission_decision;
@@ -159,7 +159,7 @@ Json BrokerExplanationToJson(const BrokerDecision& decision) {
 Result<std::optional<store::RunRecord>> FindActiveRun(store::Store& store, const std::string& repository_root) {
   store::RunQuery query;
   query.limit = store::kMaxRunPageSize;
-  query.status = "running";
+  query.status = domain::RunStatus::kRunning;
   std::optional<store::RunRecord> active;
   while (true) {
     TELIC_ASSIGN_OR_RETURN(store::RunPage page, store.QueryRuns(query));

@@ -209,8 +209,8 @@ TEST_F(BrokerTest, NoEnvelopeGrantsNothing) {
   store::RunRecord run;
   run.run_id = "r1";
   run.repository_root = root_;
-  run.requested_mode = "fix_only";
-  run.status = "running";
+  run.requested_mode = domain::Mode::kFixOnly;
+  run.status = domain::RunStatus::kRunning;
   auto decision = EvaluateBrokerAction(run, nullptr, "", "repository.read", "src/app.ts");
   EXPECT_FALSE(decision.allowed);
   EXPECT_EQ(decision.detail.deciding_layer, "run_envelope");

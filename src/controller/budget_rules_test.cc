@@ -50,7 +50,7 @@ Json ReReview(const ScenarioRun& s, const std::string& decision) {
 std::string AnswerId(const ScenarioRun& s) {
   std::string id;
   for (const auto& meta : s.Artifacts()) {
-    if (meta.type == "UserMessage" && !meta.source_refs.empty()) id = meta.id;
+    if (meta.type == domain::ArtifactType::kUserMessage && !meta.source_refs.empty()) id = meta.id;
   }
   return id;
 }
@@ -145,7 +145,7 @@ TEST(BudgetRulesTest, SnapshotsFollowTheRemediationCounterIncludingDenials) {
     ASSERT_TRUE(done) << step["say"] << ": " << done.error().message();
     ExpectSnapshotsFrom(s, from, step["say"]);
   }
-  EXPECT_EQ(s.run().status, "completed");
+  EXPECT_EQ(domain::Name(s.run().status), "completed");
   EXPECT_EQ(s.run().remediations_remaining, 0);
 }
 
@@ -159,28 +159,28 @@ TEST(BudgetRulesTest, ClarificationDoesNotRestoreThePromptRevision) {
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
   ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
-  ASSERT_EQ(s.run().phase, "agent_2_revise");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_2_revise");
   ASSERT_EQ(Of(s.run()), (Counters{0, 1}));
   auto asked = s.Submit("ClarificationRequest", Clarification(s));
   ASSERT_TRUE(asked) << asked.error().message();
-  ASSERT_EQ(s.run().status, "awaiting_clarification");
+  ASSERT_EQ(domain::Name(s.run().status), "awaiting_clarification");
   EXPECT_EQ(Of(s.run()), (Counters{0, 1}));
   EXPECT_EQ(s.action()["remainingBudgets"]["promptRevisions"], 0);
   ASSERT_TRUE(s.Answer("greeting-only"));
-  EXPECT_EQ(s.run().phase, "agent_2_revise");
+  EXPECT_EQ(domain::Name(s.run().phase), "agent_2_revise");
   EXPECT_EQ(Of(s.run()), (Counters{0, 1}));
   EXPECT_EQ(s.action()["remainingBudgets"]["promptRevisions"], 0);
   EXPECT_EQ(s.action()["remainingBudgets"]["postExecutionRemediations"], 1);
   auto revised = s.Submit("TaskContract", RevisedContract(s),
                           {s.Uri("contract-01"), s.Uri("prompt-review-01"), s.Uri("clarification-01"), s.Uri(AnswerId(s))});
   ASSERT_TRUE(revised) << revised.error().message();
-  ASSERT_EQ(s.run().phase, "agent_1_review");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_1_review");
   auto again = s.Submit("PromptReview", ReReview(s, "revise"));
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message().find("revise is allowed only at revision 0"), std::string::npos)
       << again.error().message();
   store::RunRecord now = *s.store().GetRun(s.run().run_id);
-  EXPECT_EQ(now.phase, "agent_1_review");
+  EXPECT_EQ(domain::Name(now.phase), "agent_1_review");
   EXPECT_EQ(Of(now), (Counters{0, 1}));
 }
 
@@ -191,7 +191,7 @@ TEST(BudgetRulesTest, ClarificationDoesNotRestoreTheRemediation) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("plans the bounded fix"));
-  ASSERT_EQ(s.run().phase, "agent_3_plan");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_3_plan");
   ASSERT_TRUE(s.Rewrite([](store::RunRecord& run) {
     run.remediations_remaining = 0;
     run.prompt_revisions_remaining = 0;
@@ -200,7 +200,7 @@ TEST(BudgetRulesTest, ClarificationDoesNotRestoreTheRemediation) {
   EXPECT_EQ(Of(s.run()), (Counters{0, 0}));
   EXPECT_EQ(s.action()["remainingBudgets"]["postExecutionRemediations"], 0);
   ASSERT_TRUE(s.Answer("greeting-only"));
-  EXPECT_EQ(s.run().phase, "agent_3_plan");
+  EXPECT_EQ(domain::Name(s.run().phase), "agent_3_plan");
   EXPECT_EQ(Of(*s.store().GetRun(s.run().run_id)), (Counters{0, 0}));
   EXPECT_EQ(s.action()["remainingBudgets"]["promptRevisions"], 0);
   EXPECT_EQ(s.action()["remainingBudgets"]["postExecutionRemediations"], 0);
@@ -297,7 +297,7 @@ TEST(BudgetRulesTest, RetriedPhaseSubmissionNeitherRerunsThePhaseNorResetsBudget
   EXPECT_EQ(rerun.error().code(), ErrorCode::kInvalidArgument);
   store::RunRecord now = *s.store().GetRun(s.run().run_id);
   EXPECT_EQ(now.version, after.version);
-  EXPECT_EQ(now.phase, "agent_2_revise");
+  EXPECT_EQ(domain::Name(now.phase), "agent_2_revise");
   EXPECT_EQ(Of(now), (Counters{0, 1}));
   EXPECT_EQ(s.Artifacts().size(), artifacts);
   EXPECT_EQ(s.Trace().size(), events);
@@ -331,8 +331,8 @@ TEST(BudgetRulesTest, RetriedGroundingAndResultAreRefusedAsStale) {
   EXPECT_EQ(s.Artifacts().size(), artifacts);
   int manifests = 0, results = 0;
   for (const auto& meta : s.Artifacts()) {
-    manifests += meta.type == "ContextManifest";
-    results += meta.type == "WorkResult";
+    manifests += meta.type == domain::ArtifactType::kContextManifest;
+    results += meta.type == domain::ArtifactType::kWorkResult;
   }
   EXPECT_EQ(manifests, 1);
   EXPECT_EQ(results, 1);

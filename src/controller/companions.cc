@@ -36,16 +36,16 @@ bool DigestVerifies(RunSnapshot& snapshot, const std::string& ref) {
 
 Result<std::vector<Companion>> BuildMicroPack(RunSnapshot& snapshot, const std::string& frame_id, const Json& frame) {
   const auto& run = snapshot.run();
-  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody("RunEnvelope"));
+  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody(domain::ArtifactType::kRunEnvelope));
   const Json& criteria = frame.value("draftAcceptanceCriteria", Json::array());
   if (criteria.empty()) return Fail(ErrorCode::kInvalidArgument, "Micro bootstrap requires one draft acceptance criterion");
   const Json& criterion = criteria[0];
-  std::string manifest_ref = snapshot.LatestRef("ContextManifest");
+  std::string manifest_ref = snapshot.LatestRef(domain::ArtifactType::kContextManifest);
   std::string frame_ref = snapshot.Uri(frame_id);
   std::vector<std::string> context = ContextRefs(frame, manifest_ref);
-  const std::string& mode = run.requested_mode;
-  bool executes = mode == "fix_only" || mode == "analyze_only";
-  bool micro_fix = mode == "fix_only" && run.topology == "micro";
+  const domain::Mode mode = run.requested_mode;
+  bool executes = mode == domain::Mode::kFixOnly || mode == domain::Mode::kAnalyzeOnly;
+  bool micro_fix = mode == domain::Mode::kFixOnly && run.topology == domain::Topology::kMicro;
   const Json& granted = (*envelope)["authorization"]["granted"];
   Json contract = {
       {"schemaVersion", "1.0"}, {"id", "contract-01"}, {"runId", run.run_id}, {"version", 1},
@@ -66,13 +66,13 @@ Result<std::vector<Companion>> BuildMicroPack(RunSnapshot& snapshot, const std::
                                                          {"capability", "repository.read"},
                                                          {"fallback", "Stop if repository evidence cannot be captured."}}});
   }
-  int64_t calls = (mode == "report_only" || mode == "plan_only") ? 0 : micro_fix ? 8 : 32;
+  int64_t calls = (mode == domain::Mode::kReportOnly || mode == domain::Mode::kPlanOnly) ? 0 : micro_fix ? 8 : 32;
   Json tools = micro_fix ? Json::array({"repository.read", "repository.write"}) : Json::array({"repository.read"});
   std::string contract_ref = snapshot.Uri("contract-01");
   Json node = {{"id", "micro-execute"}, {"logicalRole", "executor"}, {"objective", frame.value("goal", "")},
                {"dependsOn", Json::array()}, {"inputRefs", Json::array({contract_ref})}, {"contextRefs", context},
                {"allowedTools", tools}, {"requiredCapabilities", tools}, {"permissions", granted},
-               {"outputType", "WorkResult"}, {"acceptanceCriteria", Json::array({criterion.value("id", "")})},
+               {"outputType", domain::ArtifactType::kWorkResult}, {"acceptanceCriteria", Json::array({criterion.value("id", "")})},
                {"stopConditions", Json::array({"Stop within the micro topology scope."})},
                {"budgets", {{"maximumToolCalls", calls}, {"maximumChildren", 0}}}};
   Json plan = {{"schemaVersion", "1.0"}, {"id", "plan-01"}, {"runId", run.run_id}, {"taskContractRef", contract_ref},
@@ -81,8 +81,9 @@ Result<std::vector<Companion>> BuildMicroPack(RunSnapshot& snapshot, const std::
                {"planValidation", "valid"}, {"rationaleSummary", "Controller bootstrap serial plan for micro topology."}};
   std::vector<std::string> contract_sources = {frame_ref};
   if (!manifest_ref.empty()) contract_sources.push_back(manifest_ref);
-  return std::vector<Companion>{{"contract-01", "TaskContract", "task_compiler", contract_sources, std::move(contract)},
-                                {"plan-01", "WorkPlan", "quality_controller", {contract_ref}, std::move(plan)}};
+  return std::vector<Companion>{
+      {"contract-01", domain::ArtifactType::kTaskContract, "task_compiler", contract_sources, std::move(contract)},
+      {"plan-01", domain::ArtifactType::kWorkPlan, "quality_controller", {contract_ref}, std::move(plan)}};
 }
 
 Result<Receipt> CertifyReview(RunSnapshot& snapshot, const std::string& review_id, const Json& review, const std::string& now) {
@@ -124,7 +125,7 @@ Result<Receipt> CertifyReview(RunSnapshot& snapshot, const std::string& review_i
   }
   receipt.verified = verified && all_supported;
   std::string review_ref = snapshot.Uri(review_id);
-  receipt.artifact = {"receipt-01", "ReceiptAudit", "controller", {review_ref},
+  receipt.artifact = {"receipt-01", domain::ArtifactType::kReceiptAudit, "controller", {review_ref},
                       {{"schemaVersion", "1.0"}, {"id", "receipt-01"}, {"runId", snapshot.run_id()},
                        {"controllingReviewRef", review_ref}, {"claimEvidenceMatrix", matrix},
                        {"digestStatus", receipt.verified ? "verified" : "failed"}, {"verifiedAt", now}}};

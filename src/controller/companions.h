@@ -8,13 +8,14 @@
 
 #include "base/canonical_json.h"
 #include "base/status.h"
+#include "domain/vocabulary.h"
 #include "controller/run_snapshot.h"
 
 namespace telic::controller {
 
 struct Companion {
   std::string id;
-  std::string type;
+  domain::ArtifactType type;
   std::string producer;
   std::vector<std::string> source_refs;
   Json body;

@@ -18,6 +18,9 @@
 namespace telic::controller {
 namespace {
 
+using domain::ArtifactType;
+using domain::Phase;
+using domain::Topology;
 using store::ArtifactMeta;
 using store::RunRecord;
 
@@ -71,7 +74,7 @@ const Json& MemberOr(const Json& object, const char* key, const Json& fallback) 
   return found == object.end() ? fallback : *found;
 }
 
-const ArtifactMeta* Latest(const std::vector<ArtifactMeta>& artifacts, std::string_view type) {
+const ArtifactMeta* Latest(const std::vector<ArtifactMeta>& artifacts, ArtifactType type) {
   for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
     if (it->type == type) return &*it;
   }
@@ -79,16 +82,19 @@ const ArtifactMeta* Latest(const std::vector<ArtifactMeta>& artifacts, std::stri
 }
 
 std::string InstructionRef(const RunRecord& run, const PhaseInfo& phase) {
-  std::string role = phase.role;
-  if (run.topology == "micro" && run.phase == "agent_1_frame") role = "scenario_author-micro";
-  if (run.topology == "micro" && run.phase == "agent_3_review") role = "quality_controller-spot";
-  if (run.topology == "forensic" && run.phase == "agent_3_evidence_reverify") role = "quality_controller-reverify";
+  std::string role(phase.role);
+  if (run.topology == Topology::kMicro && run.phase == Phase::kAgent1Frame) role = "scenario_author-micro";
+  if (run.topology == Topology::kMicro && run.phase == Phase::kAgent3Review) role = "quality_controller-spot";
+  if (run.topology == Topology::kForensic && run.phase == Phase::kAgent3EvidenceReverify) {
+    role = "quality_controller-reverify";
+  }
   return "artifact://system/roles/" + role + "-v1";
 }
 
 // The schema served for an artifact type (built once, schema/host_schemas.h):
 // a copy, or a reference to it.
-Result<Json> ArtifactSchema(const std::string& type, ActionSchemas form) {
+Result<Json> ArtifactSchema(ArtifactType artifact_type, ActionSchemas form) {
+  std::string type(domain::Name(artifact_type));
   if (form == ActionSchemas::kReferences) return schema::ServedSchemaRef(type);
   TELIC_ASSIGN_OR_RETURN(const schema::HostSchema* schema, schema::ArtifactHostSchema(type));
   return schema->json();
@@ -98,7 +104,7 @@ Result<Json> ArtifactSchema(const std::string& type, ActionSchemas form) {
 Result<int64_t> ReservedToolCalls(const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load) {
   int64_t total = 0;
   for (const ArtifactMeta& meta : artifacts) {
-    if (meta.type != "WorkPlan") continue;
+    if (meta.type != ArtifactType::kWorkPlan) continue;
     TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> plan, load(meta));
     for (const Json& node : plan->value("nodes", Json::array())) {
       total += node.value("/budgets/maximumToolCalls"_json_pointer, int64_t{0});
@@ -121,8 +127,8 @@ Json CommonFields(const RunRecord& run, std::string rationale, std::string kind)
 }
 
 Result<Json> TerminalAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load) {
-  const ArtifactMeta* report = Latest(artifacts, "UserReport");
-  std::string status = run.status;
+  const ArtifactMeta* report = Latest(artifacts, ArtifactType::kUserReport);
+  std::string status(domain::Name(run.status));
   if (report) {
     TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> body, load(*report));
     if (body->value("terminalStatus", "") == "failed_verification") status = "failed_verification";
@@ -135,11 +141,11 @@ Result<Json> TerminalAction(const RunRecord& run, const std::vector<ArtifactMeta
 }
 
 Result<Json> ClarificationAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, int64_t reserved) {
-  const ArtifactMeta* request = Latest(artifacts, "ClarificationRequest");
+  const ArtifactMeta* request = Latest(artifacts, ArtifactType::kClarificationRequest);
   if (!request) return Fail(ErrorCode::kInternal, "Awaiting-clarification run has no request artifact");
   Json action = CommonFields(run, "A materially divergent or permission-expanding choice requires the user.",
                              "clarification");
-  action["phase"] = "awaiting_clarification";
+  action["phase"] = domain::RunStatus::kAwaitingClarification;
   action["clarificationRequestRef"] = store::ArtifactUri(run.run_id, request->id);
   action["effectivePermissions"] = policy::EmptyPermissionSet();
   action["remainingBudgets"] = Budgets(run, reserved, 1, 0);
@@ -150,9 +156,9 @@ Result<Json> ClarificationAction(const RunRecord& run, const std::vector<Artifac
 Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const PhaseInfo& phase,
                                                const std::vector<ArtifactMeta>& artifacts, const Json& envelope,
                                                const BodyLoader& load) {
-  std::set<std::string> eligible_types(phase.eligible_inputs.begin(), phase.eligible_inputs.end());
+  std::set<ArtifactType> eligible_types(phase.eligible_inputs.begin(), phase.eligible_inputs.end());
   std::unordered_map<std::string, const ArtifactMeta*> eligible;
-  std::map<std::string, const ArtifactMeta*> latest_by_type;
+  std::map<ArtifactType, const ArtifactMeta*> latest_by_type;
   for (const ArtifactMeta& meta : artifacts) {
     if (!eligible_types.count(meta.type)) continue;
     eligible[meta.id] = &meta;
@@ -164,12 +170,12 @@ Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const Phase
     if (selected.insert(id).second) queue.push_back(id);
   };
   for (const auto& [type, meta] : latest_by_type) {
-    if (type != "Evidence") select(meta->id);
+    if (type != ArtifactType::kEvidence) select(meta->id);
   }
   std::string request_id = LocalArtifactId(envelope.value("originalRequestRef", ""), run.run_id);
   if (!request_id.empty()) select(request_id);
   for (const ArtifactMeta& meta : artifacts) {
-    if (eligible.count(meta.id) && (meta.type == "WorkPlan" || meta.type == "WorkResult")) select(meta.id);
+    if (eligible.count(meta.id) && (meta.type == ArtifactType::kWorkPlan || meta.type == ArtifactType::kWorkResult)) select(meta.id);
   }
   auto overflow = [] {
     return Fail(ErrorCode::kResourceExhausted,
@@ -184,12 +190,12 @@ Result<std::vector<std::string>> ProjectInputs(const RunRecord& run, const Phase
     refs.insert(refs.end(), found->second->source_refs.begin(), found->second->source_refs.end());
     for (const std::string& ref : refs) {
       auto target = eligible.find(LocalArtifactId(ref, run.run_id));
-      if (target != eligible.end() && target->second->type != "Evidence") select(target->first);
+      if (target != eligible.end() && target->second->type != ArtifactType::kEvidence) select(target->first);
     }
   }
   if (selected.size() > kMaxInputRefs) return overflow();
   for (auto it = artifacts.rbegin(); it != artifacts.rend() && selected.size() < kMaxInputRefs; ++it) {
-    if (it->type == "Evidence" && eligible.count(it->id)) selected.insert(it->id);
+    if (it->type == ArtifactType::kEvidence && eligible.count(it->id)) selected.insert(it->id);
   }
   std::vector<std::string> refs;
   for (const ArtifactMeta& meta : artifacts) {
@@ -206,18 +212,19 @@ struct PendingWork {
 };
 
 Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load) {
-  const ArtifactMeta* plan_meta = Latest(artifacts, "WorkPlan");
+  const ArtifactMeta* plan_meta = Latest(artifacts, ArtifactType::kWorkPlan);
   if (!plan_meta) return Fail(ErrorCode::kFailedPrecondition, "Executor phase is missing its WorkPlan");
   PendingWork work;
   TELIC_ASSIGN_OR_RETURN(work.plan, load(*plan_meta));
   std::string plan_ref = store::ArtifactUri(run.run_id, plan_meta->id);
   std::set<std::string> completed, attempted;
   for (const ArtifactMeta& meta : artifacts) {
-    if (meta.type != "WorkResult") continue;
+    if (meta.type != ArtifactType::kWorkResult) continue;
     TELIC_ASSIGN_OR_RETURN(std::shared_ptr<const Json> result, load(meta));
     if (result->value("workPlanRef", "") != plan_ref) continue;
     attempted.insert(result->value("nodeId", ""));
-    if (result->value("status", "") == "completed") completed.insert(result->value("nodeId", ""));
+    // A WorkResult "completed" completes its node (the task state of that name).
+    if (domain::TaskStateNamed(result->value("status", "")) == domain::TaskState::kCompleted) completed.insert(result->value("nodeId", ""));
   }
   for (const Json& node : MemberOr(*work.plan, "nodes", kEmptyArray)) {
     std::string id = node.value("id", "");
@@ -236,19 +243,18 @@ Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<Artifact
 
 Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load,
                          int64_t reserved, ActionSchemas form) {
-  const PhaseInfo* phase = FindPhase(run.phase);
-  if (!phase) return Fail(ErrorCode::kInternal, fmt::format("run {} is in unknown phase {}", run.run_id, run.phase));
+  const PhaseInfo* phase = &FindPhase(run.phase);
   static const Json kNoEnvelope = Json::object();
   std::shared_ptr<const Json> loaded_envelope;
-  if (const ArtifactMeta* meta = Latest(artifacts, "RunEnvelope")) {
+  if (const ArtifactMeta* meta = Latest(artifacts, ArtifactType::kRunEnvelope)) {
     TELIC_ASSIGN_OR_RETURN(loaded_envelope, load(*meta));
   }
   const Json& envelope = loaded_envelope ? *loaded_envelope : kNoEnvelope;
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> inputs, ProjectInputs(run, *phase, artifacts, envelope, load));
   Json permissions = policy::EmptyPermissionSet();
-  if (run.phase == "context_grounding" && envelope.contains("authorization")) {
+  if (run.phase == Phase::kContextGrounding && envelope.contains("authorization")) {
     const Json& authorization = envelope["authorization"];
-    Json effective = policy::EffectiveRunPermissions(run.requested_mode, authorization.value("granted", Json()),
+    Json effective = policy::EffectiveRunPermissions(domain::Name(run.requested_mode), authorization.value("granted", Json()),
                                                      authorization.value("denied", Json()));
     permissions["repository"]["read"] = effective["repository"]["read"];
   }
@@ -256,12 +262,12 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
   int64_t workers = host_budgets.value("maximumParallelWorkers", int64_t{1});
   int64_t depth = host_budgets.value("maximumSubagentDepth", int64_t{0});
   Json work_node_id = nullptr;
-  if (run.phase == "agent_4_execute") {
+  if (run.phase == Phase::kAgent4Execute) {
     TELIC_ASSIGN_OR_RETURN(PendingWork work, PendingNode(run, artifacts, load));
     if (work.node != nullptr) {
       std::string id = work.node->value("id", "");
       const Json& authorization = MemberOr(envelope, "authorization", kEmptyObject);
-      Json run_permissions = policy::EffectiveRunPermissions(run.requested_mode, MemberOr(authorization, "granted", kNullJson),
+      Json run_permissions = policy::EffectiveRunPermissions(domain::Name(run.requested_mode), MemberOr(authorization, "granted", kNullJson),
                                                              MemberOr(authorization, "denied", kNullJson));
       const Json& node_permissions = MemberOr(*work.node, "permissions", kNullJson);
       if (!policy::PermissionSetIsSubset(node_permissions, run_permissions)) {
@@ -275,13 +281,13 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
     }
     workers = std::min<int64_t>(workers, work.plan->value("/globalBudgets/maximumParallelWorkers"_json_pointer, workers));
   }
-  const ArtifactMeta* manifest = Latest(artifacts, "ContextManifest");
+  const ArtifactMeta* manifest = Latest(artifacts, ArtifactType::kContextManifest);
   Json action = CommonFields(
       run,
-      fmt::format("Controller selected {} for {} topology from immutable run state.", phase->protocol_name,
-                  run.topology),
+      fmt::format("Controller selected {} for {} topology from immutable run state.", domain::ProtocolName(run.phase),
+                  domain::Name(run.topology)),
       "phase");
-  action["phase"] = phase->protocol_name;
+  action["phase"] = domain::ProtocolName(run.phase);
   action["logicalRole"] = phase->role;
   action["instructionRef"] = InstructionRef(run, *phase);
   action["inputRefs"] = std::move(inputs);
@@ -290,10 +296,12 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
   TELIC_ASSIGN_OR_RETURN(action["requiredOutputSchema"], ArtifactSchema(phase->accepted_types.front(), form));
   Json additional = Json::object();
   for (size_t i = 1; i < phase->accepted_types.size(); ++i) {
-    TELIC_ASSIGN_OR_RETURN(additional[phase->accepted_types[i]], ArtifactSchema(phase->accepted_types[i], form));
+    TELIC_ASSIGN_OR_RETURN(additional[std::string(domain::Name(phase->accepted_types[i]))],
+                           ArtifactSchema(phase->accepted_types[i], form));
   }
-  if (run.phase == "agent_4_execute") {
-    TELIC_ASSIGN_OR_RETURN(additional["Evidence"], ArtifactSchema("Evidence", form));
+  if (run.phase == Phase::kAgent4Execute) {
+    TELIC_ASSIGN_OR_RETURN(additional[std::string(domain::Name(ArtifactType::kEvidence))],
+                           ArtifactSchema(ArtifactType::kEvidence, form));
   }
   action["additionalOutputSchemas"] = std::move(additional);
   action["workNodeId"] = std::move(work_node_id);
@@ -322,7 +330,7 @@ Result<Json> ComputeNextAction(const RunRecord& run, const std::vector<ArtifactM
                                const BodyLoader& load_body, ActionSchemas form) {
   if (run.IsTerminal()) return TerminalAction(run, artifacts, load_body);
   TELIC_ASSIGN_OR_RETURN(int64_t reserved, ReservedToolCalls(artifacts, load_body));
-  if (run.status == "awaiting_clarification") return ClarificationAction(run, artifacts, reserved);
+  if (run.status == domain::RunStatus::kAwaitingClarification) return ClarificationAction(run, artifacts, reserved);
   return PhaseAction(run, artifacts, load_body, reserved, form);
 }
 

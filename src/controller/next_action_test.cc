@@ -127,21 +127,21 @@ std::string UserMessageId(const ScenarioRun& s) {
 
 std::string ManifestId(const ScenarioRun& s) {
   for (const auto& meta : s.Artifacts()) {
-    if (meta.type == "ContextManifest") return meta.id;
+    if (meta.type == domain::ArtifactType::kContextManifest) return meta.id;
   }
   return "";
 }
 
 Json RunAuthority(const ScenarioRun& s) {
   Json envelope = s.Artifact(s.run().run_id);
-  return policy::EffectiveRunPermissions(s.run().requested_mode, envelope["authorization"]["granted"],
+  return policy::EffectiveRunPermissions(domain::Name(s.run().requested_mode), envelope["authorization"]["granted"],
                                          envelope["authorization"]["denied"]);
 }
 
 int64_t ReservedCalls(const ScenarioRun& s) {
   int64_t total = 0;
   for (const auto& meta : s.Artifacts()) {
-    if (meta.type != "WorkPlan") continue;
+    if (meta.type != domain::ArtifactType::kWorkPlan) continue;
     Json plan = s.Artifact(meta.id);
     for (const Json& node : plan["nodes"]) total += node["budgets"]["maximumToolCalls"].get<int64_t>();
   }
@@ -173,19 +173,20 @@ TEST(NextActionTest, EveryActionNamesOneLegalPhaseWithInputsSchemaPermissionsAnd
   std::set<std::string> phases;
   for (size_t i = 0; i + 1 < seen.size(); ++i) {
     const auto& [run, action] = seen[i];
-    SCOPED_TRACE(run.phase);
+    SCOPED_TRACE(domain::Name(run.phase));
     ASSERT_EQ(action["kind"], "phase");
     EXPECT_EQ(action["id"], fmt::format("action:{}:{}", run.run_id, run.version));
     EXPECT_EQ(action["runId"], run.run_id);
     ASSERT_TRUE(action["phase"].is_string());
     std::string phase = action["phase"];
-    EXPECT_EQ(phase, kProtocolName.at(run.phase));
+    EXPECT_EQ(phase, kProtocolName.at(std::string(domain::Name(run.phase))));
     phases.insert(phase);
     auto [role, output] = kRoleAndOutput.at(phase);
     EXPECT_EQ(action["logicalRole"], role);
     EXPECT_EQ(action["requiredOutputType"], output);
     // The required type is one this state accepts: the action is legal now.
-    std::vector<std::string> accepted = AcceptedArtifactTypes(run);
+    std::vector<std::string> accepted;
+    for (domain::ArtifactType type : AcceptedArtifactTypes(run)) accepted.emplace_back(domain::Name(type));
     EXPECT_TRUE(std::find(accepted.begin(), accepted.end(), output) != accepted.end());
     EXPECT_EQ(action["requiredOutputSchema"]["title"], output);
     EXPECT_EQ(action["requiredOutputSchema"]["type"], "object");
@@ -242,7 +243,7 @@ TEST(NextActionTest, ActionsWithSchemaReferencesExpandToTheActionsWithCopies) {
     }
     Json expanded = *references;
     schema::ExpandServedSchemaRefs(expanded);
-    EXPECT_EQ(expanded, *copies) << s.run().phase;
+    EXPECT_EQ(expanded, *copies) << domain::Name(s.run().phase);
     ++compared;
   };
   compare();
@@ -278,13 +279,13 @@ TEST(NextActionTest, EffectivePermissionsNeverExceedTheRunAuthorization) {
   Json authority = RunAuthority(s);
   for (size_t i = 0; i + 1 < seen.size(); ++i) {
     const Json& granted = seen[i].action["effectivePermissions"];
-    SCOPED_TRACE(seen[i].run.phase);
+    SCOPED_TRACE(domain::Name(seen[i].run.phase));
     EXPECT_TRUE(policy::PermissionSetIsSubset(granted, authority)) << granted.dump();
-    if (seen[i].run.phase == "context_grounding") {
+    if (seen[i].run.phase == domain::Phase::kContextGrounding) {
       Json expected = policy::EmptyPermissionSet();
       expected["repository"]["read"] = authority["repository"]["read"];
       EXPECT_EQ(granted, expected);
-    } else if (seen[i].run.phase != "agent_4_execute") {
+    } else if (seen[i].run.phase != domain::Phase::kAgent4Execute) {
       EXPECT_EQ(granted, policy::EmptyPermissionSet());
     }
   }
@@ -308,13 +309,13 @@ TEST(NextActionTest, ExecutorActionFailsForANodeBeyondTheRunAuthorization) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("the executor captures the source"));
-  ASSERT_EQ(s.run().phase, "agent_4_execute");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_4_execute");
   Json plan = s.Artifact("plan-diagnosis");
   plan["id"] = "plan-wide";
   plan["nodes"][0]["id"] = "wide";
   plan["nodes"][0]["permissions"]["network"]["externalWrite"] = true;
   ASSERT_TRUE(s.Rewrite([](store::RunRecord&) {},
-                        {store::MakeArtifact({"plan-wide", s.run().run_id, "WorkPlan", "1.0", "quality_controller", "",
+                        {store::MakeArtifact({"plan-wide", s.run().run_id, domain::ArtifactType::kWorkPlan, "1.0", "quality_controller", "",
                                               {}, "none", "t"},
                                              plan)}));
   auto action = s.service().GetNextAction(s.run().run_id);
@@ -362,11 +363,11 @@ TEST(NextActionTest, NextActionAndContextManifestAreNeverAcceptedAsModelOutput) 
     EXPECT_EQ(s.Artifacts().size(), 2u);
   }
   for (const Json& step : s.Steps()) ASSERT_TRUE(s.Do(step)) << step["say"];
-  ASSERT_EQ(s.run().status, "completed");
+  ASSERT_EQ(domain::Name(s.run().status), "completed");
   int manifests = 0;
   for (const auto& meta : s.Artifacts()) {
-    EXPECT_NE(meta.type, "NextAction");
-    if (meta.type == "ContextManifest") {
+    EXPECT_NE(domain::Name(meta.type), "NextAction");
+    if (meta.type == domain::ArtifactType::kContextManifest) {
       ++manifests;
       EXPECT_EQ(meta.producer, "controller");
     }
@@ -383,7 +384,7 @@ std::vector<store::StoredArtifact> ClarificationChain(const std::string& run_id,
   std::string previous = store::ArtifactUri(run_id, run_id);
   for (int i = 0; i < count; ++i) {
     std::string id = prefix + std::to_string(i);
-    chain.push_back(store::MakeArtifact({id, run_id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+    chain.push_back(store::MakeArtifact({id, run_id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                                         Json{{"evidenceInspected", Json::array({previous})}}));
     previous = store::ArtifactUri(run_id, id);
   }
@@ -454,11 +455,11 @@ TEST(NextActionTest, EveryWorkPlanIsMandatorySoTooManyPlansFail) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start());
   ASSERT_TRUE(s.RunUntil("opens the mutation gate"));
-  ASSERT_EQ(s.run().phase, "agent_3_review");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_3_review");
   std::vector<store::StoredArtifact> plans;
   for (int i = 0; i < 300; ++i) {
     std::string id = "old-plan-" + std::to_string(i);
-    plans.push_back(store::MakeArtifact({id, s.run().run_id, "WorkPlan", "1.0", "quality_controller", "", {}, "none", "t"},
+    plans.push_back(store::MakeArtifact({id, s.run().run_id, domain::ArtifactType::kWorkPlan, "1.0", "quality_controller", "", {}, "none", "t"},
                                         Json{{"id", id}, {"nodes", Json::array()}}));
   }
   ASSERT_TRUE(s.Rewrite([](store::RunRecord&) {}, std::move(plans)));
@@ -499,7 +500,7 @@ TEST(NextActionTest, RecentEvidenceFillsTheRemainingRoomUpTo256) {
   std::vector<store::StoredArtifact> evidence;
   for (int i = 0; i < 300; ++i) {
     std::string id = fmt::format("evidence-{:03}", i);
-    evidence.push_back(store::MakeArtifact({id, s.run().run_id, "Evidence", "1.0", "executor", "", {}, "none", "t"},
+    evidence.push_back(store::MakeArtifact({id, s.run().run_id, domain::ArtifactType::kEvidence, "1.0", "executor", "", {}, "none", "t"},
                                            Json{{"id", id}, {"kind", "repository"}}));
   }
   ASSERT_TRUE(s.Rewrite([](store::RunRecord&) {}, std::move(evidence)));
@@ -581,10 +582,10 @@ TEST(NextActionTest, EachPhaseProjectionHoldsOnlyThatPhasesInputs) {
     }
     check();
   }
-  for (const auto& meta : s.Artifacts()) stored_types.insert(meta.type);
+  for (const auto& meta : s.Artifacts()) stored_types.insert(std::string(domain::Name(meta.type)));
   EXPECT_TRUE(stored_types.count("ScenarioSpec"));
   EXPECT_TRUE(stored_types.count("ContextDocument"));
-  EXPECT_EQ(s.run().status, "completed");
+  EXPECT_EQ(domain::Name(s.run().status), "completed");
 }
 
 // ------------------------------------------------------------------ TEL-200
@@ -752,13 +753,13 @@ TEST(NextActionTest, ExecuteActionNamesOneNodeWithItsPermissions) {
   second["permissions"]["repository"]["read"] = Json::array({"src/**"});
   two["nodes"].push_back(second);
   ASSERT_TRUE(s.Rewrite([](store::RunRecord&) {},
-                        {store::MakeArtifact({"plan-two", s.run().run_id, "WorkPlan", "1.0", "quality_controller", "", {},
+                        {store::MakeArtifact({"plan-two", s.run().run_id, domain::ArtifactType::kWorkPlan, "1.0", "quality_controller", "", {},
                                               "none", "t"}, two)}));
   EXPECT_EQ(s.action()["workNodeId"], "diagnose");
   EXPECT_EQ(s.action()["effectivePermissions"], plan["nodes"][0]["permissions"]);
   Json result = {{"id", "result-a"}, {"workPlanRef", s.Uri("plan-two")}, {"nodeId", "diagnose"}, {"status", "completed"}};
   ASSERT_TRUE(s.Rewrite([](store::RunRecord&) {},
-                        {store::MakeArtifact({"result-a", s.run().run_id, "WorkResult", "1.0", "executor", "", {}, "none",
+                        {store::MakeArtifact({"result-a", s.run().run_id, domain::ArtifactType::kWorkResult, "1.0", "executor", "", {}, "none",
                                               "t"}, result)}));
   EXPECT_EQ(s.action()["workNodeId"], "second");
   EXPECT_EQ(s.action()["effectivePermissions"], second["permissions"]);
@@ -809,8 +810,8 @@ TEST(NextActionTest, ReleaseAuditActionInputsAndBoundedRework) {
   spent.remediations_remaining = 0;
   auto t = AdvanceRun(spent, "ReleaseAudit", {{"decision", "remediate"}});
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_5_report");
-  EXPECT_EQ(t->run.outcome_hint, "blocked");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "blocked");
   EXPECT_EQ(t->run.remediations_remaining, 0);
   EXPECT_EQ(t->budget_consumed, "");
 }
@@ -857,13 +858,13 @@ TEST(NextActionTest, ANewRunBeginsReceived) {
   ASSERT_TRUE(s.Start());
   store::RunRecord run = *s.store().GetRun(s.run().run_id);
   EXPECT_EQ(run.version, 1);
-  EXPECT_EQ(run.status, "running");
-  EXPECT_EQ(run.phase, "context_grounding");
+  EXPECT_EQ(domain::Name(run.status), "running");
+  EXPECT_EQ(domain::Name(run.phase), "context_grounding");
   EXPECT_EQ(run.prompt_revisions_remaining, 1);
   EXPECT_EQ(run.remediations_remaining, 1);
   EXPECT_FALSE(run.outcome_hint);
   std::vector<std::string> types;
-  for (const auto& meta : s.Artifacts()) types.push_back(meta.type);
+  for (const auto& meta : s.Artifacts()) types.emplace_back(domain::Name(meta.type));
   EXPECT_EQ(types, (std::vector<std::string>{"UserMessage", "RunEnvelope"}));
   auto trace = s.Trace();
   ASSERT_FALSE(trace.empty());

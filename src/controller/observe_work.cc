@@ -124,7 +124,7 @@ RunObservation RunService::NewRunObservation(ObservationPolicy policy) const {
 
 Result<RunObservation> RunService::TakeBaseline(const store::RunRecord& run) {
   RunObservation observed = RunObservationOf(run);
-  if (!observed.shared || run.requested_mode == "report_only") return observed;
+  if (!observed.shared || run.requested_mode == domain::Mode::kReportOnly) return observed;
   if (!work_tree_) {
     observed.shared = false;
     observed.unobserved_reason = unobserved_reason_;
@@ -267,7 +267,7 @@ Result<std::vector<observation::UndeclaredChange>> RunService::FindUndeclared(Ru
         policy::ActionRequest request;
         request.capability = capability;
         request.target = std::string(path);
-        std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(run.requested_mode),
+        std::vector<policy::Layer> layers = {policy::ModeCeilingLayer(domain::Name(run.requested_mode)),
                                              {"task_contract", contract["permissions"], Json()}};
         if (policy::Authorize(request, layers, policy::RepoRoot{run.repository_root, nullptr, {}}).allowed) {
           return observation::UndeclaredKind::kUndeclared;
@@ -329,7 +329,7 @@ Status RunService::CheckRequireObserved(RunSnapshot& snapshot, const Json& body)
   for (const auto& [ref, where] : citations) {
     auto id = ArtifactIdFromUri(ref);
     const store::ArtifactMeta* meta = id && ref == snapshot.Uri(*id) ? snapshot.Find(*id) : nullptr;
-    if (!meta || meta->type != "Evidence" || store::ProvenanceOf(*meta) != store::Provenance::kClaimed) continue;
+    if (!meta || meta->type != domain::ArtifactType::kEvidence || store::ProvenanceOf(*meta) != store::Provenance::kClaimed) continue;
     TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*meta));
     if (evidence->value("kind", "") == "test") {
       bool in_report = !where.empty() && where.front() == '/';
@@ -357,13 +357,15 @@ Result<ObservedSubmission> RunService::ObserveUserReport(RunSnapshot& snapshot, 
   const store::RunRecord& run = snapshot.run();
   RunObservation observed = RunObservationOf(run);
   std::string status = body.value("terminalStatus", "");
-  bool claims_completion = status == "completed" || status == "partial";
+  // A report's terminal status shares the run statuses' words (failed_verification aside).
+  std::optional<domain::RunStatus> reported = domain::RunStatusNamed(status);
+  bool claims_completion = reported == domain::RunStatus::kCompleted || reported == domain::RunStatus::kPartial;
   ObservedSubmission out;
   bool strict = observed.policy == ObservationPolicy::kRequireObserved;
   if (!observed.shared || !work_tree_ || !observed.baseline) {
     out.note = NotObservedNote(observed);
     if (observed.shared && !observed.baseline) out.note["reason"] = "not observed: the run has no work-tree baseline";
-    if (strict && status == "completed") {
+    if (strict && reported == domain::RunStatus::kCompleted) {
       return RuleViolation("/terminalStatus",
                            fmt::format("require_observed: completed needs observed work, but {}", out.note.value("reason", "")));
     }
@@ -383,7 +385,7 @@ Result<ObservedSubmission> RunService::ObserveUserReport(RunSnapshot& snapshot, 
                                      "declare them in a WorkResult, undo them, or report blocked or failed_verification",
                                      observation::DescribeUndeclared(*undeclared)));
   }
-  if (strict && status == "completed") TELIC_RETURN_IF_ERROR(CheckRequireObserved(snapshot, body));
+  if (strict && reported == domain::RunStatus::kCompleted) TELIC_RETURN_IF_ERROR(CheckRequireObserved(snapshot, body));
   Json listed = Json::array();
   for (const auto& change : *undeclared) listed.push_back(change.ToJson());
   out.note = {{"observed", true},

@@ -107,7 +107,7 @@ TEST_F(ObserveWorkTest, InjectedFactsAcceptTheFixStoreTelicsDiffAndReplayWithout
       ASSERT_TRUE(scenario_.Do(step));
     }
   }
-  EXPECT_EQ(scenario_.store().GetRun(scenario_.run().run_id)->status, "completed");
+  EXPECT_EQ(domain::Name(scenario_.store().GetRun(scenario_.run().run_id)->status), "completed");
   ManualClock clock(1764662400000, 1);
   SequentialIdSource ids;
   RunService unobserved(scenario_.store(), clock, ids, "/repo");  // replay needs no observer
@@ -143,7 +143,7 @@ TEST_F(ObserveWorkTest, AnUndeclaredChangeRefusesTheCompletedReport) {
   ASSERT_EQ(last.error().issues().size(), 1u);
   EXPECT_EQ(last.error().issues()[0].pointer, "/terminalStatus");
   EXPECT_NE(last.error().message().find("src/extra.py (undeclared)"), std::string::npos) << last.error().message();
-  EXPECT_EQ(scenario_.store().GetRun(scenario_.run().run_id)->status, "running");
+  EXPECT_EQ(domain::Name(scenario_.store().GetRun(scenario_.run().run_id)->status), "running");
 }
 
 class RequireObservedTest : public ObserveWorkTest {
@@ -169,7 +169,7 @@ TEST_F(RequireObservedTest, ObservedDiffLetsTheRunComplete) {
   ASSERT_TRUE(scenario_.Submit("WorkResult", scenario_.Body(scenario_.Step("the executor reports the fix"))));
   Status finished = FinishRun();
   ASSERT_TRUE(finished) << finished.error().message();
-  EXPECT_EQ(scenario_.store().GetRun(scenario_.run().run_id)->status, "completed");
+  EXPECT_EQ(domain::Name(scenario_.store().GetRun(scenario_.run().run_id)->status), "completed");
 }
 
 // covers issue 38 item 6: a WorkResult's test output claimed by the host keeps the run from completing
@@ -189,7 +189,7 @@ TEST_F(RequireObservedTest, ClaimedTestOutputOfAWorkResultRefusesCompletion) {
   EXPECT_NE(finished.error().message().find("WorkResult result-fix /testResults/0/outputRef"), std::string::npos);
   ASSERT_EQ(finished.error().issues().size(), 1u);
   EXPECT_EQ(finished.error().issues()[0].pointer, "/terminalStatus");
-  EXPECT_EQ(scenario_.store().GetRun(scenario_.run().run_id)->status, "running");
+  EXPECT_EQ(domain::Name(scenario_.store().GetRun(scenario_.run().run_id)->status), "running");
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ namespace telic::controller {
 store::StoredArtifact ObservedEvidenceArtifact(const std::string& run_id, const Json& body,
                                                std::vector<std::string> source_refs, const std::string& now) {
   bool redacted = body.contains("redactions") && body["redactions"].is_array() && !body["redactions"].empty();
-  store::ArtifactMeta meta{body.value("id", ""), run_id, "Evidence", "1.0", std::string(store::kObservedEvidenceProducer),
+  store::ArtifactMeta meta{body.value("id", ""), run_id, domain::ArtifactType::kEvidence, "1.0", std::string(store::kObservedEvidenceProducer),
                            "", std::move(source_refs), redacted ? "applied" : "none", now};
   return store::MakeArtifact(std::move(meta), body);
 }
@@ -74,7 +74,7 @@ Result<store::ArtifactMeta> RunService::RecordObservedEvidenceAttempt(const std:
   std::string now = FormatIsoMillis(clock_.NowMillis());
   store::StoredArtifact artifact = ObservedEvidenceArtifact(run_id, body, source_refs, now);
   if (const store::ArtifactMeta* existing = snapshot.Find(artifact.meta.id)) {
-    if (existing->type == "Evidence" && existing->producer == artifact.meta.producer &&
+    if (existing->type == domain::ArtifactType::kEvidence && existing->producer == artifact.meta.producer &&
         existing->sha256 == artifact.meta.sha256 && existing->source_refs == source_refs) {
       return *existing;
     }

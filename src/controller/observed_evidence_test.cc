@@ -84,9 +84,9 @@ TEST_F(ObservedEvidenceTest, RefusalsStoreNothing) {
 }
 
 TEST_F(ObservedEvidenceTest, HostEvidenceIsClaimedAndOtherTypesHaveNoProvenance) {
-  store::ArtifactMeta host{"e", run_id_, "Evidence", "1.0", "executor", "", {}, "none", ""};
+  store::ArtifactMeta host{"e", run_id_, domain::ArtifactType::kEvidence, "1.0", "executor", "", {}, "none", ""};
   EXPECT_EQ(store::ProvenanceOf(host), store::Provenance::kClaimed);
-  store::ArtifactMeta plan{"p", run_id_, "WorkPlan", "1.0", "controller", "", {}, "none", ""};
+  store::ArtifactMeta plan{"p", run_id_, domain::ArtifactType::kWorkPlan, "1.0", "controller", "", {}, "none", ""};
   EXPECT_EQ(store::ProvenanceOf(plan), std::nullopt);
   EXPECT_EQ(store::ProvenanceName(store::Provenance::kObserved), "observed");
   EXPECT_EQ(store::ProvenanceName(store::Provenance::kClaimed), "claimed");

@@ -1,57 +1,73 @@
 #include "controller/phases.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace telic::controller {
 namespace {
 
+using domain::ArtifactType;
+using domain::Phase;
+constexpr ArtifactType kRunEnvelope = ArtifactType::kRunEnvelope;
+constexpr ArtifactType kUserMessage = ArtifactType::kUserMessage;
+constexpr ArtifactType kContextManifest = ArtifactType::kContextManifest;
+constexpr ArtifactType kProblemFrame = ArtifactType::kProblemFrame;
+constexpr ArtifactType kTaskContract = ArtifactType::kTaskContract;
+constexpr ArtifactType kPromptReview = ArtifactType::kPromptReview;
+constexpr ArtifactType kWorkPlan = ArtifactType::kWorkPlan;
+constexpr ArtifactType kWorkResult = ArtifactType::kWorkResult;
+constexpr ArtifactType kEvidence = ArtifactType::kEvidence;
+constexpr ArtifactType kQualityReview = ArtifactType::kQualityReview;
+constexpr ArtifactType kReleaseAudit = ArtifactType::kReleaseAudit;
+constexpr ArtifactType kUserReport = ArtifactType::kUserReport;
+constexpr ArtifactType kClarification = ArtifactType::kClarificationRequest;
+
+// One row per phase, in domain::Phase order (FindPhase indexes it).
 const std::vector<PhaseInfo>& Table() {
   static const std::vector<PhaseInfo> kPhases = {
-      {"context_grounding", "context_discovery", "controller", {"ContextManifest", "ClarificationRequest"},
-       {"RunEnvelope", "UserMessage", "ClarificationRequest"}, true},
-      {"agent_1_frame", "agent_1_frame", "scenario_author", {"ProblemFrame", "ClarificationRequest"},
-       {"RunEnvelope", "UserMessage", "ContextManifest", "ClarificationRequest"}, true},
-      {"agent_2_compile", "agent_2_compile", "task_compiler", {"TaskContract", "ClarificationRequest"},
-       {"RunEnvelope", "UserMessage", "ContextManifest", "ProblemFrame", "ClarificationRequest"}, true},
-      {"agent_1_review", "agent_1_review", "scenario_author", {"PromptReview", "ClarificationRequest"},
-       {"UserMessage", "ProblemFrame", "TaskContract", "ClarificationRequest"}, true},
-      {"agent_2_revise", "agent_2_revision", "task_compiler", {"TaskContract", "ClarificationRequest"},
-       {"UserMessage", "ProblemFrame", "TaskContract", "PromptReview", "ClarificationRequest"}, true},
-      {"agent_3_plan", "agent_3_plan", "quality_controller", {"WorkPlan", "ClarificationRequest"},
-       {"TaskContract", "PromptReview", "ContextManifest", "QualityReview", "ReleaseAudit", "UserMessage",
-        "ClarificationRequest"}, true},
-      {"agent_4_execute", "agent_4_execute", "executor", {"WorkResult", "ClarificationRequest"},
-       {"TaskContract", "WorkPlan", "ContextManifest", "QualityReview", "ReleaseAudit", "UserMessage",
-        "ClarificationRequest"}, true},
-      {"agent_3_review", "agent_3_quality_review", "quality_controller", {"QualityReview", "ClarificationRequest"},
-       {"TaskContract", "WorkPlan", "WorkResult", "Evidence", "QualityReview", "ReleaseAudit", "UserMessage",
-        "ClarificationRequest"}, true},
-      {"agent_3_evidence_reverify", "agent_3_evidence_reverify", "quality_controller",
-       {"QualityReview", "ClarificationRequest"},
-       {"TaskContract", "WorkPlan", "WorkResult", "Evidence", "QualityReview", "ReleaseAudit", "UserMessage",
-        "ClarificationRequest"}, true},
-      {"agent_5_audit", "agent_5_release_audit", "release_auditor", {"ReleaseAudit"},
-       {"UserMessage", "TaskContract", "WorkPlan", "WorkResult", "Evidence", "QualityReview",
-        "ClarificationRequest"}, false},
-      {"agent_5_report", "user_report", "release_auditor", {"UserReport"},
-       {"UserMessage", "ProblemFrame", "TaskContract", "PromptReview", "WorkPlan", "WorkResult", "Evidence",
-        "QualityReview", "ReleaseAudit", "ClarificationRequest"}, false},
+      {Phase::kContextGrounding, "controller", {kContextManifest, kClarification},
+       {kRunEnvelope, kUserMessage, kClarification}, true},
+      {Phase::kAgent1Frame, "scenario_author", {kProblemFrame, kClarification},
+       {kRunEnvelope, kUserMessage, kContextManifest, kClarification}, true},
+      {Phase::kAgent2Compile, "task_compiler", {kTaskContract, kClarification},
+       {kRunEnvelope, kUserMessage, kContextManifest, kProblemFrame, kClarification}, true},
+      {Phase::kAgent1Review, "scenario_author", {kPromptReview, kClarification},
+       {kUserMessage, kProblemFrame, kTaskContract, kClarification}, true},
+      {Phase::kAgent2Revise, "task_compiler", {kTaskContract, kClarification},
+       {kUserMessage, kProblemFrame, kTaskContract, kPromptReview, kClarification}, true},
+      {Phase::kAgent3Plan, "quality_controller", {kWorkPlan, kClarification},
+       {kTaskContract, kPromptReview, kContextManifest, kQualityReview, kReleaseAudit, kUserMessage, kClarification},
+       true},
+      {Phase::kAgent4Execute, "executor", {kWorkResult, kClarification},
+       {kTaskContract, kWorkPlan, kContextManifest, kQualityReview, kReleaseAudit, kUserMessage, kClarification}, true},
+      {Phase::kAgent3Review, "quality_controller", {kQualityReview, kClarification},
+       {kTaskContract, kWorkPlan, kWorkResult, kEvidence, kQualityReview, kReleaseAudit, kUserMessage,
+        kClarification},
+       true},
+      {Phase::kAgent3EvidenceReverify, "quality_controller", {kQualityReview, kClarification},
+       {kTaskContract, kWorkPlan, kWorkResult, kEvidence, kQualityReview, kReleaseAudit, kUserMessage,
+        kClarification},
+       true},
+      {Phase::kAgent5Audit, "release_auditor", {kReleaseAudit},
+       {kUserMessage, kTaskContract, kWorkPlan, kWorkResult, kEvidence, kQualityReview, kClarification}, false},
+      {Phase::kAgent5Report, "release_auditor", {kUserReport},
+       {kUserMessage, kProblemFrame, kTaskContract, kPromptReview, kWorkPlan, kWorkResult, kEvidence,
+        kQualityReview, kReleaseAudit, kClarification},
+       false},
   };
   return kPhases;
 }
 
 }  // namespace
 
-const PhaseInfo* FindPhase(std::string_view internal_name) {
-  const auto& table = Table();
-  auto it = std::find_if(table.begin(), table.end(), [&](const PhaseInfo& p) { return p.internal_name == internal_name; });
-  return it == table.end() ? nullptr : &*it;
-}
+const PhaseInfo& FindPhase(domain::Phase phase) { return Table()[static_cast<size_t>(phase)]; }
 
 std::string ProtocolPhaseName(std::string_view internal_name) {
-  const PhaseInfo* phase = FindPhase(internal_name);
-  return phase ? phase->protocol_name : std::string(internal_name);
+  std::optional<domain::Phase> phase = domain::PhaseNamed(internal_name);
+  return std::string(phase ? domain::ProtocolName(*phase) : internal_name);
 }
+
+std::string ProtocolPhaseName(domain::Phase phase) { return std::string(domain::ProtocolName(phase)); }
 
 std::string CanonicalEventType(std::string_view type) {
   static const std::vector<std::string_view> kKept = {

@@ -6,22 +6,25 @@
 #include <string_view>
 #include <vector>
 
+#include "domain/vocabulary.h"
+
 namespace telic::controller {
 
 struct PhaseInfo {
-  std::string internal_name;
-  std::string protocol_name;
-  std::string role;
-  std::vector<std::string> accepted_types;  // first = requiredOutputType
-  std::vector<std::string> eligible_inputs;
+  domain::Phase phase;
+  std::string_view role;
+  std::vector<domain::ArtifactType> accepted_types;  // first = requiredOutputType
+  std::vector<domain::ArtifactType> eligible_inputs;
   bool allows_clarification;
 };
 
-// The phase with this internal name, or nullptr.
-const PhaseInfo* FindPhase(std::string_view internal_name);
+// The table row of `phase` (every phase has one).
+const PhaseInfo& FindPhase(domain::Phase phase);
 
-// Protocol name of an internal phase; names that are not phases map to themselves.
+// Protocol name of an internal phase name (a trace event's phase is text);
+// text that is not a phase maps to itself.
 std::string ProtocolPhaseName(std::string_view internal_name);
+std::string ProtocolPhaseName(domain::Phase phase);
 
 // Internal trace event type → canonical TraceEvent type (PROTOCOL §17.1).
 std::string CanonicalEventType(std::string_view internal_type);

@@ -101,7 +101,7 @@ std::string ExpectedReferenceType(const std::string& path) {
 // Whether the evidence at `path` belongs to a user-reported matrix entry or claim.
 bool IsUserReportedEvidencePath(const std::string& type, const Json& body, const std::string& path) {
   std::smatch match;
-  if (type == "ReleaseAudit") {
+  if (domain::ArtifactTypeNamed(type) == domain::ArtifactType::kReleaseAudit) {
     static const std::regex kMatrix(R"(^body\.claimEvidenceMatrix\[(\d+)\]\.evidenceRefs\[\d+\]$)");
     if (!std::regex_match(path, match, kMatrix)) return false;
     const Json matrix = body.value("claimEvidenceMatrix", Json::array());  // a copy: never a reference into a temporary
@@ -109,7 +109,7 @@ bool IsUserReportedEvidencePath(const std::string& type, const Json& body, const
     return matrix.is_array() && index < matrix.size() && matrix[index].is_object() &&
            matrix[index].value("basis", "") == "user_reported";
   }
-  if (type == "UserReport") {
+  if (domain::ArtifactTypeNamed(type) == domain::ArtifactType::kUserReport) {
     static const std::regex kClaims(R"(^body\.completionClaims\[(\d+)\]\.evidenceRefs\[\d+\]$)");
     if (!std::regex_match(path, match, kClaims)) return false;
     const Json claims = body.value("completionClaims", Json::array());
@@ -150,7 +150,7 @@ std::unexpected<Error> RejectReference(std::string_view path, std::string messag
 
 std::set<std::string> SelectedRepositoryRefs(RunSnapshot& snapshot, Status& status) {
   std::set<std::string> selected;
-  auto manifest = snapshot.LatestBodyOrNull("ContextManifest");
+  auto manifest = snapshot.LatestBodyOrNull(domain::ArtifactType::kContextManifest);
   if (!manifest) {
     status = std::unexpected(manifest.error());
     return selected;
@@ -184,7 +184,7 @@ Status CheckCrossRunEvidence(RunSnapshot& snapshot, const std::string& ref, std:
   if (!artifacts) return std::unexpected(artifacts.error());
   auto found = std::find_if(artifacts->begin(), artifacts->end(), [&](const auto& a) { return a.id == match[2].str(); });
   if (found == artifacts->end()) return RejectReference(path, fmt::format("Cross-run evidence artifact does not exist: {}", ref));
-  if (found->type != "Evidence") return RejectReference(path, fmt::format("Cross-run evidence ref must target an Evidence artifact: {}", ref));
+  if (found->type != domain::ArtifactType::kEvidence) return RejectReference(path, fmt::format("Cross-run evidence ref must target an Evidence artifact: {}", ref));
   return Ok();
 }
 
@@ -223,7 +223,7 @@ Status CheckLocalArtifactReference(RunSnapshot& snapshot, const std::string& typ
     return RejectReference(reference.path, fmt::format("Cross-run artifact reference denied at {}", reference.path));
   }
   std::string id = match[2].str();
-  bool forward = type == "ReleaseAudit" && reference.path == "body.userReportRef" && body.contains("userReportRef") &&
+  bool forward = domain::ArtifactTypeNamed(type) == domain::ArtifactType::kReleaseAudit && reference.path == "body.userReportRef" && body.contains("userReportRef") &&
                  body["userReportRef"].is_string();
   const store::ArtifactMeta* target = snapshot.Find(id);
   if (forward) {
@@ -232,17 +232,18 @@ Status CheckLocalArtifactReference(RunSnapshot& snapshot, const std::string& typ
   }
   if (!target) return RejectReference(reference.path, fmt::format("Artifact reference does not exist at {}: {}", reference.path, id));
   std::string expected = ExpectedReferenceType(reference.path);
-  if (!expected.empty() && target->type != expected) {
+  if (!expected.empty() && domain::Name(target->type) != expected) {
     return RejectReference(reference.path, fmt::format("Artifact reference at {} must target {}", reference.path, expected));
   }
-  if (user_reported && target->type != "UserMessage") {
+  if (user_reported && target->type != domain::ArtifactType::kUserMessage) {
     return RejectReference(reference.path, fmt::format("User-reported evidence must target a UserMessage at {}", reference.path));
   }
-  const std::string& mode = snapshot.run().requested_mode;
-  const store::ArtifactMeta* latest_plan = snapshot.Latest("WorkPlan");
-  bool deliverable = direct && (mode == "plan_only" || mode == "report_only") && target->type == "WorkPlan" &&
+  const domain::Mode mode = snapshot.run().requested_mode;
+  const store::ArtifactMeta* latest_plan = snapshot.Latest(domain::ArtifactType::kWorkPlan);
+  bool deliverable = direct && (mode == domain::Mode::kPlanOnly || mode == domain::Mode::kReportOnly) &&
+                     target->type == domain::ArtifactType::kWorkPlan &&
                      latest_plan && latest_plan->id == target->id;
-  bool direct_type = target->type == "Evidence" || target->type == "ContextDocument" || target->type == "TraceEvent";
+  bool direct_type = target->type == domain::ArtifactType::kEvidence || target->type == domain::ArtifactType::kContextDocument;
   if (direct && !user_reported && !deliverable && !direct_type) {
     return RejectReference(reference.path, fmt::format("Artifact reference at {} must target direct evidence", reference.path));
   }
@@ -280,11 +281,11 @@ Result<std::vector<std::string>> StoredSourceRefs(const RunSnapshot& snapshot, c
 }
 
 bool RequiresDirectEvidence(const std::string& path, const std::string& type) {
-  if (type == "WorkResult" &&
+  if (domain::ArtifactTypeNamed(type) == domain::ArtifactType::kWorkResult &&
       (Matches(path, R"(^body\.evidenceRefs\[\d+\]$)") || Matches(path, R"(^body\.actions\[\d+\]\.evidenceRefs\[\d+\]$)"))) {
     return true;
   }
-  if (type == "QualityReview" && Matches(path, R"(\.hardGates\[\d+\]\.evidenceRefs\[\d+\]$)")) return true;
+  if (domain::ArtifactTypeNamed(type) == domain::ArtifactType::kQualityReview && Matches(path, R"(\.hardGates\[\d+\]\.evidenceRefs\[\d+\]$)")) return true;
   static const char* kPatterns[] = {
       R"(\.claimEvidenceMatrix\[\d+\]\.evidenceRefs\[\d+\]$)",
       R"(\.completionClaims\[\d+\]\.evidenceRefs\[\d+\]$)",
@@ -327,7 +328,7 @@ Status CheckArtifactReferences(RunSnapshot& snapshot, const std::string& type, c
       if (user_reported) {
         return RejectReference(reference.path, fmt::format("User-reported evidence must reference the originating UserMessage at {}", reference.path));
       }
-      if (type != "ContextManifest" && !selected.count(reference.ref)) {
+      if (domain::ArtifactTypeNamed(type) != domain::ArtifactType::kContextManifest && !selected.count(reference.ref)) {
         return RejectReference(reference.path,
             fmt::format("Repository reference was not selected by the current ContextManifest at {}", reference.path));
       }
@@ -402,13 +403,13 @@ Status CheckEvidenceSemantics(RunSnapshot& snapshot, const std::string& type, co
     if (!id || reference.ref != snapshot.Uri(*id)) continue;
     const store::ArtifactMeta* target = snapshot.Find(*id);
     if (!target) continue;
-    if (target->type == "ContextDocument") {
-      bool grounding = type == "WorkResult" && (Matches(reference.path, R"(^body\.observations\[\d+\]\.evidenceRefs\[\d+\]$)") ||
+    if (target->type == domain::ArtifactType::kContextDocument) {
+      bool grounding = domain::ArtifactTypeNamed(type) == domain::ArtifactType::kWorkResult && (Matches(reference.path, R"(^body\.observations\[\d+\]\.evidenceRefs\[\d+\]$)") ||
                                                 Matches(reference.path, R"(^body\.inferences\[\d+\]\.evidenceRefs\[\d+\]$)"));
       if (!grounding) return RejectReference(reference.path, fmt::format("ContextDocument cannot prove an executed outcome at {}", reference.path));
       continue;
     }
-    if (target->type != "Evidence") continue;
+    if (target->type != domain::ArtifactType::kEvidence) continue;
     TELIC_ASSIGN_OR_RETURN(const Json* evidence, snapshot.Body(*target));
     if (!evidence->contains("kind") || !(*evidence)["kind"].is_string()) {
       return RejectReference(reference.path, fmt::format("Evidence kind is missing at {}", reference.path));

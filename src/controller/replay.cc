@@ -14,6 +14,10 @@
 namespace telic::controller {
 namespace {
 
+using domain::Phase;
+using domain::RunStatus;
+using domain::Topology;
+
 bool IsStateEvent(const store::TraceEventRecord& e) {
   if (e.event_type == "phase_submitted" || e.event_type == "clarification_requested" || e.event_type == "budget_consumed" ||
       e.event_type == "clarification_answered" || e.event_type == "run_cancelled") {
@@ -33,14 +37,14 @@ RunSnapshot PrefixSnapshot(RunSnapshot& full, size_t index) {
 // when the event cannot be replayed.
 Result<std::string> ApplyEvent(RunSnapshot& full, store::RunRecord& state, const store::TraceEventRecord& e) {
   if (e.event_type == "run_cancelled") {
-    state.status = "cancelled";
+    state.status = RunStatus::kCancelled;
     return std::string();
   }
   if (e.event_type == "topology_escalated") {
     std::string reason = e.summary;
-    state.topology = reason == "MICRO_USER_REPORTED" ? "standard" : "forensic";
-    state.phase = reason == "MICRO_USER_REPORTED" ? "agent_1_review" : "agent_5_audit";
-    state.status = "running";
+    state.topology = reason == "MICRO_USER_REPORTED" ? Topology::kStandard : Topology::kForensic;
+    state.phase = reason == "MICRO_USER_REPORTED" ? Phase::kAgent1Review : Phase::kAgent5Audit;
+    state.status = RunStatus::kRunning;
     state.resume_phase = std::nullopt;
     state.escalation_count += 1;
     return std::string();
@@ -51,7 +55,7 @@ Result<std::string> ApplyEvent(RunSnapshot& full, store::RunRecord& state, const
   if (!meta) return fmt::format("event {} names a missing artifact {}", e.sequence, e.output_refs.front());
   TELIC_ASSIGN_OR_RETURN(const Json* body, full.Body(*meta));
   if (e.event_type == "clarification_answered") {
-    TELIC_ASSIGN_OR_RETURN(const Json* request, full.LatestBodyOrNull("ClarificationRequest"));
+    TELIC_ASSIGN_OR_RETURN(const Json* request, full.LatestBodyOrNull(domain::ArtifactType::kClarificationRequest));
     std::string effect = "cancel";
     std::string answer(TrimJs(body->value("content", "")));
     for (const Json& choice : request ? request->value("responseChoices", Json::array()) : Json::array()) {
@@ -60,7 +64,7 @@ Result<std::string> ApplyEvent(RunSnapshot& full, store::RunRecord& state, const
     if (effect == "resume") {
       TELIC_ASSIGN_OR_RETURN(state, ResumeAfterClarification(state));
     } else {
-      state.status = "cancelled";
+      state.status = RunStatus::kCancelled;
       state.resume_phase = std::nullopt;
     }
     return std::string();
@@ -70,14 +74,14 @@ Result<std::string> ApplyEvent(RunSnapshot& full, store::RunRecord& state, const
     return std::string();
   }
   std::optional<bool> complete;
-  if (meta->type == "WorkResult") {
+  if (meta->type == domain::ArtifactType::kWorkResult) {
     size_t index = static_cast<size_t>(meta - full.artifacts().data());
     RunSnapshot before = PrefixSnapshot(full, index);
     TELIC_ASSIGN_OR_RETURN(ExecutionProgress progress, ComputeExecutionProgress(before, body));
     complete = progress.remaining_after == 0;
   }
-  std::string topology_before = state.topology;
-  auto transition = AdvanceRun(state, meta->type, *body, complete);
+  Topology topology_before = state.topology;
+  auto transition = AdvanceRun(state, std::string(domain::Name(meta->type)), *body, complete);
   if (!transition) return fmt::format("event {}: {}", e.sequence, transition.error().message());
   state = transition->run;
   if (state.topology != topology_before) state.escalation_count += 1;
@@ -86,8 +90,8 @@ Result<std::string> ApplyEvent(RunSnapshot& full, store::RunRecord& state, const
 
 Json StateJson(const store::RunRecord& r) {
   return {{"status", r.status},
-          {"phase", r.phase},
-          {"resumePhase", r.resume_phase ? Json(*r.resume_phase) : Json(nullptr)},
+          {"phase", domain::Name(r.phase)},
+          {"resumePhase", r.resume_phase ? Json(domain::Name(*r.resume_phase)) : Json(nullptr)},
           {"topology", r.topology},
           {"version", r.version},
           {"escalationCount", r.escalation_count},
@@ -105,8 +109,8 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
 
   // The rebuilt state: the initial record of every run, then each state event.
   store::RunRecord state = run;
-  state.status = "running";
-  state.phase = "context_grounding";
+  state.status = RunStatus::kRunning;
+  state.phase = Phase::kContextGrounding;
   state.resume_phase = std::nullopt;
   state.version = 1;
   state.escalation_count = 0;
@@ -117,8 +121,9 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
   for (const auto& e : *trace) {
     if (e.event_type == "topology_classified" && !classified) classified = &e;
   }
-  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody("RunEnvelope"));
-  state.topology = envelope->value("topology", run.topology);
+  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody(domain::ArtifactType::kRunEnvelope));
+  state.topology = domain::TopologyNamed(envelope->value("topology", std::string(domain::Name(run.topology))))
+                       .value_or(run.topology);
   Json differences = Json::array();
   for (const auto& e : *trace) {
     if (!IsStateEvent(e)) continue;
@@ -140,8 +145,8 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
   Json check = {{"consistent", differences.empty()}, {"differences", differences}, {"rebuilt", rebuilt}};
   (void)classified;
 
-  if (run.topology == "micro") {
-    return Json{{"runId", run_id}, {"topology", "micro"}, {"steps", Json::array()}, {"traceHighlights", Json::array()},
+  if (run.topology == Topology::kMicro) {
+    return Json{{"runId", run_id}, {"topology", Topology::kMicro}, {"steps", Json::array()}, {"traceHighlights", Json::array()},
                 {"degraded", true}, {"reason", "micro_topology"}, {"stateCheck", check}};
   }
   Json steps = Json::array();
@@ -155,7 +160,7 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
     auto body = store_.GetArtifact(run_id, meta.id);
     std::string digest = body ? "ok" : (body.error().code() == ErrorCode::kDataLoss ? "mismatch" : "missing");
     Json step = {{"sequence", last ? last->sequence : static_cast<int64_t>(i)},
-                 {"phase", last ? last->phase : run.phase},
+                 {"phase", last ? last->phase : std::string(domain::Name(run.phase))},
                  {"artifactRef", uri},
                  {"artifactType", meta.type},
                  {"digestStatus", digest}};

@@ -17,7 +17,9 @@ Result<std::vector<store::RunRecord>> AllRuns(store::Store& store, std::optional
   std::vector<store::RunRecord> runs;
   store::RunQuery query;
   query.limit = kPage;
-  query.status = std::move(status);
+  if (status) {
+    TELIC_ASSIGN_OR_RETURN(query.status, domain::ParseRunStatus(*status, "/statuses"));
+  }
   while (true) {
     TELIC_ASSIGN_OR_RETURN(store::RunPage page, store.QueryRuns(query));
     for (auto& run : page.runs) runs.push_back(std::move(run));

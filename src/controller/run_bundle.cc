@@ -111,6 +111,23 @@ class Reader {
     TELIC_ASSIGN_OR_RETURN(std::string text, Text(j, key));
     return std::optional<std::string>(std::move(text));
   }
+  // A word of a closed vocabulary (domain/vocabulary.h), read with `parse`:
+  // `reason` when the text is none of its words.
+  template <typename E>
+  Result<E> Word(const Json& j, const std::string& key, Result<E> (*parse)(std::string_view, std::string_view),
+                 std::string_view reason) const {
+    TELIC_ASSIGN_OR_RETURN(std::string text, Text(j, key));
+    Result<E> value = parse(text, "/" + key);
+    if (!value) return Bad("/" + key, reason);
+    return value;
+  }
+  template <typename E>
+  Result<std::optional<E>> OptWord(const Json& j, const std::string& key,
+                                   Result<E> (*parse)(std::string_view, std::string_view), std::string_view reason) const {
+    if (j.at(key).is_null()) return std::optional<E>();
+    TELIC_ASSIGN_OR_RETURN(E value, Word(j, key, parse, reason));
+    return std::optional<E>(value);
+  }
   Result<int64_t> Int(const Json& j, const std::string& key) const {
     const Json& v = j.at(key);
     if (!v.is_number_integer()) return Bad("/" + key, "must be an integer");
@@ -168,8 +185,27 @@ class RunFieldReader {
     }
     v = j_[Key(f)];
   }
+  void operator()(const store::FieldName& f, domain::Mode& v) { Word(f, v, domain::ParseMode, "unknown mode"); }
+  void operator()(const store::FieldName& f, domain::Topology& v) {
+    Word(f, v, domain::ParseTopology, "unknown topology");
+  }
+  void operator()(const store::FieldName& f, domain::RunStatus& v) {
+    Word(f, v, domain::ParseRunStatus, "unknown run status");
+  }
+  void operator()(const store::FieldName& f, domain::Phase& v) { Word(f, v, domain::ParsePhase, "unknown phase"); }
+  void operator()(const store::FieldName& f, std::optional<domain::Phase>& v) {
+    if (status_) Keep(r_.OptWord(j_, Key(f), domain::ParsePhase, "unknown phase"), v);
+  }
+  void operator()(const store::FieldName& f, std::optional<domain::RunStatus>& v) {
+    if (status_) Keep(r_.OptWord(j_, Key(f), domain::ParseRunStatus, "unknown run status"), v);
+  }
 
  private:
+  template <typename E>
+  void Word(const store::FieldName& f, E& v, Result<E> (*parse)(std::string_view, std::string_view),
+            std::string_view reason) {
+    if (status_) Keep(r_.Word(j_, Key(f), parse, reason), v);
+  }
   static std::string Key(const store::FieldName& f) { return std::string(f.json); }
   template <typename T>
   void Keep(Result<T> read, T& out) {
@@ -197,9 +233,6 @@ Result<store::RunRecord> ReadRun(const Json& j) {
   TELIC_RETURN_IF_ERROR(reader.status());
   if (reader.range_error()) return std::unexpected(*reader.range_error());
   if (run.version < 1) return r.Bad("/version", "must be at least 1");
-  if (std::find(store::kRunStatuses.begin(), store::kRunStatuses.end(), run.status) == store::kRunStatuses.end()) {
-    return r.Bad("/status", "unknown run status");
-  }
   return run;
 }
 
@@ -210,7 +243,7 @@ Result<store::StoredArtifact> ReadArtifact(const Json& j, const std::string& run
   store::StoredArtifact a;
   a.meta.run_id = run_id;
   TELIC_ASSIGN_OR_RETURN(a.meta.id, r.Id(j, "id"));
-  TELIC_ASSIGN_OR_RETURN(a.meta.type, r.Text(j, "type"));
+  TELIC_ASSIGN_OR_RETURN(a.meta.type, r.Word(j, "type", domain::ParseArtifactType, "unknown artifact type"));
   TELIC_ASSIGN_OR_RETURN(a.meta.schema_version, r.Text(j, "schemaVersion"));
   TELIC_ASSIGN_OR_RETURN(a.meta.producer, r.Text(j, "producer"));
   TELIC_ASSIGN_OR_RETURN(a.meta.sha256, r.Text(j, "sha256"));

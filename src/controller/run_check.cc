@@ -18,7 +18,7 @@ Result<Json> LatestBody(RunService& service, const std::string& run_id, const st
                         std::string* uri = nullptr) {
   TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, service.store().ListArtifacts(run_id));
   for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
-    if (it->type != type) continue;
+    if (domain::Name(it->type) != type) continue;
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact stored, service.store().GetArtifact(run_id, it->id));
     if (uri) *uri = store::ArtifactUri(run_id, it->id);
     return Json::parse(stored.canonical_body);
@@ -48,7 +48,7 @@ Status CheckBinding(RunService& service, const CheckRunRequest& request, std::st
 // phase of a live run (RunService::RecordObservedEvidence).
 Result<store::RunRecord> LiveRun(RunService& service, const std::string& run_id) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, service.store().GetRun(run_id));
-  if (run.status != "running") {
+  if (run.status != domain::RunStatus::kRunning) {
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("checks run for a live run; run {} is {}", run_id, run.status));
   }

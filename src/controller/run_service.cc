@@ -85,7 +85,7 @@ store::TraceEventRecord RunService::NewEvent(const store::RunRecord& run, std::s
   event.run_id = run.run_id;
   event.timestamp = timestamp;
   event.actor = std::move(actor);
-  event.phase = run.phase;
+  event.phase = domain::Name(run.phase);
   event.event_type = std::move(type);
   event.summary = std::move(summary);  // the store redacts it and says so (store::RedactTraceEvent)
   event.budget_snapshot = BudgetSnapshot(run);
@@ -103,20 +103,25 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   }
   std::vector<std::string> denied = SortedUnique(r.authorization_denied);
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> domains, CheckAuthorizationExtras(r, host, granted));
+  TELIC_ASSIGN_OR_RETURN(domain::Mode mode, domain::ParseMode(r.mode, "/mode"));
+  std::optional<domain::Topology> topology_override;
+  if (r.topology_override) {
+    TELIC_ASSIGN_OR_RETURN(topology_override, domain::ParseTopology(*r.topology_override, "/topology_override"));
+  }
   TELIC_ASSIGN_OR_RETURN(Classification topology,
-                         ClassifyRun({r.original_request, r.mode, granted, r.shell_execute_allowlist,
-                                      r.network_read_domains, r.topology_override}));
+                         ClassifyRun({r.original_request, mode, granted, r.shell_execute_allowlist,
+                                      r.network_read_domains, topology_override}));
   if (r.prior_run_id) TELIC_RETURN_IF_ERROR(CheckPriorRun(store_, *r.prior_run_id, repository_root_));
 
   std::string now = FormatIsoMillis(clock_.NowMillis());
   store::RunRecord run;
   run.run_id = ids_.NewUuid();
   run.repository_root = repository_root_;
-  run.requested_mode = r.mode;
+  run.requested_mode = mode;
   run.topology = topology.topology;
   run.prior_run_id = r.prior_run_id;
-  run.status = "running";
-  run.phase = "context_grounding";
+  run.status = domain::RunStatus::kRunning;
+  run.phase = domain::Phase::kContextGrounding;
   run.created_at = run.updated_at = now;
   ObservationPolicy observation_policy = default_observation_policy_;
   if (r.observation) {
@@ -160,9 +165,9 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
 
   store::Change change;
   change.run = run;
-  change.artifacts.push_back(store::MakeArtifact({request_id, run.run_id, "UserMessage", "1.0", "user", "", {}, "none", now}, *request_body));
+  change.artifacts.push_back(store::MakeArtifact({request_id, run.run_id, domain::ArtifactType::kUserMessage, "1.0", "user", "", {}, "none", now}, *request_body));
   change.artifacts.push_back(store::MakeArtifact(
-      {run.run_id, run.run_id, "RunEnvelope", "1.0", "controller", "", {request_ref}, "none", now}, *envelope));
+      {run.run_id, run.run_id, domain::ArtifactType::kRunEnvelope, "1.0", "controller", "", {request_ref}, "none", now}, *envelope));
   change.events.push_back(NewEvent(run, "controller", "run_started",
                                    "Run received with immutable request and authorization envelope.", now));
   change.events.push_back(NewEvent(run, "controller", "topology_classified", topology.rationale_code, now));
@@ -330,19 +335,19 @@ Status ValidateArtifactBody(const std::string& type, Json& body) {
 
 Result<GroundResult> RunService::GroundContext(const GroundContextRequest& request, const GroundingControl& control) {
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, CheckTokens(request.run_id, request.action_id, request.expected_version));
-  if (run.status != "running" || run.phase != "context_grounding") {
+  if (run.status != domain::RunStatus::kRunning || run.phase != domain::Phase::kContextGrounding) {
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting context grounding", run.run_id));
   }
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
   // The work tree as the run is grounded on it, before the grounder reads it.
   TELIC_ASSIGN_OR_RETURN(RunObservation observed, TakeBaseline(run));
   GroundingOutput output;
-  if (run.requested_mode == "report_only") {
+  if (run.requested_mode == domain::Mode::kReportOnly) {
     output.manifest = ReportOnlyManifest(run.run_id);
   } else {
     if (!grounder_) return Fail(ErrorCode::kFailedPrecondition, "repository grounding is not available in this telic build");
     TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, store_.ListArtifacts(run.run_id));
-    auto request_meta = std::find_if(artifacts.begin(), artifacts.end(), [](const auto& a) { return a.type == "UserMessage"; });
+    auto request_meta = std::find_if(artifacts.begin(), artifacts.end(), [](const auto& a) { return a.type == domain::ArtifactType::kUserMessage; });
     if (request_meta == artifacts.end()) return Fail(ErrorCode::kDataLoss, "Run is missing its immutable original request");
     TELIC_ASSIGN_OR_RETURN(store::StoredArtifact original, store_.GetArtifact(run.run_id, request_meta->id));
     TELIC_ASSIGN_OR_RETURN(Json original_body, ParseStoredJson(original.canonical_body));
@@ -355,7 +360,7 @@ Result<GroundResult> RunService::GroundContext(const GroundContextRequest& reque
 
   std::string now = FormatIsoMillis(clock_.NowMillis());
   store::RunRecord next = run;
-  next.phase = "agent_1_frame";
+  next.phase = domain::Phase::kAgent1Frame;
   next.version = run.version + 1;
   next.updated_at = now;
   if (RunObservationOf(run).shared) SetRunObservation(next, observed);
@@ -365,7 +370,7 @@ Result<GroundResult> RunService::GroundContext(const GroundContextRequest& reque
   for (Json& document : output.documents) {
     std::string id = document.value("id", "");
     std::string repo_ref = document.value("repositoryRef", "");
-    change.artifacts.push_back(store::MakeArtifact({id, run.run_id, "ContextDocument", "1.0", "controller", "", {repo_ref}, "none", now}, document));
+    change.artifacts.push_back(store::MakeArtifact({id, run.run_id, domain::ArtifactType::kContextDocument, "1.0", "controller", "", {repo_ref}, "none", now}, document));
     auto event = NewEvent(run, "controller", "context_source_stored", "Repository source stored once for grounding.", now);
     event.input_refs = {repo_ref};
     event.output_refs = {store::ArtifactUri(run.run_id, id)};
@@ -374,7 +379,7 @@ Result<GroundResult> RunService::GroundContext(const GroundContextRequest& reque
   }
   std::string manifest_id = output.manifest["id"];
   std::string manifest_uri = store::ArtifactUri(run.run_id, manifest_id);
-  change.artifacts.push_back(store::MakeArtifact({manifest_id, run.run_id, "ContextManifest", "1.0", "controller", "", source_refs, "none", now}, output.manifest));
+  change.artifacts.push_back(store::MakeArtifact({manifest_id, run.run_id, domain::ArtifactType::kContextManifest, "1.0", "controller", "", source_refs, "none", now}, output.manifest));
   auto submitted = NewEvent(run, "controller", "phase_submitted", "Repository context was grounded; framing is next.", now);
   submitted.input_refs = source_refs;
   submitted.output_refs = {manifest_uri};
@@ -392,7 +397,7 @@ Result<RunAndAction> RunService::CancelRun(const std::string& run_id, const std:
   if (!run.IsTerminal()) {
     std::string now = FormatIsoMillis(clock_.NowMillis());
     store::RunRecord next = run;
-    next.status = "cancelled";
+    next.status = domain::RunStatus::kCancelled;
     next.version = run.version + 1;
     next.updated_at = now;
     store::Change change;

@@ -283,9 +283,9 @@ class RunService {
   // Evidence / ScenarioSpec: retried (bounded) when a concurrent append to the
   // same run invalidated the attempt's snapshot, so an identical resubmission
   // racing its twin replays instead of failing.
-  Result<SubmitResult> SubmitSupporting(const store::RunRecord& run, const std::string& type, Json body,
+  Result<SubmitResult> SubmitSupporting(const store::RunRecord& run, domain::ArtifactType type, Json body,
                                         const std::vector<std::string>& supplied_refs);
-  Result<SubmitResult> SubmitSupportingAttempt(const store::RunRecord& run, const std::string& type, const Json& body,
+  Result<SubmitResult> SubmitSupportingAttempt(const store::RunRecord& run, domain::ArtifactType type, const Json& body,
                                                const std::vector<std::string>& supplied_refs);
   RunObservation NewRunObservation(ObservationPolicy policy) const;
   // The observation state of a run about to leave context_grounding: with
@@ -311,7 +311,7 @@ class RunService {
   Status RecordDenial(const store::RunRecord& run, RunSnapshot& snapshot, const PermissionDenial& denial,
                       const std::string& message, const std::string& now);
   Result<SubmitResult> EscalateByRejection(const store::RunRecord& run, const std::string& artifact_uri,
-                                           const std::string& topology, const std::string& phase,
+                                           domain::Topology topology, domain::Phase phase,
                                            const std::string& reason);
   store::TraceEventRecord NewEvent(const store::RunRecord& run, std::string actor, std::string type,
                                    std::string summary, const std::string& timestamp);

@@ -58,9 +58,9 @@ TEST_F(RunServiceTest, StartRunStoresRequestThenEnvelopeAndTwoEvents) {
   ASSERT_TRUE(started) << started.error().message();
   auto artifacts = *store_->ListArtifacts(started->run.run_id);
   ASSERT_EQ(artifacts.size(), 2u);
-  EXPECT_EQ(artifacts[0].type, "UserMessage");
+  EXPECT_EQ(domain::Name(artifacts[0].type), "UserMessage");
   EXPECT_EQ(artifacts[0].producer, "user");
-  EXPECT_EQ(artifacts[1].type, "RunEnvelope");
+  EXPECT_EQ(domain::Name(artifacts[1].type), "RunEnvelope");
   EXPECT_EQ(artifacts[1].id, started->run.run_id);
   auto request = store_->GetArtifact(started->run.run_id, artifacts[0].id);
   EXPECT_EQ(Json::parse(request->canonical_body)["content"], "  keep   these\nbytes  ");
@@ -80,7 +80,7 @@ TEST_F(RunServiceTest, StartRunStoresRequestThenEnvelopeAndTwoEvents) {
 // back and must compute the very same action (phase, permissions, budgets),
 // for every mode and odd request text.
 TEST_F(RunServiceTest, StartRunActionEqualsTheActionComputedFromTheLedger) {
-  for (const char* mode : {"report_only", "plan_only", "implement"}) {
+  for (const char* mode : {"report_only", "plan_only", "analyze_and_fix"}) {
     for (const char* text : {"Explain what src/app.ts does", "\u00e9\u2028 \"quoted\" \\ tab\t", "  x  "}) {
       auto started = service_->StartRun(Request(text, mode));
       ASSERT_TRUE(started) << started.error().message();
@@ -90,6 +90,26 @@ TEST_F(RunServiceTest, StartRunActionEqualsTheActionComputedFromTheLedger) {
       EXPECT_EQ(started->next_action, **computed) << mode << " / " << text;
     }
   }
+}
+
+// covers issue 41 item 2: a mode or topology override outside its vocabulary
+// is refused where the request enters, naming its pointer; nothing is stored.
+TEST_F(RunServiceTest, AnUnknownModeOrTopologyIsRefusedWithItsPointer) {
+  auto unknown_mode = service_->StartRun(Request("Explain src/app.ts", "implement"));
+  ASSERT_FALSE(unknown_mode);
+  EXPECT_EQ(unknown_mode.error().code(), ErrorCode::kInvalidArgument);
+  ASSERT_EQ(unknown_mode.error().issues().size(), 1u);
+  EXPECT_EQ(unknown_mode.error().issues()[0].pointer, "/mode");
+  auto r = Request("Explain src/app.ts", "report_only");
+  r.topology_override = "huge";
+  auto unknown_topology = service_->StartRun(r);
+  ASSERT_FALSE(unknown_topology);
+  EXPECT_EQ(unknown_topology.error().code(), ErrorCode::kInvalidArgument);
+  ASSERT_EQ(unknown_topology.error().issues().size(), 1u);
+  EXPECT_EQ(unknown_topology.error().issues()[0].pointer, "/topology_override");
+  auto runs = store_->ListRuns(10);
+  ASSERT_TRUE(runs);
+  EXPECT_TRUE(runs->empty());
 }
 
 TEST_F(RunServiceTest, RejectedStartStoresNothing) {
@@ -133,7 +153,7 @@ TEST_F(RunServiceTest, CancelChecksTokensInOrderAndIsIdempotentWhenTerminal) {
   EXPECT_EQ(service_->CancelRun(id, "wrong", 1).error().message(), "Stale or foreign action_id; reload the next action");
   auto cancelled = service_->CancelRun(id, ActionId(started.run), 1);
   ASSERT_TRUE(cancelled);
-  EXPECT_EQ(cancelled->run.status, "cancelled");
+  EXPECT_EQ(domain::Name(cancelled->run.status), "cancelled");
   EXPECT_EQ(cancelled->run.version, 2);
   EXPECT_EQ(cancelled->next_action["kind"], "terminal");
   auto again = service_->CancelRun(id, ActionId(cancelled->run), 2);
@@ -243,7 +263,7 @@ TEST_F(RunServiceTest, InputClosureOver256FailsInsteadOfTruncating) {
   std::string previous = store::ArtifactUri(id, id);
   for (int i = 0; i < 300; ++i) {
     std::string cid = "cr-" + std::to_string(i);
-    change.artifacts.push_back(store::MakeArtifact({cid, id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+    change.artifacts.push_back(store::MakeArtifact({cid, id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                                                    Json{{"evidenceInspected", Json::array({previous})}}));
     previous = store::ArtifactUri(id, cid);
   }
@@ -261,12 +281,12 @@ TEST_F(RunServiceTest, ProjectionFollowsReferencesInInsertionOrder) {
   change.run = started.run;
   change.run.version = 2;
   // cr-0 is not the latest request, but cr-1 cites it, so it is projected.
-  change.artifacts.push_back(store::MakeArtifact({"cr-0", id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+  change.artifacts.push_back(store::MakeArtifact({"cr-0", id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                                                  Json{{"evidenceInspected", Json::array()}}));
-  change.artifacts.push_back(store::MakeArtifact({"cr-x", id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+  change.artifacts.push_back(store::MakeArtifact({"cr-x", id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                                                  Json{{"evidenceInspected", Json::array()}}));
   change.artifacts.push_back(
-      store::MakeArtifact({"cr-1", id, "ClarificationRequest", "1.0", "controller", "", {}, "none", "t"},
+      store::MakeArtifact({"cr-1", id, domain::ArtifactType::kClarificationRequest, "1.0", "controller", "", {}, "none", "t"},
                           Json{{"evidenceInspected", Json::array({store::ArtifactUri(id, "cr-0")})}}));
   ASSERT_TRUE(store_->ApplyChange(id, 1, change));
   auto action = service_->GetNextAction(id);

@@ -58,6 +58,11 @@ class RunSnapshot {
   Result<std::string> RequireLatestRef(std::string_view type) const;
   std::vector<std::string> AllRefs(std::string_view type) const;
   std::vector<const store::ArtifactMeta*> All(std::string_view type) const;
+  // The same lookups by domain::ArtifactType.
+  const store::ArtifactMeta* Latest(domain::ArtifactType type) const { return Latest(domain::Name(type)); }
+  size_t Count(domain::ArtifactType type) const { return Count(domain::Name(type)); }
+  std::string LatestRef(domain::ArtifactType type) const { return LatestRef(domain::Name(type)); }
+  std::vector<const store::ArtifactMeta*> All(domain::ArtifactType type) const { return All(domain::Name(type)); }
 
   // The canonical body (parsed), loaded once. Fails when the stored blob does
   // not re-hash to its digest.
@@ -66,6 +71,8 @@ class RunSnapshot {
   Result<const Json*> LatestBody(std::string_view type);
   // The latest body of `type`, or nullptr.
   Result<const Json*> LatestBodyOrNull(std::string_view type);
+  Result<const Json*> LatestBody(domain::ArtifactType type) { return LatestBody(domain::Name(type)); }
+  Result<const Json*> LatestBodyOrNull(domain::ArtifactType type) { return LatestBodyOrNull(domain::Name(type)); }
   // The body of an artifact of this run named by its id, or nullptr.
   Result<const Json*> BodyById(std::string_view id);
 

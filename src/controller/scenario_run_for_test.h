@@ -151,7 +151,7 @@ class ScenarioRun {
     std::string prefix = "artifact://" + run_.run_id + "/";
     if (uri.rfind(prefix, 0) != 0) return "";
     for (const auto& meta : Artifacts()) {
-      if (meta.id == uri.substr(prefix.size())) return meta.type;
+      if (meta.id == uri.substr(prefix.size())) return std::string(domain::Name(meta.type));
     }
     return "";
   }

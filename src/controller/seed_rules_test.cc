@@ -93,7 +93,7 @@ SeedTrail SeedDrive(ScenarioRun& s, const std::function<void(const std::string& 
     }
     if (!step.contains("write_file")) trail.actions.push_back(SeedStep(s.action()));
   }
-  trail.status = s.run().status;
+  trail.status = domain::Name(s.run().status);
   return trail;
 }
 
@@ -106,7 +106,7 @@ TEST(SeedRulesTest, MorePermissiveIntentModeIsRefused) {
   ScenarioRun s;
   ASSERT_TRUE(s.Start([](StartRunRequest& r) { r.mode = "analyze_only"; }));
   ASSERT_TRUE(s.Ground());
-  ASSERT_EQ(s.run().phase, "agent_1_frame");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_1_frame");
   Json frame = s.Body(s.Step("Agent 1 frames"));
   ASSERT_EQ(frame["intentMode"], "analyze_and_fix");
   SeedExpectRefused(s, "ProblemFrame", frame, "ProblemFrame intentMode must match the immutable run mode");
@@ -115,7 +115,7 @@ TEST(SeedRulesTest, MorePermissiveIntentModeIsRefused) {
   ASSERT_TRUE(framed) << framed.error().message();
   Json contract = s.Body(s.Step("compiles the task contract"));
   SeedExpectRefused(s, "TaskContract", contract, "TaskContract intentMode must match the immutable run mode");
-  EXPECT_EQ(s.run().requested_mode, "analyze_only");
+  EXPECT_EQ(domain::Name(s.run().requested_mode), "analyze_only");
   EXPECT_EQ(s.Artifact(s.run().run_id)["requestedMode"], "analyze_only");
 }
 
@@ -132,14 +132,14 @@ TEST(SeedRulesTest, AuthorizationSurvivesClarificationAndRevisionUnchanged) {
   Json authorization = s.Artifact(s.run().run_id)["authorization"];
   ASSERT_TRUE(s.RunUntil("reviews the contract"));
   ASSERT_TRUE(s.Submit("PromptReview", ContractReviseReview(s)));
-  ASSERT_EQ(s.run().phase, "agent_2_revise");
+  ASSERT_EQ(domain::Name(s.run().phase), "agent_2_revise");
   ASSERT_TRUE(s.Submit("ClarificationRequest", SeedClarification(s)));
   ASSERT_TRUE(s.Answer("greeting-only"));
   EXPECT_EQ(s.Find(s.run().run_id)->sha256, envelope_sha);
   EXPECT_EQ(s.Artifact(s.run().run_id)["authorization"], authorization);
   std::string answer;
   for (const auto& meta : s.Artifacts()) {
-    if (meta.type == "UserMessage" && !meta.source_refs.empty()) answer = meta.id;
+    if (meta.type == domain::ArtifactType::kUserMessage && !meta.source_refs.empty()) answer = meta.id;
   }
   std::vector<std::string> lineage = {s.Uri("contract-01"), s.Uri("prompt-review-01"), s.Uri("clarification-01"),
                                       s.Uri(answer)};
@@ -169,7 +169,7 @@ TEST(SeedRulesTest, RevisedContractCitesPriorContractAndReview) {
   version_one["version"] = 1;
   SeedExpectRefused(s, "TaskContract", version_one, needle, {s.Uri("contract-01"), s.Uri("prompt-review-01")});
   ASSERT_TRUE(s.Submit("TaskContract", RevisedContract(s), {s.Uri("contract-01"), s.Uri("prompt-review-01")}));
-  EXPECT_EQ(s.run().phase, "agent_1_review");
+  EXPECT_EQ(domain::Name(s.run().phase), "agent_1_review");
 }
 
 // covers TEL-118: the revision preserves the declared fields: changing the
@@ -208,7 +208,7 @@ TEST(SeedRulesTest, RunCompletesSeriallyWithoutNativeSubagentsOrScenarioSpec) {
   SeedTrail trail = SeedDrive(s, nullptr, [](StartRunRequest& r) { r.native_subagents = "unavailable"; });
   EXPECT_EQ(trail.status, "completed");
   EXPECT_EQ(s.Artifact(s.run().run_id)["host"]["nativeSubagents"], "unavailable");
-  for (const auto& meta : s.Artifacts()) EXPECT_NE(meta.type, "ScenarioSpec");
+  for (const auto& meta : s.Artifacts()) EXPECT_NE(domain::Name(meta.type), "ScenarioSpec");
 }
 
 // covers TEL-092: the ProblemFrame stays authoritative: a stored ScenarioSpec
@@ -293,7 +293,7 @@ TEST(SeedRulesTest, ProjectionsReferenceStoredArtifactsThatStayUnchanged) {
     if (step.value("say", "").find("compiles the task contract") != std::string::npos) submitted_contract = s.Body(step);
     check();
   }
-  EXPECT_EQ(s.run().status, "completed");
+  EXPECT_EQ(domain::Name(s.run().status), "completed");
   EXPECT_TRUE(plan_saw_contract);
   Json stored = s.Artifact("contract-01");
   EXPECT_EQ(stored["permissions"], submitted_contract["permissions"]);
@@ -332,7 +332,7 @@ TEST(SeedRulesTest, InjectedInstructionTextChangesNoPermissionOrRoute) {
   }
   bool grounded = false;
   for (const auto& meta : s.Artifacts()) {
-    if (meta.type != "ContextDocument") continue;
+    if (meta.type != domain::ArtifactType::kContextDocument) continue;
     Json document = s.Artifact(meta.id);
     if (document["repositoryRef"] != "repo://src/NOTES.txt") continue;
     grounded = true;

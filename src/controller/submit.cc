@@ -24,6 +24,11 @@
 namespace telic::controller {
 namespace {
 
+using domain::ArtifactType;
+using domain::Phase;
+using domain::RunStatus;
+using domain::Topology;
+
 constexpr int kMaxClarificationsPerRun = 1;
 constexpr int kMaxEscalationsPerRun = 2;
 constexpr size_t kMaxEvidencePerWorkPlan = 128;
@@ -31,21 +36,33 @@ constexpr size_t kMaxEvidencePerWorkPlan = 128;
 std::unexpected<Error> Reject(std::string message) { return Fail(ErrorCode::kInvalidArgument, std::move(message)); }
 
 // The producer the server assigns (callers cannot set it).
-std::string ProducerFor(const store::RunRecord& run, const std::string& type) {
-  if (type == "ProblemFrame" || type == "ScenarioSpec" || type == "PromptReview") return "scenario_author";
-  if (type == "TaskContract") return "task_compiler";
-  if (type == "WorkPlan" || type == "QualityReview") return "quality_controller";
-  if (type == "WorkResult" || type == "Evidence") return "executor";
-  if (type == "ReleaseAudit" || type == "UserReport") return "release_auditor";
-  const PhaseInfo* phase = FindPhase(run.phase);
-  return phase ? phase->role : "controller";
+std::string ProducerFor(const store::RunRecord& run, std::optional<ArtifactType> type) {
+  switch (type.value_or(ArtifactType::kRunEnvelope)) {
+    case ArtifactType::kProblemFrame:
+    case ArtifactType::kScenarioSpec:
+    case ArtifactType::kPromptReview:
+      return "scenario_author";
+    case ArtifactType::kTaskContract:
+      return "task_compiler";
+    case ArtifactType::kWorkPlan:
+    case ArtifactType::kQualityReview:
+      return "quality_controller";
+    case ArtifactType::kWorkResult:
+    case ArtifactType::kEvidence:
+      return "executor";
+    case ArtifactType::kReleaseAudit:
+    case ArtifactType::kUserReport:
+      return "release_auditor";
+    default:
+      return std::string(FindPhase(run.phase).role);
+  }
 }
 
 // The [request, answer] refs a resumed phase artifact must cite, or empty
 // when no answered clarification is pending (PROTOCOL §10.5).
 std::vector<std::string> PendingClarificationLineage(const RunSnapshot& snapshot) {
   std::set<std::string> requests;
-  for (const auto* meta : snapshot.All("ClarificationRequest")) requests.insert(meta->id);
+  for (const auto* meta : snapshot.All(ArtifactType::kClarificationRequest)) requests.insert(meta->id);
   const auto& artifacts = snapshot.artifacts();
   auto names_request = [&](const std::string& ref) {
     auto id = ArtifactIdFromUri(ref);
@@ -53,14 +70,16 @@ std::vector<std::string> PendingClarificationLineage(const RunSnapshot& snapshot
   };
   const store::ArtifactMeta* answer = nullptr;
   for (auto it = artifacts.rbegin(); it != artifacts.rend() && !answer; ++it) {
-    if (it->type == "UserMessage" && std::any_of(it->source_refs.begin(), it->source_refs.end(), names_request)) answer = &*it;
+    if (it->type == ArtifactType::kUserMessage && std::any_of(it->source_refs.begin(), it->source_refs.end(), names_request)) answer = &*it;
   }
   if (!answer) return {};
   auto request = std::find_if(answer->source_refs.begin(), answer->source_refs.end(), names_request);
   std::string request_ref = *request;
   std::string answer_ref = snapshot.Uri(answer->id);
-  static const std::set<std::string> kPhaseTypes = {"ContextManifest", "ProblemFrame", "TaskContract", "PromptReview",
-                                                    "WorkPlan",        "WorkResult",   "QualityReview"};
+  static const std::set<ArtifactType> kPhaseTypes = {
+      ArtifactType::kContextManifest, ArtifactType::kProblemFrame, ArtifactType::kTaskContract,
+      ArtifactType::kPromptReview,    ArtifactType::kWorkPlan,     ArtifactType::kWorkResult,
+      ArtifactType::kQualityReview};
   bool consumed = std::any_of(artifacts.begin(), artifacts.end(), [&](const store::ArtifactMeta& a) {
     return kPhaseTypes.count(a.type) && a.id != answer->id && ContainsString(a.source_refs, request_ref) &&
            ContainsString(a.source_refs, answer_ref);
@@ -203,7 +222,8 @@ Result<SubmitResult> RunService::SubmitArtifact(const SubmitRequest& r) {
   // Only plans, results and the end of a run concern the listener (see
   // set_change_listener); other submissions would make it re-read the run's
   // history for nothing.
-  bool concerns_listener = r.artifact_type == "WorkPlan" || r.artifact_type == "WorkResult";
+  std::optional<ArtifactType> type = r.artifact_type ? domain::ArtifactTypeNamed(*r.artifact_type) : std::nullopt;
+  bool concerns_listener = type == ArtifactType::kWorkPlan || type == ArtifactType::kWorkResult;
   if (result && (concerns_listener || result->run.IsTerminal())) NotifyChanged(r.run_id);
   return result;
 }
@@ -237,24 +257,24 @@ Result<SubmitResult> RunService::SubmitArtifactUnnotified(const SubmitRequest& r
     return Fail(ErrorCode::kInvalidArgument, "Artifact body must include canonical id and runId fields");
   }
   if (body["runId"] != r.run_id) return Fail(ErrorCode::kInvalidArgument, "Artifact body runId does not match run_id");
-  if (run.status != "running") return Fail(ErrorCode::kFailedPrecondition, "Run is not accepting a phase artifact");
+  if (run.status != RunStatus::kRunning) return Fail(ErrorCode::kFailedPrecondition, "Run is not accepting a phase artifact");
   const std::string& type = *r.artifact_type;
-  if (type == "Evidence" || type == "ScenarioSpec") {
+  std::optional<ArtifactType> kind = domain::ArtifactTypeNamed(type);
+  if (kind == ArtifactType::kEvidence || kind == ArtifactType::kScenarioSpec) {
     TELIC_RETURN_IF_ERROR(CheckNoLikelyCredential(body));
-    return SubmitSupporting(run, type, std::move(body), r.source_refs);
+    return SubmitSupporting(run, *kind, std::move(body), r.source_refs);
   }
   return SubmitPhaseArtifact(run, type, std::move(body), r.source_refs);
 }
 
 Result<SubmitResult> RunService::EscalateByRejection(const store::RunRecord& run, const std::string& artifact_uri,
-                                                     const std::string& topology, const std::string& phase,
-                                                     const std::string& reason) {
+                                                     Topology topology, Phase phase, const std::string& reason) {
   if (run.escalation_count >= kMaxEscalationsPerRun) return Fail(ErrorCode::kResourceExhausted, "escalation budget exhausted");
   std::string now = FormatIsoMillis(clock_.NowMillis());
   store::RunRecord next = run;
   next.topology = topology;
   next.phase = phase;
-  next.status = "running";
+  next.status = RunStatus::kRunning;
   next.resume_phase = std::nullopt;
   next.escalation_count += 1;
   next.version += 1;
@@ -265,7 +285,7 @@ Result<SubmitResult> RunService::EscalateByRejection(const store::RunRecord& run
   event.input_refs = {artifact_uri};
   change.events.push_back(std::move(event));
   TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
-  return Fail(ErrorCode::kFailedPrecondition, fmt::format("Topology escalated to {} ({})", topology, reason));
+  return Fail(ErrorCode::kFailedPrecondition, fmt::format("Topology escalated to {} ({})", domain::Name(topology), reason));
 }
 
 Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run, const std::string& type, Json body,
@@ -275,29 +295,31 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
   std::string id = body["id"];
   std::string uri = snapshot.Uri(id);
-  std::vector<std::string> accepted = AcceptedArtifactTypes(run);
-  bool clarification_exhausted =
-      type == "ClarificationRequest" && snapshot.Count("ClarificationRequest") >= kMaxClarificationsPerRun;
-  if (clarification_exhausted && !ContainsString(accepted, "ClarificationRequest")) {
-    return Reject(fmt::format("Phase {} cannot record another clarification boundary", run.phase));
+  const std::optional<ArtifactType> kind = domain::ArtifactTypeNamed(type);
+  const std::vector<ArtifactType>& accepted = AcceptedArtifactTypes(run);
+  auto accepts = [&](ArtifactType t) { return std::find(accepted.begin(), accepted.end(), t) != accepted.end(); };
+  bool clarification_exhausted = kind == ArtifactType::kClarificationRequest &&
+                                 snapshot.Count(ArtifactType::kClarificationRequest) >= kMaxClarificationsPerRun;
+  if (clarification_exhausted && !accepts(ArtifactType::kClarificationRequest)) {
+    return Reject(fmt::format("Phase {} cannot record another clarification boundary", domain::Name(run.phase)));
   }
   std::vector<std::string> lineage = PendingClarificationLineage(snapshot);
-  if (!lineage.empty() && type != "ClarificationRequest" && ContainsString(accepted, type) &&
+  if (!lineage.empty() && kind && *kind != ArtifactType::kClarificationRequest && accepts(*kind) &&
       !std::all_of(lineage.begin(), lineage.end(), [&](const std::string& ref) { return ContainsString(source_refs, ref); })) {
     return Reject("The resumed phase artifact must cite the exact clarification request and answer");
   }
   TELIC_RETURN_IF_ERROR(CheckArtifactReferences(snapshot, type, body, source_refs));
-  if (run.topology == "micro" && type == "UserReport") {
+  if (run.topology == Topology::kMicro && kind == ArtifactType::kUserReport) {
     for (const Json& claim : body.value("completionClaims", Json::array())) {
       if (claim.value("status", "") == "user_reported") {
-        return EscalateByRejection(run, uri, "standard", "agent_1_review", "MICRO_USER_REPORTED");
+        return EscalateByRejection(run, uri, Topology::kStandard, Phase::kAgent1Review, "MICRO_USER_REPORTED");
       }
     }
   }
-  if (run.topology == "standard" && type == "ReleaseAudit") {
+  if (run.topology == Topology::kStandard && kind == ArtifactType::kReleaseAudit) {
     for (const Json& entry : body.value("claimEvidenceMatrix", Json::array())) {
       if (entry.value("basis", "") == "user_reported") {
-        return EscalateByRejection(run, uri, "forensic", "agent_5_audit", "STANDARD_USER_REPORTED_CLAIMS");
+        return EscalateByRejection(run, uri, Topology::kForensic, Phase::kAgent5Audit, "STANDARD_USER_REPORTED_CLAIMS");
       }
     }
   }
@@ -311,14 +333,14 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   }
   TELIC_RETURN_IF_ERROR(CheckNoLikelyCredential(body));
   ObservedSubmission observed;
-  if (type == "WorkResult") {
+  if (kind == ArtifactType::kWorkResult) {
     TELIC_ASSIGN_OR_RETURN(observed, ObserveWorkResult(snapshot, id, body, now));
-  } else if (type == "UserReport") {
+  } else if (kind == ArtifactType::kUserReport) {
     TELIC_ASSIGN_OR_RETURN(observed, ObserveUserReport(snapshot, id, body, now));
   }
   std::vector<Json> permission_decisions;
   std::optional<bool> execution_complete;
-  if (type == "WorkResult") {
+  if (kind == ArtifactType::kWorkResult) {
     TELIC_ASSIGN_OR_RETURN(permission_decisions, WorkResultPermissionDecisions(snapshot, body));
     TELIC_ASSIGN_OR_RETURN(ExecutionProgress progress, ComputeExecutionProgress(snapshot, &body));
     execution_complete = progress.remaining_after == 0;
@@ -339,8 +361,10 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
 
   store::Change change;
   change.run = next;
-  std::string producer = ProducerFor(run, type);
-  change.artifacts.push_back(store::MakeArtifact({id, run.run_id, type, "1.0", producer, "", source_refs, "none", now}, body));
+  std::string producer = ProducerFor(run, kind);
+  // Every type a phase accepts is an artifact type: AdvanceRun refused any other.
+  change.artifacts.push_back(
+      store::MakeArtifact({id, run.run_id, *kind, "1.0", producer, "", source_refs, "none", now}, body));
   store::RunRecord event_run = next;
   event_run.phase = run.phase;  // events carry the phase the artifact was submitted in
   for (const Json& decision : permission_decisions) {
@@ -351,7 +375,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
     change.events.push_back(std::move(event));
   }
   std::string event_type = clarification_exhausted           ? "budget_consumed"
-                           : type == "ClarificationRequest" ? "clarification_requested"
+                           : kind == ArtifactType::kClarificationRequest ? "clarification_requested"
                                                              : "phase_submitted";
   // telic's own evidence of this submission (provenance observed): its events
   // come before the submission's, so a terminal report's event stays the last.
@@ -369,20 +393,21 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   change.events.push_back(std::move(main_event));
   for (auto& artifact : observed_artifacts) change.artifacts.push_back(std::move(artifact));
 
-  if (type == "ProblemFrame" && run.topology == "micro" && (next.phase == "agent_4_execute" || next.phase == "agent_3_review")) {
+  if (kind == ArtifactType::kProblemFrame && run.topology == Topology::kMicro &&
+      (next.phase == Phase::kAgent4Execute || next.phase == Phase::kAgent3Review)) {
     TELIC_ASSIGN_OR_RETURN(std::vector<Companion> pack, BuildMicroPack(snapshot, id, body));
     for (Companion& companion : pack) {
-      TELIC_RETURN_IF_ERROR(ValidateArtifactBody(companion.type, companion.body));
+      TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(companion.type)), companion.body));
       change.artifacts.push_back(store::MakeArtifact(
           {companion.id, run.run_id, companion.type, "1.0", companion.producer, "", companion.source_refs, "none", now},
           companion.body));
     }
   }
-  if ((run.topology == "micro" || run.topology == "standard") && type == "QualityReview" &&
-      body.value("decision", "") == "pass" && !snapshot.Latest("ReceiptAudit")) {
+  if ((run.topology == Topology::kMicro || run.topology == Topology::kStandard) && kind == ArtifactType::kQualityReview &&
+      body.value("decision", "") == "pass" && !snapshot.Latest(ArtifactType::kReceiptAudit)) {
     TELIC_ASSIGN_OR_RETURN(Receipt receipt, CertifyReview(snapshot, id, body, now));
-    TELIC_RETURN_IF_ERROR(ValidateArtifactBody("ReceiptAudit", receipt.artifact.body));
-    change.artifacts.push_back(store::MakeArtifact({receipt.artifact.id, run.run_id, "ReceiptAudit", "1.0", "controller", "",
+    TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(ArtifactType::kReceiptAudit)), receipt.artifact.body));
+    change.artifacts.push_back(store::MakeArtifact({receipt.artifact.id, run.run_id, ArtifactType::kReceiptAudit, "1.0", "controller", "",
                                                     receipt.artifact.source_refs, "none", now},
                                                    receipt.artifact.body));
     if (receipt.verified) {
@@ -392,7 +417,7 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
       change.events.push_back(std::move(digest));
     }
   }
-  if (run.topology == "micro" && next.topology == "standard" && type == "QualityReview") {
+  if (run.topology == Topology::kMicro && next.topology == Topology::kStandard && kind == ArtifactType::kQualityReview) {
     std::string reason = body.value("decision", "") == "remediate" ? "MICRO_SPOT_REMEDIATE" : "MICRO_SPOT_PARTIAL";
     auto escalated = NewEvent(event_run, "controller", "topology_escalated", reason, now);
     escalated.input_refs = {uri};
@@ -421,7 +446,7 @@ Status RunService::RecordDenial(const store::RunRecord& run, RunSnapshot& snapsh
     TELIC_ASSIGN_OR_RETURN(const std::vector<store::TraceEventRecord>* trace, snapshot.Trace());
     bool exists = std::any_of(trace->begin(), trace->end(), [&](const store::TraceEventRecord& e) {
       return e.event_type == "permission_checked" && e.permission_decision && *e.permission_decision == decision &&
-             e.summary == summary && e.phase == run.phase;
+             e.summary == summary && e.phase == domain::Name(run.phase);
     });
     if (exists) return Ok();
     store::Change change;
@@ -440,14 +465,14 @@ Status RunService::RecordDenial(const store::RunRecord& run, RunSnapshot& snapsh
   }
 }
 
-Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, const std::string& type, Json body,
+Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, ArtifactType type, Json body,
                                                   const std::vector<std::string>& supplied_refs) {
-  bool evidence = type == "Evidence";
-  if (run.status != "running" || run.phase != (evidence ? "agent_4_execute" : "agent_2_compile")) {
+  bool evidence = type == ArtifactType::kEvidence;
+  if (run.status != RunStatus::kRunning || run.phase != (evidence ? Phase::kAgent4Execute : Phase::kAgent2Compile)) {
     return Reject(evidence ? "Evidence may be captured only during the bounded executor phase"
                            : "Optional ScenarioSpec must immediately follow its accepted ProblemFrame");
   }
-  TELIC_RETURN_IF_ERROR(ValidateArtifactBody(type, body));
+  TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(type)), body));
   constexpr int kMaxAttempts = 16;
   for (int attempt = 1;; ++attempt) {
     auto result = SubmitSupportingAttempt(run, type, body, supplied_refs);
@@ -458,9 +483,9 @@ Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, c
   }
 }
 
-Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord& run, const std::string& type,
+Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord& run, ArtifactType type,
                                                          const Json& body, const std::vector<std::string>& supplied_refs) {
-  bool evidence = type == "Evidence";
+  bool evidence = type == ArtifactType::kEvidence;
   TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_, &bodies_));
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
   std::string id = body["id"];
@@ -473,7 +498,7 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
       return Reject("Evidence contains a likely credential; redact the value before submission");
     }
   }
-  TELIC_RETURN_IF_ERROR(CheckArtifactReferences(snapshot, type, body, source_refs));
+  TELIC_RETURN_IF_ERROR(CheckArtifactReferences(snapshot, std::string(domain::Name(type)), body, source_refs));
   if (evidence) {
     for (const auto& ref : StringArray(body, "sourceRefs")) {
       if (ref.rfind("artifact://", 0) != 0) continue;
@@ -485,7 +510,7 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
   } else {
     auto fid = ArtifactIdFromUri(body.value("problemFrameRef", ""));
     const store::ArtifactMeta* frame = fid ? snapshot.Find(*fid) : nullptr;
-    if (!frame || body.value("problemFrameRef", "") != snapshot.Uri(*fid) || frame->type != "ProblemFrame") {
+    if (!frame || body.value("problemFrameRef", "") != snapshot.Uri(*fid) || frame->type != ArtifactType::kProblemFrame) {
       return Reject("ScenarioSpec must reference an existing ProblemFrame in the same run");
     }
     TELIC_ASSIGN_OR_RETURN(const Json* frame_body, snapshot.Body(*frame));
@@ -507,10 +532,10 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
     size_t after_plan = 0;
     bool seen_plan = false;
     for (const auto& meta : snapshot.artifacts()) {
-      if (meta.type == "WorkPlan") {
+      if (meta.type == ArtifactType::kWorkPlan) {
         seen_plan = true;
         after_plan = 0;
-      } else if (meta.type == "Evidence" && seen_plan && meta.producer != store::kObservedEvidenceProducer) {
+      } else if (meta.type == ArtifactType::kEvidence && seen_plan && meta.producer != store::kObservedEvidenceProducer) {
         ++after_plan;
       }
     }
@@ -518,7 +543,7 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
       return Fail(ErrorCode::kResourceExhausted, fmt::format("Evidence quota of {} per WorkPlan reached", kMaxEvidencePerWorkPlan));
     }
   } else {
-    for (const auto* meta : snapshot.All("ScenarioSpec")) {
+    for (const auto* meta : snapshot.All(ArtifactType::kScenarioSpec)) {
       TELIC_ASSIGN_OR_RETURN(const Json* spec, snapshot.Body(*meta));
       if (spec->value("problemFrameRef", "") == body.value("problemFrameRef", "")) {
         return Fail(ErrorCode::kResourceExhausted, "Only one ScenarioSpec may be stored for the current ProblemFrame");
@@ -548,11 +573,11 @@ Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord&
 Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run, const std::string& response) {
   std::string trimmed(TrimJs(response));
   if (trimmed.empty()) return Fail(ErrorCode::kInvalidArgument, "Clarification response is required");
-  if (run.status != "awaiting_clarification") {
+  if (run.status != RunStatus::kAwaitingClarification) {
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting clarification", run.run_id));
   }
   TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_, &bodies_));
-  const store::ArtifactMeta* request = snapshot.Latest("ClarificationRequest");
+  const store::ArtifactMeta* request = snapshot.Latest(ArtifactType::kClarificationRequest);
   if (!request) return Fail(ErrorCode::kDataLoss, "Awaiting-clarification run has no request artifact");
   TELIC_ASSIGN_OR_RETURN(const Json* request_body, snapshot.Body(*request));
   const Json choices = request_body->value("responseChoices", Json::array());
@@ -569,7 +594,7 @@ Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run
   if (effect == "resume") {
     TELIC_ASSIGN_OR_RETURN(next, ResumeAfterClarification(run));
   } else if (effect == "cancel" || effect == "new_run") {
-    next.status = "cancelled";
+    next.status = RunStatus::kCancelled;
     next.resume_phase = std::nullopt;
   } else {
     return Fail(ErrorCode::kDataLoss, "Clarification choice has no valid typed run effect");
@@ -583,7 +608,8 @@ Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run
   store::Change change;
   change.run = next;
   change.artifacts.push_back(
-      store::MakeArtifact({answer_id, run.run_id, "UserMessage", "1.0", "user", "", {request_ref}, "none", now}, answer));
+      store::MakeArtifact({answer_id, run.run_id, ArtifactType::kUserMessage, "1.0", "user", "", {request_ref}, "none", now},
+                          answer));
   std::string summary =
       effect == "resume"    ? "User supplied a bounded decision; the paused phase resumed without broader authority."
       : effect == "new_run" ? "User selected a choice that requires a newly authorized run; the current run terminated "

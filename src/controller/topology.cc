@@ -12,6 +12,9 @@
 namespace telic::controller {
 namespace {
 
+using domain::Mode;
+using domain::Topology;
+
 const std::set<std::string> kElevated = {"repository.write", "repository.delete", "shell.execute", "runtime.restart",
                                          "browser.mutate",   "external.write",    "subagent.spawn"};
 const std::vector<std::string> kComplexity = {"refactor",        "migrate",             "architecture",
@@ -47,21 +50,21 @@ bool IsShort(std::string_view trimmed, size_t max_lines) { return Utf16Length(tr
 
 bool PassesMicroReportGate(const ClassifyInput& in) {
   std::string_view trimmed = TrimJs(in.original_request);
-  if (in.mode != "report_only" || !IsShort(trimmed, 5) || ContainsWord(trimmed, kDivergence)) return false;
+  if (in.mode != Mode::kReportOnly || !IsShort(trimmed, 5) || ContainsWord(trimmed, kDivergence)) return false;
   return std::all_of(in.granted.begin(), in.granted.end(), [](const auto& c) { return c == "repository.read"; });
 }
 
 bool PassesMicroFixGate(const ClassifyInput& in) {
   std::string_view trimmed = TrimJs(in.original_request);
-  if (in.mode != "fix_only" || !IsShort(trimmed, 5)) return false;
+  if (in.mode != Mode::kFixOnly || !IsShort(trimmed, 5)) return false;
   if (ContainsWord(trimmed, kDivergence) || ContainsWord(trimmed, kComplexity)) return false;
   std::set<std::string> granted(in.granted.begin(), in.granted.end());
   if (granted != std::set<std::string>{"repository.read", "repository.write"}) return false;
   return FilePathTokens(std::string(trimmed)).size() == 1;
 }
 
-Classification Make(std::string topology, std::string code, std::vector<std::string> signals) {
-  return Classification{std::move(topology), std::move(code), std::move(signals)};
+Classification Make(Topology topology, std::string code, std::vector<std::string> signals) {
+  return Classification{topology, std::move(code), std::move(signals)};
 }
 
 }  // namespace
@@ -88,7 +91,7 @@ std::vector<std::string> FilePathTokens(const std::string& text) {
 
 std::vector<std::string> ForensicSignals(const ClassifyInput& in) {
   std::vector<std::string> signals;
-  if (in.mode == "analyze_and_fix") signals.push_back("ANALYZE_AND_FIX");
+  if (in.mode == Mode::kAnalyzeAndFix) signals.push_back("ANALYZE_AND_FIX");
   if (std::any_of(in.granted.begin(), in.granted.end(), [](const auto& c) { return kElevated.count(c) > 0; })) {
     signals.push_back("ELEVATED_CAPABILITY");
   }
@@ -103,35 +106,35 @@ std::vector<std::string> ForensicSignals(const ClassifyInput& in) {
 
 Result<Classification> ClassifyRun(const ClassifyInput& in) {
   std::vector<std::string> forensic = ForensicSignals(in);
-  if (in.topology_override == "micro") {
+  if (in.topology_override == Topology::kMicro) {
     bool fix = PassesMicroFixGate(in);
     if (!forensic.empty() || !(fix || PassesMicroReportGate(in))) {
       return Fail(ErrorCode::kInvalidArgument, "topologyOverride micro is incompatible with the current request signals");
     }
     std::string code = fix ? "MICRO_SHORT_FIX_ONLY" : "MICRO_SHORT_REPORT_ONLY";
-    return Make("micro", code, {code});
+    return Make(Topology::kMicro, code, {code});
   }
   if (in.topology_override) {
-    if (*in.topology_override == "standard" && !forensic.empty()) {
+    if (*in.topology_override == Topology::kStandard && !forensic.empty()) {
       return Fail(ErrorCode::kInvalidArgument,
                   "topologyOverride standard is incompatible with forensic classification signals");
     }
-    std::string code = *in.topology_override == "forensic" ? "OVERRIDE_FORENSIC" : "OVERRIDE_STANDARD";
+    std::string code = *in.topology_override == Topology::kForensic ? "OVERRIDE_FORENSIC" : "OVERRIDE_STANDARD";
     std::vector<std::string> signals = forensic;
     signals.push_back(code);
     std::sort(signals.begin(), signals.end());
     return Make(*in.topology_override, code, signals);
   }
-  if (PassesMicroFixGate(in)) return Make("micro", "MICRO_SHORT_FIX_ONLY", {"MICRO_SHORT_FIX_ONLY"});
-  if (!forensic.empty()) return Make("forensic", forensic.front(), forensic);
+  if (PassesMicroFixGate(in)) return Make(Topology::kMicro, "MICRO_SHORT_FIX_ONLY", {"MICRO_SHORT_FIX_ONLY"});
+  if (!forensic.empty()) return Make(Topology::kForensic, forensic.front(), forensic);
   bool investigative = std::any_of(in.granted.begin(), in.granted.end(), [](const auto& c) {
     return c == "runtime.inspect" || c == "browser.inspect" || c == "shell.inspect";
   });
-  if (in.mode == "analyze_only" && investigative) return Make("standard", "INVESTIGATIVE_MODE", {"INVESTIGATIVE_MODE"});
-  if (in.mode == "plan_only") return Make("standard", "PLAN_ONLY", {"PLAN_ONLY"});
-  if (in.mode == "fix_only") return Make("standard", "FIX_ONLY", {"FIX_ONLY"});
-  if (PassesMicroReportGate(in)) return Make("micro", "MICRO_SHORT_REPORT_ONLY", {"MICRO_SHORT_REPORT_ONLY"});
-  return Make("standard", "DEFAULT_STANDARD", {"DEFAULT_STANDARD"});
+  if (in.mode == Mode::kAnalyzeOnly && investigative) return Make(Topology::kStandard, "INVESTIGATIVE_MODE", {"INVESTIGATIVE_MODE"});
+  if (in.mode == Mode::kPlanOnly) return Make(Topology::kStandard, "PLAN_ONLY", {"PLAN_ONLY"});
+  if (in.mode == Mode::kFixOnly) return Make(Topology::kStandard, "FIX_ONLY", {"FIX_ONLY"});
+  if (PassesMicroReportGate(in)) return Make(Topology::kMicro, "MICRO_SHORT_REPORT_ONLY", {"MICRO_SHORT_REPORT_ONLY"});
+  return Make(Topology::kStandard, "DEFAULT_STANDARD", {"DEFAULT_STANDARD"});
 }
 
 }  // namespace telic::controller

@@ -6,20 +6,21 @@
 #include <vector>
 
 #include "base/status.h"
+#include "domain/vocabulary.h"
 
 namespace telic::controller {
 
 struct ClassifyInput {
   std::string original_request;
-  std::string mode;
+  domain::Mode mode = domain::Mode::kAnalyzeOnly;
   std::vector<std::string> granted;  // after the host intersection
   std::vector<std::string> shell_allowlist;
   std::vector<std::string> network_domains;
-  std::optional<std::string> topology_override;  // micro | standard | forensic
+  std::optional<domain::Topology> topology_override;
 };
 
 struct Classification {
-  std::string topology;        // micro | standard | forensic
+  domain::Topology topology = domain::Topology::kStandard;
   std::string rationale_code;  // e.g. MICRO_SHORT_REPORT_ONLY, ANALYZE_AND_FIX
   std::vector<std::string> signals;
 };

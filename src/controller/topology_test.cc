@@ -22,9 +22,9 @@ ClassifyInput In(std::string request, std::string mode, std::vector<std::string>
                  std::optional<std::string> override_topology = std::nullopt) {
   ClassifyInput in;
   in.original_request = std::move(request);
-  in.mode = std::move(mode);
+  in.mode = *domain::ModeNamed(mode);
   in.granted = std::move(granted);
-  in.topology_override = std::move(override_topology);
+  if (override_topology) in.topology_override = *domain::TopologyNamed(*override_topology);
   return in;
 }
 
@@ -37,13 +37,13 @@ Classification Classify(const ClassifyInput& in) {
 void ExpectClassified(const ClassifyInput& in, const std::string& topology, const std::string& code) {
   auto result = ClassifyRun(in);
   ASSERT_TRUE(result) << result.error().message();
-  EXPECT_EQ(result->topology, topology) << in.original_request;
+  EXPECT_EQ(domain::Name(result->topology), topology) << in.original_request;
   EXPECT_EQ(result->rationale_code, code) << in.original_request;
 }
 
 void ExpectRejected(const ClassifyInput& in, const std::string& message) {
   auto result = ClassifyRun(in);
-  ASSERT_FALSE(result) << "classified as " << result->topology << "/" << result->rationale_code;
+  ASSERT_FALSE(result) << "classified as " << domain::Name(result->topology) << "/" << result->rationale_code;
   EXPECT_EQ(result.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(result.error().message(), message);
 }
@@ -62,7 +62,7 @@ std::string OfLength(size_t units) { return std::string(units, 'x'); }
 
 TEST(ClassifyRunTest, Rule1MicroOverrideAcceptedForShortReport) {
   auto c = Classify(In("Summarize the README", "report_only", {}, "micro"));
-  EXPECT_EQ(c.topology, "micro");
+  EXPECT_EQ(domain::Name(c.topology), "micro");
   EXPECT_EQ(c.rationale_code, "MICRO_SHORT_REPORT_ONLY");
   EXPECT_EQ(c.signals, std::vector<std::string>{"MICRO_SHORT_REPORT_ONLY"});
   ExpectClassified(In("Summarize the README", "report_only", {"repository.read"}, "micro"), "micro",
@@ -101,7 +101,7 @@ TEST(ClassifyRunTest, Rule1MicroOverrideOfFixOnlyAlwaysFails) {
 
 TEST(ClassifyRunTest, Rule2StandardOverrideWithoutForensicSignals) {
   auto c = Classify(In("Summarize the README", "report_only", {}, "standard"));
-  EXPECT_EQ(c.topology, "standard");
+  EXPECT_EQ(domain::Name(c.topology), "standard");
   EXPECT_EQ(c.rationale_code, "OVERRIDE_STANDARD");
   EXPECT_EQ(c.signals, std::vector<std::string>{"OVERRIDE_STANDARD"});
   ExpectClassified(In("Plan it", "plan_only", {"repository.read"}, "standard"), "standard", "OVERRIDE_STANDARD");
@@ -120,12 +120,12 @@ TEST(ClassifyRunTest, Rule2StandardOverrideRejectedByForensicSignals) {
 
 TEST(ClassifyRunTest, Rule3ForensicOverrideAlwaysAccepted) {
   auto plain = Classify(In("Summarize the README", "report_only", {}, "forensic"));
-  EXPECT_EQ(plain.topology, "forensic");
+  EXPECT_EQ(domain::Name(plain.topology), "forensic");
   EXPECT_EQ(plain.rationale_code, "OVERRIDE_FORENSIC");
   EXPECT_EQ(plain.signals, std::vector<std::string>{"OVERRIDE_FORENSIC"});
 
   auto with_signals = Classify(In("Refactor it", "analyze_and_fix", {"repository.write"}, "forensic"));
-  EXPECT_EQ(with_signals.topology, "forensic");
+  EXPECT_EQ(domain::Name(with_signals.topology), "forensic");
   EXPECT_EQ(with_signals.rationale_code, "OVERRIDE_FORENSIC");
   EXPECT_EQ(with_signals.signals,
             (std::vector<std::string>{"ANALYZE_AND_FIX", "COMPLEXITY_KEYWORD", "ELEVATED_CAPABILITY",
@@ -146,7 +146,7 @@ TEST(ClassifyRunTest, Rule4MicroFixGateBeatsForensicSignals) {
   EXPECT_EQ(ForensicSignals(in), std::vector<std::string>{"ELEVATED_CAPABILITY"});
   // ... but the fix gate is checked first.
   auto c = Classify(in);
-  EXPECT_EQ(c.topology, "micro");
+  EXPECT_EQ(domain::Name(c.topology), "micro");
   EXPECT_EQ(c.rationale_code, "MICRO_SHORT_FIX_ONLY");
   EXPECT_EQ(c.signals, std::vector<std::string>{"MICRO_SHORT_FIX_ONLY"});
   // Grant order does not matter.
@@ -311,7 +311,7 @@ TEST(ClassifyRunTest, Rule5FirstSortedSignalIsTheCode) {
   ClassifyInput in = In(OfLength(600) + " refactor", "analyze_only", {"network.read"});
   in.network_domains = {"example.com"};
   auto c = Classify(in);
-  EXPECT_EQ(c.topology, "forensic");
+  EXPECT_EQ(domain::Name(c.topology), "forensic");
   EXPECT_EQ(c.rationale_code, "COMPLEXITY_KEYWORD");
   EXPECT_EQ(c.signals, (std::vector<std::string>{"COMPLEXITY_KEYWORD", "LONG_REQUEST", "NETWORK_READ"}));
 
@@ -337,7 +337,7 @@ TEST(ClassifyRunTest, Rule5ForensicBeatsInvestigativePlanAndFix) {
 TEST(ClassifyRunTest, Rule6InvestigativeMode) {
   for (const char* cap : {"runtime.inspect", "browser.inspect", "shell.inspect"}) {
     auto c = Classify(In("Why is it slow", "analyze_only", {"repository.read", cap}));
-    EXPECT_EQ(c.topology, "standard") << cap;
+    EXPECT_EQ(domain::Name(c.topology), "standard") << cap;
     EXPECT_EQ(c.rationale_code, "INVESTIGATIVE_MODE") << cap;
     EXPECT_EQ(c.signals, std::vector<std::string>{"INVESTIGATIVE_MODE"}) << cap;
   }
@@ -354,7 +354,7 @@ TEST(ClassifyRunTest, Rule6NeedsAnInspectGrant) {
 
 TEST(ClassifyRunTest, Rule7PlanOnly) {
   auto c = Classify(In("Plan the work", "plan_only", {"repository.read"}));
-  EXPECT_EQ(c.topology, "standard");
+  EXPECT_EQ(domain::Name(c.topology), "standard");
   EXPECT_EQ(c.rationale_code, "PLAN_ONLY");
   EXPECT_EQ(c.signals, std::vector<std::string>{"PLAN_ONLY"});
   ExpectClassified(In("Plan", "plan_only", {}), "standard", "PLAN_ONLY");
@@ -364,7 +364,7 @@ TEST(ClassifyRunTest, Rule7PlanOnly) {
 
 TEST(ClassifyRunTest, Rule8FixOnly) {
   auto c = Classify(In("Fix the bug", "fix_only", {"repository.read"}));
-  EXPECT_EQ(c.topology, "standard");
+  EXPECT_EQ(domain::Name(c.topology), "standard");
   EXPECT_EQ(c.rationale_code, "FIX_ONLY");
   EXPECT_EQ(c.signals, std::vector<std::string>{"FIX_ONLY"});
   ExpectClassified(In("Fix src/app.ts", "fix_only", {"repository.read", "shell.inspect", "runtime.inspect"}),
@@ -376,7 +376,7 @@ TEST(ClassifyRunTest, Rule8FixOnly) {
 
 TEST(ClassifyRunTest, Rule9MicroShortReportOnly) {
   auto c = Classify(In("Summarize the README", "report_only"));
-  EXPECT_EQ(c.topology, "micro");
+  EXPECT_EQ(domain::Name(c.topology), "micro");
   EXPECT_EQ(c.rationale_code, "MICRO_SHORT_REPORT_ONLY");
   EXPECT_EQ(c.signals, std::vector<std::string>{"MICRO_SHORT_REPORT_ONLY"});
   ExpectClassified(In("Summarize", "report_only", {"repository.read"}), "micro", "MICRO_SHORT_REPORT_ONLY");
@@ -420,7 +420,7 @@ TEST(ClassifyRunTest, Rule9EveryGrantMustBeRepositoryRead) {
 
 TEST(ClassifyRunTest, Rule10DefaultStandard) {
   auto c = Classify(In(OfLength(300), "report_only"));
-  EXPECT_EQ(c.topology, "standard");
+  EXPECT_EQ(domain::Name(c.topology), "standard");
   EXPECT_EQ(c.rationale_code, "DEFAULT_STANDARD");
   EXPECT_EQ(c.signals, std::vector<std::string>{"DEFAULT_STANDARD"});
 }

@@ -2,36 +2,43 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "controller/phases.h"
 
 namespace telic::controller {
 namespace {
 
+using domain::ArtifactType;
+using domain::Mode;
+using domain::Phase;
+using domain::RunStatus;
+using domain::Topology;
 using store::RunRecord;
 
 std::unexpected<Error> Reject(std::string message) { return Fail(ErrorCode::kInvalidArgument, std::move(message)); }
 
-RunRecord Move(const RunRecord& run, const std::string& phase) {
+RunRecord Move(const RunRecord& run, Phase phase) {
   RunRecord next = run;
   next.phase = phase;
-  next.status = "running";
+  next.status = RunStatus::kRunning;
   next.resume_phase = std::nullopt;
   return next;
 }
 
-Transition To(const RunRecord& run, const std::string& phase, std::string summary) {
+Transition To(const RunRecord& run, Phase phase, std::string summary) {
   return {Move(run, phase), std::move(summary), ""};
 }
 
-Transition WithHint(Transition t, std::optional<std::string> hint) {
+Transition WithHint(Transition t, std::optional<RunStatus> hint) {
   t.run.outcome_hint = std::move(hint);
   return t;
 }
 
 // pass keeps the hint, block → blocked, partial → partial.
-std::optional<std::string> ReviewHint(const RunRecord& run, const std::string& decision) {
+std::optional<RunStatus> ReviewHint(const RunRecord& run, const std::string& decision) {
   if (decision == "pass") return run.outcome_hint;
-  return decision == "block" ? "blocked" : "partial";
+  return decision == "block" ? RunStatus::kBlocked : RunStatus::kPartial;
 }
 
 Result<std::string> DecisionOf(const Json& body) {
@@ -41,21 +48,21 @@ Result<std::string> DecisionOf(const Json& body) {
 }
 
 Result<Transition> AfterPromptReview(const RunRecord& run, const std::string& decision) {
-  if (decision == "pass") return To(run, "agent_3_plan", "Contract review passed; work planning is next.");
+  if (decision == "pass") return To(run, Phase::kAgent3Plan, "Contract review passed; work planning is next.");
   if (decision == "revise") {
     if (run.prompt_revisions_remaining == 0) {
-      return WithHint(To(run, "agent_5_report", "Prompt revision budget exhausted; a final blocked report is required."),
-                      "blocked");
+      return WithHint(To(run, Phase::kAgent5Report, "Prompt revision budget exhausted; a final blocked report is required."),
+                      RunStatus::kBlocked);
     }
-    Transition t = To(run, "agent_2_revise", "One bounded task-contract revision was authorized.");
+    Transition t = To(run, Phase::kAgent2Revise, "One bounded task-contract revision was authorized.");
     t.run.prompt_revisions_remaining -= 1;
     t.budget_consumed = "prompt_revision";
     return t;
   }
   if (decision == "block") {
-    return WithHint(To(run, "agent_5_report",
+    return WithHint(To(run, Phase::kAgent5Report,
                        "Contract review found an uncorrectable hard gate; a final blocked report is required."),
-                    "blocked");
+                    RunStatus::kBlocked);
   }
   return Reject(fmt::format("Unsupported PromptReview decision: {}", decision));
 }
@@ -63,41 +70,44 @@ Result<Transition> AfterPromptReview(const RunRecord& run, const std::string& de
 Result<Transition> AfterMicroReview(const RunRecord& run, const std::string& decision) {
   if (decision == "proceed_to_fix") return Reject("Micro topology does not support proceed_to_fix");
   if (decision == "pass" || decision == "block") {
-    return WithHint(To(run, "agent_5_report", fmt::format("Micro spot-check recorded {}; final report is next.", decision)),
-                    decision == "pass" ? run.outcome_hint : std::optional<std::string>("blocked"));
+    return WithHint(To(run, Phase::kAgent5Report, fmt::format("Micro spot-check recorded {}; final report is next.", decision)),
+                    decision == "pass" ? run.outcome_hint : std::optional<RunStatus>(RunStatus::kBlocked));
   }
-  if (decision == "partial" || decision == "remediate") {
-    Transition t = To(run, "agent_1_review",
+  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
+  if (kind == domain::ReviewDecision::kPartial || kind == domain::ReviewDecision::kRemediate) {
+    Transition t = To(run, Phase::kAgent1Review,
                       decision == "remediate"
                           ? "MICRO_SPOT_REMEDIATE: micro spot-check escalated to standard contract review."
                           : "MICRO_SPOT_PARTIAL: micro spot-check escalated to standard contract review.");
-    t.run.topology = "standard";
+    t.run.topology = Topology::kStandard;
     return t;
   }
   return Reject(fmt::format("Unsupported QualityReview decision: {}", decision));
 }
 
 Result<Transition> AfterQualityReview(const RunRecord& run, const std::string& decision) {
-  if (run.topology == "micro") return AfterMicroReview(run, decision);
+  if (run.topology == Topology::kMicro) return AfterMicroReview(run, decision);
   if (decision == "proceed_to_fix") {
-    if (run.requested_mode != "analyze_and_fix") {
+    if (run.requested_mode != Mode::kAnalyzeAndFix) {
       return Reject("Only analyze_and_fix may progress from diagnosis to a fix plan");
     }
-    return To(run, "agent_3_plan", "Diagnosis review passed the mutation gate; a separately bounded fix plan is next.");
+    return To(run, Phase::kAgent3Plan, "Diagnosis review passed the mutation gate; a separately bounded fix plan is next.");
   }
-  if (decision == "pass" || decision == "partial" || decision == "block") {
-    bool forensic = run.topology == "forensic";
+  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
+  if (kind == domain::ReviewDecision::kPass || kind == domain::ReviewDecision::kPartial ||
+      kind == domain::ReviewDecision::kBlock) {
+    bool forensic = run.topology == Topology::kForensic;
     std::string summary = forensic
                               ? fmt::format("Quality review recorded {}; forensic evidence reverify is next.", decision)
                               : fmt::format("Quality review recorded {}; independent release audit is next.", decision);
-    return WithHint(To(run, forensic ? "agent_3_evidence_reverify" : "agent_5_audit", summary), ReviewHint(run, decision));
+    return WithHint(To(run, forensic ? Phase::kAgent3EvidenceReverify : Phase::kAgent5Audit, summary), ReviewHint(run, decision));
   }
   if (decision == "remediate") {
     if (run.remediations_remaining == 0) {
-      return WithHint(To(run, "agent_5_audit", "Shared remediation budget exhausted; release audit must report the defect."),
-                      "blocked");
+      return WithHint(To(run, Phase::kAgent5Audit, "Shared remediation budget exhausted; release audit must report the defect."),
+                      RunStatus::kBlocked);
     }
-    Transition t = To(run, "agent_3_plan", "The shared post-execution remediation was consumed; scoped replanning is next.");
+    Transition t = To(run, Phase::kAgent3Plan, "The shared post-execution remediation was consumed; scoped replanning is next.");
     t.run.remediations_remaining -= 1;
     t.budget_consumed = "post_execution_remediation";
     return t;
@@ -108,28 +118,32 @@ Result<Transition> AfterQualityReview(const RunRecord& run, const std::string& d
 Result<Transition> AfterReverify(const RunRecord& run, const Json& body, const std::string& decision) {
   std::string kind = body.contains("reviewKind") && body["reviewKind"].is_string() ? body["reviewKind"].get<std::string>() : "spot";
   if (kind != "evidence_reverify") return Reject("Forensic evidence reverify requires reviewKind evidence_reverify");
-  if (decision == "pass" || decision == "partial" || decision == "block") {
-    return WithHint(To(run, "agent_5_audit", fmt::format("Forensic evidence reverify recorded {}; release audit is next.", decision)),
+  std::optional<domain::ReviewDecision> decided = domain::ReviewDecisionNamed(decision);
+  if (decided == domain::ReviewDecision::kPass || decided == domain::ReviewDecision::kPartial ||
+      decided == domain::ReviewDecision::kBlock) {
+    return WithHint(To(run, Phase::kAgent5Audit, fmt::format("Forensic evidence reverify recorded {}; release audit is next.", decision)),
                     ReviewHint(run, decision));
   }
   return Reject(fmt::format("Unsupported forensic evidence reverify decision: {}", decision));
 }
 
 Result<Transition> AfterReleaseAudit(const RunRecord& run, const std::string& decision) {
-  if (decision == "release" || decision == "partial" || decision == "block") {
-    std::optional<std::string> hint = decision == "release" ? std::optional<std::string>(run.outcome_hint.value_or("completed"))
-                                      : decision == "partial" ? std::optional<std::string>("partial")
-                                                              : std::optional<std::string>("blocked");
-    return WithHint(To(run, "agent_5_report", fmt::format("Release audit recorded {}; final evidence report is next.", decision)),
+  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
+  if (kind == domain::ReviewDecision::kRelease || kind == domain::ReviewDecision::kPartial ||
+      kind == domain::ReviewDecision::kBlock) {
+    RunStatus hint = kind == domain::ReviewDecision::kRelease   ? run.outcome_hint.value_or(RunStatus::kCompleted)
+                     : kind == domain::ReviewDecision::kPartial ? RunStatus::kPartial
+                                                                : RunStatus::kBlocked;
+    return WithHint(To(run, Phase::kAgent5Report, fmt::format("Release audit recorded {}; final evidence report is next.", decision)),
                     hint);
   }
   if (decision == "remediate") {
     if (run.remediations_remaining == 0) {
       return WithHint(
-          To(run, "agent_5_report", "Release audit found a defect after the shared remediation budget was exhausted."),
-          "blocked");
+          To(run, Phase::kAgent5Report, "Release audit found a defect after the shared remediation budget was exhausted."),
+          RunStatus::kBlocked);
     }
-    Transition t = To(run, "agent_3_plan", "Release audit consumed the shared remediation; control returned to Agent 3.");
+    Transition t = To(run, Phase::kAgent3Plan, "Release audit consumed the shared remediation; control returned to Agent 3.");
     t.run.outcome_hint = std::nullopt;
     t.run.remediations_remaining -= 1;
     t.budget_consumed = "post_execution_remediation";
@@ -140,84 +154,109 @@ Result<Transition> AfterReleaseAudit(const RunRecord& run, const std::string& de
 
 Result<Transition> AfterUserReport(const RunRecord& run, const Json& body) {
   std::string status = body.is_object() ? body.value("terminalStatus", "") : "";
-  std::string run_status;
-  if (status == "completed") run_status = "completed";
-  else if (status == "partial" || status == "failed_verification") run_status = "partial";
-  else if (status == "blocked") run_status = "blocked";
-  else return Reject(fmt::format("Unsupported terminal status: {}", status));
-  if (run.outcome_hint == "blocked" && run_status == "completed") return Reject("A blocked audit cannot be reported as completed");
-  if (run.outcome_hint == "partial" && run_status == "completed") return Reject("A partial audit cannot be reported as completed");
-  Transition t{run, fmt::format("Run reached terminal status {}.", run_status), ""};
-  t.run.status = run_status;
+  // A report's terminal status: a run status, or failed_verification (partial).
+  std::optional<RunStatus> run_status =
+      status == "failed_verification" ? std::optional<RunStatus>(RunStatus::kPartial) : domain::RunStatusNamed(status);
+  if (run_status != RunStatus::kCompleted && run_status != RunStatus::kPartial && run_status != RunStatus::kBlocked) {
+    return Reject(fmt::format("Unsupported terminal status: {}", status));
+  }
+  if (run.outcome_hint == RunStatus::kBlocked && run_status == RunStatus::kCompleted) {
+    return Reject("A blocked audit cannot be reported as completed");
+  }
+  if (run.outcome_hint == RunStatus::kPartial && run_status == RunStatus::kCompleted) {
+    return Reject("A partial audit cannot be reported as completed");
+  }
+  Transition t{run, fmt::format("Run reached terminal status {}.", domain::Name(*run_status)), ""};
+  t.run.status = *run_status;
   return t;
 }
 
 }  // namespace
 
-std::vector<std::string> AcceptedArtifactTypes(const RunRecord& run) {
-  const PhaseInfo* phase = FindPhase(run.phase);
-  return phase ? phase->accepted_types : std::vector<std::string>{};
+const std::vector<ArtifactType>& AcceptedArtifactTypes(const RunRecord& run) {
+  return FindPhase(run.phase).accepted_types;
 }
+
+namespace {
+
+// The transition out of `run`'s phase after its artifact (not a
+// clarification request) was accepted.
+Result<Transition> AfterPhaseArtifact(const RunRecord& run, const Json& body, std::optional<bool> execution_complete) {
+  bool review_only = run.requested_mode == Mode::kReportOnly || run.requested_mode == Mode::kPlanOnly;
+  switch (run.phase) {
+    case Phase::kContextGrounding:
+      return To(run, Phase::kAgent1Frame, "Repository context was grounded; framing is next.");
+    case Phase::kAgent1Frame:
+      if (run.topology != Topology::kMicro) {
+        return To(run, Phase::kAgent2Compile, "Problem frame accepted; task compilation is next.");
+      }
+      return To(run, review_only ? Phase::kAgent3Review : Phase::kAgent4Execute,
+                review_only ? "Problem frame accepted; micro spot-check is next."
+                            : "Problem frame accepted; micro execution is next.");
+    case Phase::kAgent2Compile:
+    case Phase::kAgent2Revise:
+      return To(run, Phase::kAgent1Review, "Task contract accepted for frozen-rubric review.");
+    case Phase::kAgent3Plan:
+      return To(run, review_only ? Phase::kAgent3Review : Phase::kAgent4Execute,
+                review_only ? fmt::format("{} skips execution; plan quality review is next.", domain::Name(run.requested_mode))
+                            : "Work plan accepted; bounded execution is next.");
+    case Phase::kAgent4Execute:
+      if (execution_complete == false) {
+        return To(run, Phase::kAgent4Execute, "Work result accepted; another dependency-ready work node remains.");
+      }
+      return To(run, Phase::kAgent3Review, "Work result accepted for evidence-based quality review.");
+    case Phase::kAgent5Report:
+      return AfterUserReport(run, body);
+    case Phase::kAgent1Review:
+    case Phase::kAgent3Review:
+    case Phase::kAgent3EvidenceReverify:
+    case Phase::kAgent5Audit:
+      break;
+  }
+  TELIC_ASSIGN_OR_RETURN(std::string decision, DecisionOf(body));
+  if (run.phase == Phase::kAgent1Review) return AfterPromptReview(run, decision);
+  if (run.phase == Phase::kAgent3Review) return AfterQualityReview(run, decision);
+  if (run.phase == Phase::kAgent3EvidenceReverify) return AfterReverify(run, body, decision);
+  return AfterReleaseAudit(run, decision);
+}
+
+}  // namespace
 
 Result<Transition> AdvanceRun(const RunRecord& run, const std::string& type, const Json& body,
                               std::optional<bool> execution_complete) {
-  if (run.status != "running") return Reject(fmt::format("Run {} is {}, not running", run.run_id, run.status));
-  std::vector<std::string> accepted = AcceptedArtifactTypes(run);
-  if (std::find(accepted.begin(), accepted.end(), type) == accepted.end()) {
-    return Reject(fmt::format("Phase {} requires {}; received {}", run.phase, fmt::join(accepted, " or "), type));
+  if (run.status != RunStatus::kRunning) {
+    return Reject(fmt::format("Run {} is {}, not running", run.run_id, domain::Name(run.status)));
   }
-  if (type == "ClarificationRequest") {
-    Transition t{run, fmt::format("Paused {} for a materially divergent user decision.", run.phase), ""};
-    t.run.status = "awaiting_clarification";
+  const std::vector<ArtifactType>& accepted = AcceptedArtifactTypes(run);
+  std::optional<ArtifactType> kind = domain::ArtifactTypeNamed(type);
+  if (!kind || std::find(accepted.begin(), accepted.end(), *kind) == accepted.end()) {
+    std::vector<std::string_view> names;
+    for (ArtifactType t : accepted) names.push_back(domain::Name(t));
+    return Reject(fmt::format("Phase {} requires {}; received {}", domain::Name(run.phase), fmt::join(names, " or "), type));
+  }
+  if (kind == ArtifactType::kClarificationRequest) {
+    Transition t{run, fmt::format("Paused {} for a materially divergent user decision.", domain::Name(run.phase)), ""};
+    t.run.status = RunStatus::kAwaitingClarification;
     t.run.resume_phase = run.phase;
     return t;
   }
-  const std::string& phase = run.phase;
-  if (phase == "context_grounding") return To(run, "agent_1_frame", "Repository context was grounded; framing is next.");
-  if (phase == "agent_1_frame") {
-    if (run.topology != "micro") return To(run, "agent_2_compile", "Problem frame accepted; task compilation is next.");
-    bool review = run.requested_mode == "report_only" || run.requested_mode == "plan_only";
-    return To(run, review ? "agent_3_review" : "agent_4_execute",
-              review ? "Problem frame accepted; micro spot-check is next." : "Problem frame accepted; micro execution is next.");
-  }
-  if (phase == "agent_2_compile" || phase == "agent_2_revise") {
-    return To(run, "agent_1_review", "Task contract accepted for frozen-rubric review.");
-  }
-  if (phase == "agent_3_plan") {
-    bool review = run.requested_mode == "plan_only" || run.requested_mode == "report_only";
-    return To(run, review ? "agent_3_review" : "agent_4_execute",
-              review ? fmt::format("{} skips execution; plan quality review is next.", run.requested_mode)
-                     : "Work plan accepted; bounded execution is next.");
-  }
-  if (phase == "agent_4_execute") {
-    if (execution_complete == false) {
-      return To(run, "agent_4_execute", "Work result accepted; another dependency-ready work node remains.");
-    }
-    return To(run, "agent_3_review", "Work result accepted for evidence-based quality review.");
-  }
-  if (phase == "agent_5_report") return AfterUserReport(run, body);
-  TELIC_ASSIGN_OR_RETURN(std::string decision, DecisionOf(body));
-  if (phase == "agent_1_review") return AfterPromptReview(run, decision);
-  if (phase == "agent_3_review") return AfterQualityReview(run, decision);
-  if (phase == "agent_3_evidence_reverify") return AfterReverify(run, body, decision);
-  if (phase == "agent_5_audit") return AfterReleaseAudit(run, decision);
-  return Fail(ErrorCode::kInternal, fmt::format("run {} is in unknown phase {}", run.run_id, phase));
+  return AfterPhaseArtifact(run, body, execution_complete);
 }
 
 Transition ClarificationBudgetExhausted(const RunRecord& run) {
-  Transition t = WithHint(To(run, "agent_5_report",
+  Transition t = WithHint(To(run, Phase::kAgent5Report,
                              "Clarification budget was exhausted; an honest blocked report is required without asking the "
                              "user again."),
-                          "blocked");
+                          RunStatus::kBlocked);
   return t;
 }
 
 Result<RunRecord> ResumeAfterClarification(const RunRecord& run) {
-  if (run.status != "awaiting_clarification" || !run.resume_phase) {
+  if (run.status != RunStatus::kAwaitingClarification || !run.resume_phase) {
     return Fail(ErrorCode::kFailedPrecondition, "Run is not awaiting clarification");
   }
   RunRecord next = run;
-  next.status = "running";
+  next.status = RunStatus::kRunning;
   next.phase = *run.resume_phase;
   next.resume_phase = std::nullopt;
   return next;

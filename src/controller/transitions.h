@@ -21,7 +21,7 @@ struct Transition {
 };
 
 // Artifact types the run's current phase accepts; the first is required.
-std::vector<std::string> AcceptedArtifactTypes(const store::RunRecord& run);
+const std::vector<domain::ArtifactType>& AcceptedArtifactTypes(const store::RunRecord& run);
 
 // Applies an accepted artifact of `type` with `body`. `execution_complete`
 // is whether no plan node remains after a WorkResult (agent_4_execute only).

@@ -8,10 +8,10 @@ namespace {
 store::RunRecord MakeRun(std::string phase, std::string topology = "standard", std::string mode = "fix_only") {
   store::RunRecord r;
   r.run_id = "run-1";
-  r.status = "running";
-  r.phase = std::move(phase);
-  r.topology = std::move(topology);
-  r.requested_mode = std::move(mode);
+  r.status = domain::RunStatus::kRunning;
+  r.phase = *domain::PhaseNamed(phase);
+  r.topology = *domain::TopologyNamed(topology);
+  r.requested_mode = *domain::ModeNamed(mode);
   return r;
 }
 
@@ -21,7 +21,7 @@ std::string Next(const store::RunRecord& run, const std::string& type, const Jso
                  std::optional<bool> complete = std::nullopt) {
   auto t = AdvanceRun(run, type, body, complete);
   if (!t) return "error: " + t.error().message();
-  return t->run.status == "running" ? t->run.phase : t->run.status;
+  return std::string(t->run.status == domain::RunStatus::kRunning ? domain::Name(t->run.phase) : domain::Name(t->run.status));
 }
 
 // covers TEL-039: a report_only plan goes straight to review (no executor phase, so no investigation action).
@@ -50,8 +50,8 @@ TEST(TransitionsTest, ForensicReverify) {
   Json reverify = {{"decision", "partial"}, {"reviewKind", "evidence_reverify"}};
   auto t = AdvanceRun(MakeRun("agent_3_evidence_reverify", "forensic"), "QualityReview", reverify);
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_5_audit");
-  EXPECT_EQ(t->run.outcome_hint, "partial");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_audit");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "partial");
   reverify["decision"] = "remediate";
   EXPECT_EQ(Next(MakeRun("agent_3_evidence_reverify", "forensic"), "QualityReview", reverify),
             "error: Unsupported forensic evidence reverify decision: remediate");
@@ -62,19 +62,19 @@ TEST(TransitionsTest, ForensicReverify) {
 TEST(TransitionsTest, PromptReviewBudget) {
   auto t = AdvanceRun(MakeRun("agent_1_review"), "PromptReview", Decision("revise"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_2_revise");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_2_revise");
   EXPECT_EQ(t->run.prompt_revisions_remaining, 0);
   EXPECT_EQ(t->budget_consumed, "prompt_revision");
   store::RunRecord spent = MakeRun("agent_1_review");
   spent.prompt_revisions_remaining = 0;
   t = AdvanceRun(spent, "PromptReview", Decision("revise"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_5_report");
-  EXPECT_EQ(t->run.outcome_hint, "blocked");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "blocked");
   t = AdvanceRun(MakeRun("agent_1_review"), "PromptReview", Decision("block"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.outcome_hint, "blocked");
-  EXPECT_EQ(t->run.phase, "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "blocked");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_report");
 }
 
 // covers TEL-224 TEL-226 TEL-239: one post-execution remediation shared by Agent 3 and Agent 5.
@@ -82,19 +82,19 @@ TEST(TransitionsTest, PromptReviewBudget) {
 TEST(TransitionsTest, RemediationIsSharedAndBounded) {
   auto t = AdvanceRun(MakeRun("agent_3_review"), "QualityReview", Decision("remediate"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_3_plan");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_3_plan");
   EXPECT_EQ(t->run.remediations_remaining, 0);
   store::RunRecord audit = MakeRun("agent_5_audit");
   audit.remediations_remaining = 0;
   t = AdvanceRun(audit, "ReleaseAudit", Decision("remediate"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_5_report");
-  EXPECT_EQ(t->run.outcome_hint, "blocked");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t->run.outcome_hint), "blocked");
   audit.remediations_remaining = 1;
-  audit.outcome_hint = "partial";
+  audit.outcome_hint = domain::RunStatus::kPartial;
   t = AdvanceRun(audit, "ReleaseAudit", Decision("remediate"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.phase, "agent_3_plan");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_3_plan");
   EXPECT_FALSE(t->run.outcome_hint.has_value());
 }
 
@@ -113,8 +113,8 @@ TEST(TransitionsTest, ProceedToFix) {
 TEST(TransitionsTest, MicroEscalation) {
   auto t = AdvanceRun(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("partial"));
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.topology, "standard");
-  EXPECT_EQ(t->run.phase, "agent_1_review");
+  EXPECT_EQ(domain::Name(t->run.topology), "standard");
+  EXPECT_EQ(domain::Name(t->run.phase), "agent_1_review");
   EXPECT_EQ(Next(MakeRun("agent_1_frame", "micro", "report_only"), "ProblemFrame", Json::object()), "agent_3_review");
   EXPECT_EQ(Next(MakeRun("agent_1_frame", "micro", "fix_only"), "ProblemFrame", Json::object()), "agent_4_execute");
   EXPECT_EQ(Next(MakeRun("agent_3_review", "micro", "report_only"), "QualityReview", Decision("pass")), "agent_5_report");
@@ -127,10 +127,10 @@ TEST(TransitionsTest, TerminalReports) {
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "failed_verification"}}), "partial");
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "blocked"}}), "blocked");
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "cancelled"}}), "error: Unsupported terminal status: cancelled");
-  report.outcome_hint = "blocked";
+  report.outcome_hint = domain::RunStatus::kBlocked;
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "completed"}}),
             "error: A blocked audit cannot be reported as completed");
-  report.outcome_hint = "partial";
+  report.outcome_hint = domain::RunStatus::kPartial;
   EXPECT_EQ(Next(report, "UserReport", Json{{"terminalStatus", "completed"}}),
             "error: A partial audit cannot be reported as completed");
 }
@@ -139,27 +139,27 @@ TEST(TransitionsTest, TerminalReports) {
 TEST(TransitionsTest, ClarificationAndWrongTypes) {
   auto t = AdvanceRun(MakeRun("agent_3_plan"), "ClarificationRequest", Json::object());
   ASSERT_TRUE(t);
-  EXPECT_EQ(t->run.status, "awaiting_clarification");
-  EXPECT_EQ(t->run.resume_phase, "agent_3_plan");
+  EXPECT_EQ(domain::Name(t->run.status), "awaiting_clarification");
+  EXPECT_EQ(store::OptionalName(t->run.resume_phase), "agent_3_plan");
   auto resumed = ResumeAfterClarification(t->run);
   ASSERT_TRUE(resumed);
-  EXPECT_EQ(resumed->phase, "agent_3_plan");
-  EXPECT_EQ(resumed->status, "running");
+  EXPECT_EQ(domain::Name(resumed->phase), "agent_3_plan");
+  EXPECT_EQ(domain::Name(resumed->status), "running");
   EXPECT_EQ(Next(MakeRun("agent_1_frame"), "WorkPlan", Json::object()),
             "error: Phase agent_1_frame requires ProblemFrame or ClarificationRequest; received WorkPlan");
   EXPECT_EQ(Next(MakeRun("agent_5_audit"), "ClarificationRequest", Json::object()),
             "error: Phase agent_5_audit requires ReleaseAudit; received ClarificationRequest");
   store::RunRecord done = MakeRun("agent_5_report");
-  done.status = "completed";
+  done.status = domain::RunStatus::kCompleted;
   EXPECT_EQ(Next(done, "UserReport", Json::object()), "error: Run run-1 is completed, not running");
 }
 
 // covers TEL-080: the second boundary routes to a blocked report.
 TEST(TransitionsTest, ClarificationBudgetExhausted) {
   Transition t = ClarificationBudgetExhausted(MakeRun("agent_2_compile"));
-  EXPECT_EQ(t.run.phase, "agent_5_report");
-  EXPECT_EQ(t.run.outcome_hint, "blocked");
-  EXPECT_EQ(t.run.status, "running");
+  EXPECT_EQ(domain::Name(t.run.phase), "agent_5_report");
+  EXPECT_EQ(store::OptionalName(t.run.outcome_hint), "blocked");
+  EXPECT_EQ(domain::Name(t.run.status), "running");
 }
 
 }  // namespace

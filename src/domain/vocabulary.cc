@@ -92,6 +92,16 @@ constexpr std::array<Word<ArtifactType>, 16> kArtifactTypeNames = {{
     {ArtifactType::kClarificationRequest, "ClarificationRequest"},
 }};
 
+constexpr std::array<Word<ReviewDecision>, 7> kReviewDecisionNames = {{
+    {ReviewDecision::kPass, "pass"},
+    {ReviewDecision::kRevise, "revise"},
+    {ReviewDecision::kBlock, "block"},
+    {ReviewDecision::kPartial, "partial"},
+    {ReviewDecision::kRemediate, "remediate"},
+    {ReviewDecision::kProceedToFix, "proceed_to_fix"},
+    {ReviewDecision::kRelease, "release"},
+}};
+
 // The enum's value indexes its row: tables are in declaration order.
 template <typename E, size_t N>
 std::string_view NameIn(const std::array<Word<E>, N>& table, E value) {
@@ -136,6 +146,7 @@ std::string_view Name(Mode mode) { return NameIn(kModeNames, mode); }
 std::string_view Name(Topology topology) { return NameIn(kTopologyNames, topology); }
 std::string_view Name(TaskState state) { return NameIn(kTaskStateNames, state); }
 std::string_view Name(ArtifactType type) { return NameIn(kArtifactTypeNames, type); }
+std::string_view Name(ReviewDecision decision) { return NameIn(kReviewDecisionNames, decision); }
 
 std::optional<Phase> PhaseNamed(std::string_view text) { return Lookup(kPhaseNames, text); }
 std::optional<Phase> PhaseWithProtocolName(std::string_view text) { return Lookup(kPhaseProtocolNames, text); }
@@ -144,6 +155,7 @@ std::optional<Mode> ModeNamed(std::string_view text) { return Lookup(kModeNames,
 std::optional<Topology> TopologyNamed(std::string_view text) { return Lookup(kTopologyNames, text); }
 std::optional<TaskState> TaskStateNamed(std::string_view text) { return Lookup(kTaskStateNames, text); }
 std::optional<ArtifactType> ArtifactTypeNamed(std::string_view text) { return Lookup(kArtifactTypeNames, text); }
+std::optional<ReviewDecision> ReviewDecisionNamed(std::string_view text) { return Lookup(kReviewDecisionNames, text); }
 
 Result<Phase> ParsePhase(std::string_view text, std::string_view pointer) {
   return Parse(kPhaseNames, text, pointer);
@@ -189,6 +201,16 @@ std::span<const ArtifactType> AllArtifactTypes() {
   static const auto kValues = ValuesOf(kArtifactTypeNames);
   return kValues;
 }
+std::span<const ReviewDecision> AllReviewDecisions() {
+  static const auto kValues = ValuesOf(kReviewDecisionNames);
+  return kValues;
+}
+
+void to_json(Json& json, RunStatus status) { json = std::string(Name(status)); }
+void to_json(Json& json, Mode mode) { json = std::string(Name(mode)); }
+void to_json(Json& json, Topology topology) { json = std::string(Name(topology)); }
+void to_json(Json& json, TaskState state) { json = std::string(Name(state)); }
+void to_json(Json& json, ArtifactType type) { json = std::string(Name(type)); }
 
 bool IsTerminal(RunStatus status) {
   return status != RunStatus::kRunning && status != RunStatus::kAwaitingClarification;

@@ -15,6 +15,9 @@
 #include <span>
 #include <string_view>
 
+#include <fmt/format.h>
+
+#include "base/canonical_json.h"
 #include "base/status.h"
 
 namespace telic::domain {
@@ -71,6 +74,11 @@ enum class ArtifactType : uint8_t {
   kClarificationRequest,
 };
 
+// The decision of a review artifact (PromptReview, QualityReview,
+// ReleaseAudit): its body's `decision` field, whose words partly coincide
+// with run statuses (partial).
+enum class ReviewDecision : uint8_t { kPass, kRevise, kBlock, kPartial, kRemediate, kProceedToFix, kRelease };
+
 // Names: the one way each value is printed.
 std::string_view Name(Phase phase);          // the internal (stored) name
 std::string_view ProtocolName(Phase phase);  // the wire name
@@ -79,6 +87,7 @@ std::string_view Name(Mode mode);
 std::string_view Name(Topology topology);
 std::string_view Name(TaskState state);
 std::string_view Name(ArtifactType type);
+std::string_view Name(ReviewDecision decision);
 
 // Lookups for text that may be of another vocabulary: nullopt when `text` is
 // not one of the vocabulary's words.
@@ -89,6 +98,7 @@ std::optional<Mode> ModeNamed(std::string_view text);
 std::optional<Topology> TopologyNamed(std::string_view text);
 std::optional<TaskState> TaskStateNamed(std::string_view text);
 std::optional<ArtifactType> ArtifactTypeNamed(std::string_view text);
+std::optional<ReviewDecision> ReviewDecisionNamed(std::string_view text);
 
 // Parsing at an edge: kInvalidArgument with one issue at `pointer` ("must be
 // one of: a, b, c") when `text` is not one of the vocabulary's words. A
@@ -109,6 +119,24 @@ std::span<const Mode> AllModes();
 std::span<const Topology> AllTopologies();
 std::span<const TaskState> AllTaskStates();
 std::span<const ArtifactType> AllArtifactTypes();
+std::span<const ReviewDecision> AllReviewDecisions();
+
+// JSON: every vocabulary but Phase converts to JSON as its Name (nlohmann
+// would otherwise write an enum as its number). Phase has two names, so it
+// has no implicit conversion: a caller writes Name or ProtocolName. No
+// vocabulary converts from JSON implicitly: text is parsed by its Parse*.
+void to_json(Json& json, RunStatus status);
+void to_json(Json& json, Mode mode);
+void to_json(Json& json, Topology topology);
+void to_json(Json& json, TaskState state);
+void to_json(Json& json, ArtifactType type);
+void to_json(Json& json, Phase phase) = delete;
+void from_json(const Json& json, Phase& phase) = delete;
+void from_json(const Json& json, RunStatus& status) = delete;
+void from_json(const Json& json, Mode& mode) = delete;
+void from_json(const Json& json, Topology& topology) = delete;
+void from_json(const Json& json, TaskState& state) = delete;
+void from_json(const Json& json, ArtifactType& type) = delete;
 
 // True for every status that ends a run.
 bool IsTerminal(RunStatus status);
@@ -116,3 +144,22 @@ bool IsTerminal(RunStatus status);
 bool IsTerminal(TaskState state);
 
 }  // namespace telic::domain
+
+// fmt prints every vocabulary but Phase as its Name (Phase: see to_json).
+template <typename E>
+struct TelicVocabularyFormatter : fmt::formatter<std::string_view> {
+  template <typename FormatContext>
+  auto format(E value, FormatContext& ctx) const {
+    return fmt::formatter<std::string_view>::format(telic::domain::Name(value), ctx);
+  }
+};
+template <>
+struct fmt::formatter<telic::domain::RunStatus> : TelicVocabularyFormatter<telic::domain::RunStatus> {};
+template <>
+struct fmt::formatter<telic::domain::Mode> : TelicVocabularyFormatter<telic::domain::Mode> {};
+template <>
+struct fmt::formatter<telic::domain::Topology> : TelicVocabularyFormatter<telic::domain::Topology> {};
+template <>
+struct fmt::formatter<telic::domain::TaskState> : TelicVocabularyFormatter<telic::domain::TaskState> {};
+template <>
+struct fmt::formatter<telic::domain::ArtifactType> : TelicVocabularyFormatter<telic::domain::ArtifactType> {};

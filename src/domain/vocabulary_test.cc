@@ -30,6 +30,7 @@ TEST(VocabularyTest, EveryValuePrintsAndParsesBack) {
   ExpectRoundTrip(AllTopologies(), [](Topology v) { return Name(v); }, TopologyNamed, 3);
   ExpectRoundTrip(AllTaskStates(), [](TaskState v) { return Name(v); }, TaskStateNamed, 6);
   ExpectRoundTrip(AllArtifactTypes(), [](ArtifactType v) { return Name(v); }, ArtifactTypeNamed, 16);
+  ExpectRoundTrip(AllReviewDecisions(), [](ReviewDecision v) { return Name(v); }, ReviewDecisionNamed, 7);
 }
 
 TEST(VocabularyTest, InternalAndProtocolPhaseNamesDifferWhereTheWireSaysSo) {

@@ -8,37 +8,15 @@
 
 namespace telic::graph {
 
-std::string_view NodeStateName(NodeState state) {
-  switch (state) {
-    case NodeState::kPending: return "pending";
-    case NodeState::kReady: return "ready";
-    case NodeState::kRunning: return "running";
-    case NodeState::kCompleted: return "completed";
-    case NodeState::kFailed: return "failed";
-    case NodeState::kCancelled: return "cancelled";
-  }
-  return "";
-}
-
-std::optional<NodeState> NodeStateFrom(std::string_view name) {
-  for (NodeState s : {NodeState::kPending, NodeState::kReady, NodeState::kRunning, NodeState::kCompleted,
-                      NodeState::kFailed, NodeState::kCancelled}) {
-    if (NodeStateName(s) == name) return s;
-  }
-  return std::nullopt;
-}
-
-bool IsTerminal(NodeState s) { return s == NodeState::kCompleted || s == NodeState::kFailed || s == NodeState::kCancelled; }
-
-void Graph::SetState(int index, NodeState state) {
+void Graph::SetState(int index, TaskState state) {
   Node& n = nodes_[static_cast<size_t>(index)];
-  if (n.state == NodeState::kRunning) --running_;
-  if (state == NodeState::kRunning) ++running_;
+  if (n.state == TaskState::kRunning) --running_;
+  if (state == TaskState::kRunning) ++running_;
   n.state = state;
-  if (state == NodeState::kReady) ready_.push(index);
+  if (state == TaskState::kReady) ready_.push(index);
 }
 
-Result<int> Graph::Add(std::string id, const std::vector<std::string>& depends_on, NodeState state) {
+Result<int> Graph::Add(std::string id, const std::vector<std::string>& depends_on, TaskState state) {
   if (index_.contains(id)) return telic::Fail(ErrorCode::kAlreadyExists, fmt::format("Task already exists: {}", id));
   Node node;
   node.id = id;
@@ -52,14 +30,14 @@ Result<int> Graph::Add(std::string id, const std::vector<std::string>& depends_o
       return telic::Fail(ErrorCode::kInvalidArgument, fmt::format("dependsOn names {} more than once", dep));
     }
     node.deps.push_back(it->second);
-    if (nodes_[static_cast<size_t>(it->second)].state != NodeState::kCompleted) ++node.unmet;
+    if (nodes_[static_cast<size_t>(it->second)].state != TaskState::kCompleted) ++node.unmet;
   }
   int index = static_cast<int>(nodes_.size());
   for (int dep : node.deps) nodes_[static_cast<size_t>(dep)].dependents.push_back(index);
-  node.state = NodeState::kPending;
+  node.state = TaskState::kPending;
   nodes_.push_back(std::move(node));
   index_.emplace(std::move(id), index);
-  if (state == NodeState::kPending && nodes_.back().unmet == 0) state = NodeState::kReady;
+  if (state == TaskState::kPending && nodes_.back().unmet == 0) state = TaskState::kReady;
   SetState(index, state);
   return index;
 }
@@ -75,20 +53,20 @@ std::vector<int> Graph::Dispatch(int max_running) {
   while (running_ < max_running && !ready_.empty()) {
     int index = ready_.top();
     ready_.pop();
-    if (nodes_[static_cast<size_t>(index)].state != NodeState::kReady) continue;  // stale entry
-    SetState(index, NodeState::kRunning);
+    if (nodes_[static_cast<size_t>(index)].state != TaskState::kReady) continue;  // stale entry
+    SetState(index, TaskState::kRunning);
     out.push_back(index);
   }
   return out;
 }
 
 std::vector<int> Graph::Complete(int index) {
-  SetState(index, NodeState::kCompleted);
+  SetState(index, TaskState::kCompleted);
   std::vector<int> ready;
   for (int dependent : nodes_[static_cast<size_t>(index)].dependents) {
     Node& d = nodes_[static_cast<size_t>(dependent)];
-    if (--d.unmet == 0 && d.state == NodeState::kPending) {
-      SetState(dependent, NodeState::kReady);
+    if (--d.unmet == 0 && d.state == TaskState::kPending) {
+      SetState(dependent, TaskState::kReady);
       ready.push_back(dependent);
     }
   }
@@ -96,9 +74,9 @@ std::vector<int> Graph::Complete(int index) {
   return ready;
 }
 
-void Graph::Requeue(int index) { SetState(index, NodeState::kReady); }
+void Graph::Requeue(int index) { SetState(index, TaskState::kReady); }
 
-std::vector<Graph::CascadeStep> Graph::Fail(int index, NodeState terminal) {
+std::vector<Graph::CascadeStep> Graph::Fail(int index, TaskState terminal) {
   SetState(index, terminal);
   std::vector<CascadeStep> steps;
   std::deque<int> queue = {index};
@@ -106,8 +84,8 @@ std::vector<Graph::CascadeStep> Graph::Fail(int index, NodeState terminal) {
     int current = queue.front();
     queue.pop_front();
     for (int dependent : nodes_[static_cast<size_t>(current)].dependents) {
-      if (IsTerminal(nodes_[static_cast<size_t>(dependent)].state)) continue;
-      SetState(dependent, NodeState::kFailed);
+      if (domain::IsTerminal(nodes_[static_cast<size_t>(dependent)].state)) continue;
+      SetState(dependent, TaskState::kFailed);
       steps.push_back({dependent, current, index});
       queue.push_back(dependent);
     }

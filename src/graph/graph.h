@@ -14,14 +14,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "domain/vocabulary.h"
 
 namespace telic::graph {
 
-enum class NodeState { kPending, kReady, kRunning, kCompleted, kFailed, kCancelled };
-
-std::string_view NodeStateName(NodeState state);
-std::optional<NodeState> NodeStateFrom(std::string_view name);
-bool IsTerminal(NodeState state);
+// A node's state is its task's state (domain::IsTerminal names the final ones).
+using domain::TaskState;
 
 class Graph {
  public:
@@ -30,7 +28,7 @@ class Graph {
     std::vector<int> deps;        // in the given order
     std::vector<int> dependents;  // reverse edges
     int unmet = 0;                // dependencies not yet completed
-    NodeState state = NodeState::kPending;
+    TaskState state = TaskState::kPending;
   };
 
   // One task failed by a cascade: `node` failed because its dependency
@@ -45,7 +43,7 @@ class Graph {
   // can form). kAlreadyExists for a known id, kInvalidArgument for an unknown
   // or repeated dependency. A pending node with every dependency completed
   // joins the ready set (state kReady).
-  Result<int> Add(std::string id, const std::vector<std::string>& depends_on, NodeState state = NodeState::kPending);
+  Result<int> Add(std::string id, const std::vector<std::string>& depends_on, TaskState state = TaskState::kPending);
 
   std::optional<int> Find(std::string_view id) const;
   const Node& node(int index) const { return nodes_[static_cast<size_t>(index)]; }
@@ -66,7 +64,7 @@ class Graph {
   // Ends a non-terminal node as kFailed or kCancelled and fails every
   // non-terminal node that depends on it, directly or transitively. Returns
   // the cascaded nodes in breadth-first order (not including `index`).
-  std::vector<CascadeStep> Fail(int index, NodeState terminal = NodeState::kFailed);
+  std::vector<CascadeStep> Fail(int index, TaskState terminal = TaskState::kFailed);
 
   // Checks a batch of (id, dependsOn) for unknown ids, self references,
   // duplicates and cycles, naming the offending ids (for imported plans
@@ -76,7 +74,7 @@ class Graph {
       const std::vector<std::pair<std::string, std::vector<std::string>>>& batch);
 
  private:
-  void SetState(int index, NodeState state);
+  void SetState(int index, TaskState state);
 
   std::vector<Node> nodes_;
   std::unordered_map<std::string, int> index_;

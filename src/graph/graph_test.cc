@@ -20,11 +20,11 @@ TEST(Graph, DispatchOrdersByDependsOn) {
   ASSERT_TRUE(g.Add("b", {"a"}));
   ASSERT_TRUE(g.Add("c", {"a", "b"}));
   ASSERT_TRUE(g.Add("d", {}));
-  EXPECT_EQ(g.node(1).state, NodeState::kPending);
+  EXPECT_EQ(g.node(1).state, TaskState::kPending);
   EXPECT_EQ(Ids(g, g.Dispatch(8)), (std::vector<std::string>{"a", "d"}));
   EXPECT_TRUE(g.Dispatch(8).empty());  // b and c wait for a
   EXPECT_EQ(Ids(g, g.Complete(0)), std::vector<std::string>{"b"});
-  EXPECT_EQ(g.node(2).state, NodeState::kPending);  // c still waits for b
+  EXPECT_EQ(g.node(2).state, TaskState::kPending);  // c still waits for b
   EXPECT_EQ(Ids(g, g.Dispatch(8)), std::vector<std::string>{"b"});
   EXPECT_EQ(Ids(g, g.Complete(g.Find("b").value())), std::vector<std::string>{"c"});
 }
@@ -55,7 +55,7 @@ TEST(Graph, CascadeFailThroughAChainNamesTheDependency) {
   EXPECT_EQ(g.node(steps[1].node).id, "c");
   EXPECT_EQ(g.node(steps[1].via).id, "b");
   EXPECT_EQ(g.node(steps[1].root).id, "a");
-  EXPECT_EQ(g.node(3).state, NodeState::kReady);  // unrelated
+  EXPECT_EQ(g.node(3).state, TaskState::kReady);  // unrelated
   EXPECT_EQ(Ids(g, g.Dispatch(4)), std::vector<std::string>{"x"});
 }
 
@@ -72,9 +72,9 @@ TEST(Graph, CascadeFailThroughADiamondFailsEachTaskOnce) {
   auto steps = g.Fail(g.Find("right").value());
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(g.node(steps[0].node).id, "bottom");
-  EXPECT_EQ(g.node(g.Find("left").value()).state, NodeState::kRunning);  // siblings are not dependents
+  EXPECT_EQ(g.node(g.Find("left").value()).state, TaskState::kRunning);  // siblings are not dependents
   g.Complete(g.Find("left").value());
-  EXPECT_EQ(g.node(3).state, NodeState::kFailed);  // completing left does not revive bottom
+  EXPECT_EQ(g.node(3).state, TaskState::kFailed);  // completing left does not revive bottom
   EXPECT_TRUE(g.Dispatch(4).empty());
 }
 
@@ -83,10 +83,10 @@ TEST(Graph, CancelledDependencyFailsDependents) {
   Graph g;
   ASSERT_TRUE(g.Add("a", {}));
   ASSERT_TRUE(g.Add("b", {"a"}));
-  auto steps = g.Fail(0, NodeState::kCancelled);
-  EXPECT_EQ(g.node(0).state, NodeState::kCancelled);
+  auto steps = g.Fail(0, TaskState::kCancelled);
+  EXPECT_EQ(g.node(0).state, TaskState::kCancelled);
   ASSERT_EQ(steps.size(), 1u);
-  EXPECT_EQ(g.node(1).state, NodeState::kFailed);
+  EXPECT_EQ(g.node(1).state, TaskState::kFailed);
 }
 
 // covers DAG-007 (Open: unknown ids, self references and cycles, D11)
@@ -120,7 +120,7 @@ TEST(Graph, LargeGraphDrainsCompletely) {
     auto batch = g.Dispatch(7);
     if (batch.empty()) break;
     for (int index : batch) {
-      for (int dep : g.node(index).deps) ASSERT_EQ(g.node(dep).state, NodeState::kCompleted);
+      for (int dep : g.node(index).deps) ASSERT_EQ(g.node(dep).state, TaskState::kCompleted);
       g.Complete(index);
       ++done;
     }

@@ -27,9 +27,7 @@ class TaskService::Scope {
     TELIC_ASSIGN_OR_RETURN(tasks_, service_.tasks_.ListTasks(run_id_));
     loaded_ = static_cast<int64_t>(tasks_.size());
     for (const TaskRecord& t : tasks_) {
-      auto state = NodeStateFrom(t.state);
-      if (!state) return Fail(ErrorCode::kDataLoss, fmt::format("task {} has unknown state {}", t.task_id, t.state));
-      TELIC_ASSIGN_OR_RETURN(int index, graph_.Add(t.task_id, t.depends_on, *state));
+      TELIC_ASSIGN_OR_RETURN(int index, graph_.Add(t.task_id, t.depends_on, t.state));
       (void)index;
     }
     return Ok();
@@ -45,8 +43,8 @@ class TaskService::Scope {
   // Adds a new task record (state from the graph: ready when every
   // dependency completed, failed at once when one failed).
   Result<int> Insert(TaskRecord record) {
-    TELIC_ASSIGN_OR_RETURN(int index, graph_.Add(record.task_id, record.depends_on, NodeState::kPending));
-    record.state = std::string(NodeStateName(graph_.node(index).state));
+    TELIC_ASSIGN_OR_RETURN(int index, graph_.Add(record.task_id, record.depends_on, TaskState::kPending));
+    record.state = graph_.node(index).state;
     record.version = 1;
     record.created_at = record.updated_at = now_;
     tasks_.push_back(std::move(record));
@@ -55,14 +53,14 @@ class TaskService::Scope {
     // A dependency that already failed or was cancelled fails the new task
     // at once, naming it (cascade-fail at creation).
     for (int dep : graph_.node(index).deps) {
-      NodeState s = graph_.node(dep).state;
-      if (s != NodeState::kFailed && s != NodeState::kCancelled) continue;
+      TaskState s = graph_.node(dep).state;
+      if (s != TaskState::kFailed && s != TaskState::kCancelled) continue;
       TaskRecord& t = task(index);
       graph_.Fail(index);
-      t.state = store::kTaskFailed;
+      t.state = domain::TaskState::kFailed;
       t.failed_dependency = task(dep).task_id;
       t.failure_reason = fmt::format("dependency {} ({}) {}", task(dep).task_id, task(dep).name,
-                                     s == NodeState::kCancelled ? "was cancelled" : "failed");
+                                     s == TaskState::kCancelled ? "was cancelled" : "failed");
       AddEvent(index, "task_cascade_failed", "system",
                {{"failedDependency", task(dep).task_id}, {"reason", *t.failure_reason}});
       break;
@@ -83,23 +81,23 @@ class TaskService::Scope {
     events_.push_back(service_.Event(story.story_id, story.run_id, std::move(kind), "system", std::move(payload), now_));
   }
   void SyncState(int index) {
-    task(index).state = std::string(NodeStateName(graph_.node(index).state));
+    task(index).state = graph_.node(index).state;
     Touch(index);
   }
 
   // Ends a task as failed or cancelled and cascade-fails its dependents.
-  std::vector<int> Terminate(int index, NodeState terminal, const std::string& reason, const std::string& actor) {
+  std::vector<int> Terminate(int index, TaskState terminal, const std::string& reason, const std::string& actor) {
     std::vector<Graph::CascadeStep> steps = graph_.Fail(index, terminal);
     TaskRecord& root = task(index);
     root.failure_reason = reason;
     root.hold.reset();
     SyncState(index);
-    AddEvent(index, terminal == NodeState::kFailed ? "task_failed" : "task_cancelled", actor, {{"reason", reason}});
+    AddEvent(index, terminal == TaskState::kFailed ? "task_failed" : "task_cancelled", actor, {{"reason", reason}});
     std::vector<int> cascaded;
     for (const auto& step : steps) {
       TaskRecord& t = task(step.node);
       const TaskRecord& via = task(step.via);
-      std::string how = graph_.node(step.via).state == NodeState::kCancelled ? "was cancelled" : "failed";
+      std::string how = graph_.node(step.via).state == TaskState::kCancelled ? "was cancelled" : "failed";
       t.failure_reason = step.via == step.root
                              ? fmt::format("dependency {} ({}) {}", via.task_id, via.name, how)
                              : fmt::format("dependency {} ({}) {} (cascade from {})", via.task_id, via.name, how,
@@ -238,7 +236,7 @@ std::string SummaryOf(const reports::Report& report) {
 }
 
 Status RequireRunning(const TaskRecord& t, bool allow_hold = false) {
-  if (t.state != store::kTaskRunning) {
+  if (t.state != domain::TaskState::kRunning) {
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("Task {} is {}, not running; only a dispatched task can do this", t.task_id, t.state));
   }
@@ -267,7 +265,7 @@ store::TaskEventRecord TaskService::Event(const std::string& subject, const std:
 Status TaskService::CheckRun(const std::optional<std::string>& run_id) {
   if (!run_id || !runs_) return Ok();
   TELIC_ASSIGN_OR_RETURN(store::RunRecord run, runs_->GetRun(*run_id));
-  if (run.status != "running" && run.status != "awaiting_clarification") {
+  if (run.status != domain::RunStatus::kRunning && run.status != domain::RunStatus::kAwaitingClarification) {
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is {}; its task graph is closed", run.run_id, run.status));
   }
   return Ok();
@@ -402,7 +400,7 @@ Result<SyncSummary> TaskService::SyncRunOnce(const std::string& run_id) {
   };
   SyncSummary summary;
   for (const store::ArtifactMeta& meta : artifacts) {
-    if (meta.type == "WorkPlan") {
+    if (meta.type == domain::ArtifactType::kWorkPlan) {
       TELIC_ASSIGN_OR_RETURN(Json plan, body(meta));
       const Json nodes = plan.value("nodes", Json::array());
       if (!nodes.is_array() || nodes.empty() || !nodes[0].is_object() ||
@@ -418,18 +416,19 @@ Result<SyncSummary> TaskService::SyncRunOnce(const std::string& run_id) {
       }
       for (int index : *created) by_name[scope.task(index).name] = index;
       summary.imported += static_cast<int>(created->size());
-    } else if (meta.type == "WorkResult") {
+    } else if (meta.type == domain::ArtifactType::kWorkResult) {
       TELIC_ASSIGN_OR_RETURN(Json result, body(meta));
       auto found = by_name.find(ArtifactIdOf(result.value("workPlanRef", "")) + "/" + result.value("nodeId", ""));
-      if (found == by_name.end() || store::IsTerminalTaskState(scope.task(found->second).state)) continue;
+      if (found == by_name.end() || domain::IsTerminal(scope.task(found->second).state)) continue;
       int index = found->second;
       std::string status = result.value("status", "");
       scope.AddEvent(index, "work_result_accepted", "controller", {{"workResult", meta.id}, {"status", status}});
-      if (status == "completed") {
+      // A WorkResult's status "completed" completes its task; every other status fails it.
+      if (domain::TaskStateNamed(status) == TaskState::kCompleted) {
         TELIC_RETURN_IF_ERROR(scope.Complete(index));
         summary.completed += 1;
       } else {
-        scope.Terminate(index, NodeState::kFailed, fmt::format("WorkResult {} reported {}", meta.id, status), "controller");
+        scope.Terminate(index, TaskState::kFailed, fmt::format("WorkResult {} reported {}", meta.id, status), "controller");
         summary.failed += 1;
       }
     }
@@ -438,8 +437,8 @@ Result<SyncSummary> TaskService::SyncRunOnce(const std::string& run_id) {
     // Dependents come after their dependencies, so walking backwards cancels
     // each open task itself rather than cascade-failing it.
     for (int i = static_cast<int>(scope.tasks().size()) - 1; i >= 0; --i) {
-      if (store::IsTerminalTaskState(scope.task(i).state)) continue;
-      scope.Terminate(i, NodeState::kCancelled, fmt::format("run ended {}", run.status), "controller");
+      if (domain::IsTerminal(scope.task(i).state)) continue;
+      scope.Terminate(i, TaskState::kCancelled, fmt::format("run ended {}", run.status), "controller");
       summary.cancelled += 1;
     }
   }
@@ -474,7 +473,7 @@ Result<TaskRecord> TaskService::SpawnSubtask(const SpawnRequest& request) {
   auto parent_index = scope.Find(request.parent_task_id);
   if (!parent_index) return Fail(ErrorCode::kConflict, "the parent task changed while spawning; retry");
   TaskRecord& parent = scope.task(*parent_index);
-  if (parent.state != store::kTaskRunning) {
+  if (parent.state != domain::TaskState::kRunning) {
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("Parent task {} is {}; only a running task can spawn subtasks", parent.task_id, parent.state));
   }
@@ -536,7 +535,7 @@ Result<DispatchResult> TaskService::Dispatch(const std::optional<std::string>& r
   DispatchResult result;
   result.dispatched = scope.Records(handed);
   result.running = scope.graph().running();
-  for (const auto& t : scope.tasks()) result.ready += t.state == store::kTaskReady ? 1 : 0;
+  for (const auto& t : scope.tasks()) result.ready += t.state == domain::TaskState::kReady ? 1 : 0;
   return result;
 }
 
@@ -579,7 +578,7 @@ Result<ReportOutcome> TaskService::SubmitReport(const std::string& task_id, cons
       break;
     case Action::kEscalateToUser:
       if (decision.task_fails) {
-        for (int c : scope.Terminate(index, NodeState::kFailed, decision.reason, "system")) tr.cascaded.push_back(scope.task(c));
+        for (int c : scope.Terminate(index, TaskState::kFailed, decision.reason, "system")) tr.cascaded.push_back(scope.task(c));
       } else {
         t.hold = "awaiting_user";
         t.pending = {{"rule", decision.rule}, {"reason", decision.reason}, {"blockers", decision.blockers}};
@@ -656,7 +655,7 @@ Result<Transition> TaskService::RecordVerification(const VerificationRequest& re
       scope.SyncState(index);
       tr.action = "redispatch";
     } else {
-      for (int c : scope.Terminate(index, NodeState::kFailed,
+      for (int c : scope.Terminate(index, TaskState::kFailed,
                                    "the deterministic verifier failed and the retry budget is spent", "system")) {
         tr.cascaded.push_back(scope.task(c));
       }
@@ -676,20 +675,20 @@ Result<Transition> TaskService::ResolveTask(const ResolveRequest& request) {
   TELIC_RETURN_IF_ERROR(scope.Load());
   int index = *scope.Find(request.task_id);
   TaskRecord& t = scope.task(index);
-  if (store::IsTerminalTaskState(t.state)) {
+  if (domain::IsTerminal(t.state)) {
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("Task {} is already {}", t.task_id, t.state));
   }
   Transition tr;
   tr.action = request.resolution;
   Json payload = {{"resolution", request.resolution}, {"userDecision", request.user_decision}};
   if (request.resolution == "fail" || request.resolution == "cancel") {
-    NodeState terminal = request.resolution == "fail" ? NodeState::kFailed : NodeState::kCancelled;
+    TaskState terminal = request.resolution == "fail" ? TaskState::kFailed : TaskState::kCancelled;
     scope.AddEvent(index, "user_resolution", "user", payload);
     for (int c : scope.Terminate(index, terminal, "user decision: " + request.user_decision, "user")) {
       tr.cascaded.push_back(scope.task(c));
     }
   } else if (request.resolution == "redispatch") {
-    if (t.state != store::kTaskRunning || t.hold != "awaiting_user") {
+    if (t.state != domain::TaskState::kRunning || t.hold != "awaiting_user") {
       return Fail(ErrorCode::kFailedPrecondition,
                   fmt::format("Task {} is not waiting for a user decision; only an escalated or blocked task is "
                               "re-dispatched by the user",
@@ -743,7 +742,7 @@ Result<store::StoryRecord> TaskService::CreateStory(const std::optional<std::str
                                                     const std::vector<std::string>& evaluator_task_ids) {
   TELIC_ASSIGN_OR_RETURN(TaskRecord arbitration, tasks_.GetTask(arbitration_task_id));
   if (arbitration.run_id != run_id) return Invalid("the arbitration task belongs to another graph");
-  if (store::IsTerminalTaskState(arbitration.state)) {
+  if (domain::IsTerminal(arbitration.state)) {
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("Arbitration task {} is already {}", arbitration_task_id, arbitration.state));
   }

@@ -92,7 +92,7 @@ class TaskServiceTest : public ::testing::TestWithParam<Backend> {
     ASSERT_TRUE(outcome) << outcome.error().message();
     auto v = service_->RecordVerification({t.task_id, true, {"ctest ok"}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt});
     ASSERT_TRUE(v) << v.error().message();
-    ASSERT_EQ(v->task.state, "completed");
+    ASSERT_EQ(domain::Name(v->task.state), "completed");
   }
 
   testing::TempDir dir_;
@@ -117,9 +117,9 @@ TEST_P(TaskServiceTest, SpawnSubtaskRecordsParentAndDependsOnInOrder) {
   EXPECT_EQ(c->depends_on, (std::vector<std::string>{b->task_id, a->task_id}));
   EXPECT_EQ(c->parent_task_id, parent.task_id);
   EXPECT_EQ(c->priority, "normal");
-  EXPECT_EQ(c->state, "pending");
+  EXPECT_EQ(domain::Name(c->state), "pending");
   EXPECT_NE(c->task_id, a->task_id);
-  EXPECT_EQ(a->state, "ready");  // pending with every dependency met (D13)
+  EXPECT_EQ(domain::Name(a->state), "ready");  // pending with every dependency met (D13)
   EXPECT_EQ(Get(parent.task_id).children, 3);
   EXPECT_EQ(EventKinds(c->task_id), std::vector<std::string>{"subtask_spawned"});
 }
@@ -204,11 +204,11 @@ TEST_P(TaskServiceTest, DispatchGatesOnCompletedDependencies) {
   TaskRecord a = Create("a");
   TaskRecord b = Create("b", {a.task_id});
   Create("c", {a.task_id, b.task_id});
-  EXPECT_EQ(b.state, "pending");
+  EXPECT_EQ(domain::Name(b.state), "pending");
   EXPECT_EQ(DispatchNames(4), std::vector<std::string>{"a"});
   EXPECT_TRUE(DispatchNames(4).empty());
   Complete(Get(a.task_id));
-  EXPECT_EQ(Get(b.task_id).state, "ready");
+  EXPECT_EQ(domain::Name(Get(b.task_id).state), "ready");
   EXPECT_EQ(DispatchNames(4), std::vector<std::string>{"b"});
   Complete(Get(b.task_id));
   EXPECT_EQ(DispatchNames(4), std::vector<std::string>{"c"});
@@ -236,16 +236,16 @@ TEST_P(TaskServiceTest, CascadeFailThroughChainsAndDiamonds) {
   auto failed = service_->ResolveTask({top.task_id, "fail", "the approach is wrong", 0, {}});
   ASSERT_TRUE(failed) << failed.error().message();
   EXPECT_EQ(failed->cascaded.size(), 4u);
-  EXPECT_EQ(Get(left.task_id).state, "failed");
+  EXPECT_EQ(domain::Name(Get(left.task_id).state), "failed");
   EXPECT_EQ(Get(left.task_id).failed_dependency, top.task_id);
   EXPECT_NE(Get(left.task_id).failure_reason->find("dependency " + top.task_id + " (top) failed"), std::string::npos);
   TaskRecord b = Get(bottom.task_id);
-  EXPECT_EQ(b.state, "failed");
+  EXPECT_EQ(domain::Name(b.state), "failed");
   EXPECT_TRUE(b.failed_dependency == left.task_id || b.failed_dependency == right.task_id);
   TaskRecord t = Get(tail.task_id);
   EXPECT_EQ(t.failed_dependency, bottom.task_id);
   EXPECT_NE(t.failure_reason->find("cascade from " + top.task_id), std::string::npos);
-  EXPECT_EQ(Get(other.task_id).state, "ready");
+  EXPECT_EQ(domain::Name(Get(other.task_id).state), "ready");
   int cascade_events = 0;
   for (const auto& id : {left.task_id, right.task_id, bottom.task_id, tail.task_id}) {
     for (const auto& kind : EventKinds(id)) cascade_events += kind == "task_cascade_failed";
@@ -253,7 +253,7 @@ TEST_P(TaskServiceTest, CascadeFailThroughChainsAndDiamonds) {
   EXPECT_EQ(cascade_events, 4);  // bottom failed once, not twice
   // A new dependent of a failed task fails at creation, naming it.
   TaskRecord late = Create("late", {tail.task_id});
-  EXPECT_EQ(late.state, "failed");
+  EXPECT_EQ(domain::Name(late.state), "failed");
   EXPECT_EQ(late.failed_dependency, tail.task_id);
 }
 
@@ -263,8 +263,8 @@ TEST_P(TaskServiceTest, CancelCascadesToDependents) {
   TaskRecord b = Create("b", {a.task_id});
   auto cancelled = service_->ResolveTask({a.task_id, "cancel", "not needed", 0, {}});
   ASSERT_TRUE(cancelled);
-  EXPECT_EQ(Get(a.task_id).state, "cancelled");
-  EXPECT_EQ(Get(b.task_id).state, "failed");
+  EXPECT_EQ(domain::Name(Get(a.task_id).state), "cancelled");
+  EXPECT_EQ(domain::Name(Get(b.task_id).state), "failed");
   EXPECT_NE(Get(b.task_id).failure_reason->find("was cancelled"), std::string::npos);
 }
 
@@ -280,21 +280,21 @@ TEST_P(TaskServiceTest, CascadeIsOneTransaction) {
   bump.updated_tasks.push_back(c2);
   store::TaskChange stale;
   TaskRecord a_failed = Get(a.task_id);
-  a_failed.state = "failed";
+  a_failed.state = domain::TaskState::kFailed;
   a_failed.version += 1;
   TaskRecord b_failed = Get(b.task_id);
-  b_failed.state = "failed";
+  b_failed.state = domain::TaskState::kFailed;
   b_failed.version += 1;
   TaskRecord c_failed = Get(c.task_id);
-  c_failed.state = "failed";
+  c_failed.state = domain::TaskState::kFailed;
   c_failed.version += 1;
   stale.updated_tasks = {a_failed, b_failed, c_failed};
   ASSERT_TRUE(store_->Apply(bump));
   auto result = store_->Apply(stale);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code(), ErrorCode::kConflict);
-  EXPECT_EQ(Get(a.task_id).state, "ready");
-  EXPECT_EQ(Get(b.task_id).state, "pending");
+  EXPECT_EQ(domain::Name(Get(a.task_id).state), "ready");
+  EXPECT_EQ(domain::Name(Get(b.task_id).state), "pending");
 }
 
 // covers DAG-011, DAG-012, DAG-013, DAG-014, DAG-015, DAG-016, DAG-018
@@ -343,7 +343,7 @@ class ArbitrationTest : public TaskServiceTest {
     DispatchNames(16);
     Complete(Get(evaluator_.task_id));
     DispatchNames(16);
-    ASSERT_EQ(Get(arbitration_.task_id).state, "running");
+    ASSERT_EQ(domain::Name(Get(arbitration_.task_id).state), "running");
   }
   Json Decided() {
     auto events = store_->ListEvents(story_.story_id);
@@ -489,7 +489,7 @@ TEST_P(ArbitrationTest, FailedDecisionWriteStoresNothingAndCanBeRetried) {
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().code(), ErrorCode::kUnavailable);
   EXPECT_EQ(store_->GetStory(story_.story_id)->status, "VALIDATING");
-  EXPECT_EQ(Get(arbitration_.task_id).state, "running");
+  EXPECT_EQ(domain::Name(Get(arbitration_.task_id).state), "running");
   EXPECT_TRUE(Decided().is_null());
   ASSERT_TRUE(service_->RecordVerification({arbitration_.task_id, true, {}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt}));
   EXPECT_EQ(store_->GetStory(story_.story_id)->status, "NEEDS_FIX");
@@ -502,15 +502,15 @@ TEST_P(TaskServiceTest, ConfidentCompletionWaitsForTheVerifier) {
   auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.7), false);
   ASSERT_TRUE(outcome);
   EXPECT_EQ(outcome->decision.rule, "upward.completed_confident");
-  EXPECT_EQ(outcome->transition.task.state, "running");
+  EXPECT_EQ(domain::Name(outcome->transition.task.state), "running");
   EXPECT_EQ(outcome->transition.task.hold, "awaiting_verification");
-  EXPECT_EQ(Get(b.task_id).state, "pending");  // not accepted yet
+  EXPECT_EQ(domain::Name(Get(b.task_id).state), "pending");  // not accepted yet
   auto second = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kCompleted, 0.9), false);
   ASSERT_FALSE(second);  // no second report (and no LLM re-review) while the verifier is pending
   EXPECT_EQ(second.error().code(), ErrorCode::kFailedPrecondition);
   auto v = service_->RecordVerification({a.task_id, true, {"ctest: 40 passed"}, false, std::nullopt, store::Provenance::kClaimed, std::nullopt});
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->task.state, "completed");
+  EXPECT_EQ(domain::Name(v->task.state), "completed");
   // A host's report of the verifier is recorded as claimed (issue 38).
   auto events = store_->ListEvents(a.task_id);  // kept: a range over *temporary would dangle
   ASSERT_TRUE(events);
@@ -542,7 +542,7 @@ TEST_P(TaskServiceTest, FailedReportsRedispatchWithinBudgetThenFailForGood) {
   auto first = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kFailed, 0.2, {"src/x.cc:4 error"}), false);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->decision.rule, "upward.failed_retry");
-  EXPECT_EQ(first->transition.task.state, "ready");
+  EXPECT_EQ(domain::Name(first->transition.task.state), "ready");
   EXPECT_EQ(first->transition.task.retries_used, 1);
   auto redispatched = service_->Dispatch(std::nullopt, 1);
   ASSERT_TRUE(redispatched);
@@ -553,9 +553,9 @@ TEST_P(TaskServiceTest, FailedReportsRedispatchWithinBudgetThenFailForGood) {
   ASSERT_TRUE(second);
   EXPECT_EQ(second->decision.rule, "upward.failed_retries_exhausted");
   EXPECT_EQ(second->decision.action, reports::Action::kEscalateToUser);
-  EXPECT_EQ(second->transition.task.state, "failed");
+  EXPECT_EQ(domain::Name(second->transition.task.state), "failed");
   ASSERT_EQ(second->transition.cascaded.size(), 1u);
-  EXPECT_EQ(Get(b.task_id).state, "failed");
+  EXPECT_EQ(domain::Name(Get(b.task_id).state), "failed");
   // The user may not re-dispatch a failed task, and no retry runs past the budget.
   EXPECT_FALSE(service_->ResolveTask({a.task_id, "redispatch", "try again", 0, {}}));
 }
@@ -572,7 +572,7 @@ TEST_P(TaskServiceTest, EscalatedTasksWaitForTheUser) {
   EXPECT_NE(past_budget.error().message().find("additional_retries"), std::string::npos);
   auto granted = service_->ResolveTask({a.task_id, "redispatch", "I widened the shell allowlist", 1, {"retry rm"}});
   ASSERT_TRUE(granted) << granted.error().message();
-  EXPECT_EQ(granted->task.state, "ready");
+  EXPECT_EQ(domain::Name(granted->task.state), "ready");
   EXPECT_EQ(granted->task.retries_allowed, 1);
 }
 
@@ -582,7 +582,7 @@ TEST_P(TaskServiceTest, BlockedIsSurfacedNotRedispatched) {
   auto outcome = service_->SubmitReport(a.task_id, Upward(reports::UpwardStatus::kBlocked, 0.5, {"CI down"}), false);
   ASSERT_TRUE(outcome);
   EXPECT_EQ(outcome->decision.action, reports::Action::kSurfaceBlocker);
-  EXPECT_EQ(outcome->transition.task.state, "running");
+  EXPECT_EQ(domain::Name(outcome->transition.task.state), "running");
   EXPECT_EQ(outcome->transition.task.hold, "awaiting_user");
   EXPECT_EQ(outcome->transition.task.retries_used, 0);
 }
@@ -609,7 +609,7 @@ TEST_P(TaskServiceTest, EnvelopeStatusesApplyTheirMeaning) {
   auto routed = service_->SubmitReport(r.task_id, needs_work, false);
   ASSERT_TRUE(routed);
   EXPECT_EQ(routed->decision.action, reports::Action::kRouteFindings);
-  EXPECT_EQ(routed->transition.task.state, "completed");
+  EXPECT_EQ(domain::Name(routed->transition.task.state), "completed");
 
   TaskRecord c = Running("context", {}, 1);
   reports::ReviewEnvelope context;
@@ -618,7 +618,7 @@ TEST_P(TaskServiceTest, EnvelopeStatusesApplyTheirMeaning) {
   context.next_owner = "invoking agent";
   auto supplied = service_->SubmitReport(c.task_id, context, false);
   ASSERT_TRUE(supplied);
-  EXPECT_EQ(supplied->transition.task.state, "ready");
+  EXPECT_EQ(domain::Name(supplied->transition.task.state), "ready");
   EXPECT_EQ(supplied->transition.task.brief["missingContext"], Json::array({"docs/spec.md"}));
 }
 
@@ -678,7 +678,7 @@ TEST_P(TaskServiceTest, ApprovalsAreBoundToTheExactActionAndSingleUse) {
   EXPECT_EQ(service_->ApproveAction(a.task_id, "delete file src/old.cc", "again").error().code(), ErrorCode::kAlreadyExists);
   auto second = service_->ApproveAction(a.task_id, "rename API Foo across 12 callers", "ok");
   ASSERT_TRUE(second);
-  EXPECT_EQ(second->second.state, "ready");  // dispatched again to execute them
+  EXPECT_EQ(domain::Name(second->second.state), "ready");  // dispatched again to execute them
   EXPECT_EQ(second->second.retries_used, 0);  // a continuation, not a retry
   auto use = service_->UseApproval(a.task_id, "delete file src/old.cc");
   ASSERT_TRUE(use) << use.error().message();
@@ -720,9 +720,9 @@ TEST_P(TaskServiceTest, ImportWorkPlanRejectsCyclesAndMapsDependencies) {
 store::RunRecord ExecutingRun(const std::string& run_id) {
   store::RunRecord run;
   run.run_id = run_id;
-  run.requested_mode = "analyze_only";
-  run.status = "running";
-  run.phase = "agent_4_execute";
+  run.requested_mode = domain::Mode::kAnalyzeOnly;
+  run.status = domain::RunStatus::kRunning;
+  run.phase = domain::Phase::kAgent4Execute;
   run.version = 1;
   run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
   return run;
@@ -730,7 +730,7 @@ store::RunRecord ExecutingRun(const std::string& run_id) {
 
 store::StoredArtifact ArtifactOf(const store::RunRecord& run, const std::string& id, const std::string& type,
                                  const Json& body) {
-  return store::MakeArtifact({id, run.run_id, type, "1.0", "agent", "", {}, "none", run.created_at}, body);
+  return store::MakeArtifact({id, run.run_id, *domain::ArtifactTypeNamed(type), "1.0", "agent", "", {}, "none", run.created_at}, body);
 }
 
 // covers DAG-008 DAG-010: a run's accepted WorkPlans and WorkResults drive its graph; syncing is idempotent,
@@ -762,13 +762,13 @@ TEST_P(TaskServiceTest, SyncRunMirrorsTheRunIdempotently) {
   auto names = [&] {
     std::map<std::string, std::string> out;
     auto list = service_->ListTasks(run.run_id);
-    for (const auto& t : list->tasks) out[t.name] = t.state;
+    for (const auto& t : list->tasks) out[t.name] = domain::Name(t.state);
     return out;
   };
   EXPECT_EQ(names(), (std::map<std::string, std::string>{{"plan-1/a", "completed"}, {"plan-1/b", "ready"},
                                                          {"plan-1/c", "pending"}}));
   store::RunRecord ended = run;
-  ended.status = "cancelled";
+  ended.status = domain::RunStatus::kCancelled;
   ended.version = 2;
   store::Change cancel;
   cancel.run = ended;
@@ -837,7 +837,7 @@ TEST_P(TaskServiceTest, SyncRunReadsOnlyArtifactsAppendedSinceTheLastSync) {
   EXPECT_EQ(counting.body_reads, 6);
   auto listed = service_->ListTasks(run.run_id);  // kept: a range-for over a temporary's member would dangle
   ASSERT_TRUE(listed) << listed.error().message();
-  for (const auto& t : listed->tasks) EXPECT_EQ(t.state, "completed") << t.name;
+  for (const auto& t : listed->tasks) EXPECT_EQ(domain::Name(t.state), "completed") << t.name;
 }
 
 // An import decided on a scope that changed before commit is refused, never duplicated.
@@ -912,7 +912,7 @@ TEST_P(TaskServiceTest, RequireObservedRunsTakeOnlyTelicsPassingVerification) {
   auto accepted = with_runs.RecordVerification({observed, true, {"artifact://run-strict/check-1"}, false, std::nullopt,
                                                 store::Provenance::kObserved, "artifact://run-strict/check-1"});
   ASSERT_TRUE(accepted) << accepted.error().message();
-  EXPECT_EQ(accepted->task.state, "completed");
+  EXPECT_EQ(domain::Name(accepted->task.state), "completed");
 }
 
 std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {

@@ -30,7 +30,7 @@ Status CheckVerifiableTask(graph::TaskService& tasks, const std::string& run_id,
     return Fail(ErrorCode::kFailedPrecondition, fmt::format("task {} does not belong to run {}", task_id, run_id),
                 {{"/task_id", "custom", "a task of another graph"}});
   }
-  if (task.state != store::kTaskRunning || task.hold != "awaiting_verification") {
+  if (task.state != domain::TaskState::kRunning || task.hold != "awaiting_verification") {
     return Fail(ErrorCode::kFailedPrecondition,
                 fmt::format("task {} is not awaiting verification (state {}{})", task_id, task.state,
                             task.hold ? ", " + *task.hold : ""),

@@ -68,9 +68,9 @@ Result<ClarificationState> LoadClarificationState(controller::RunService& servic
   if (!need_run && action->value("kind", "") != "clarification") return ClarificationState{};
   TELIC_ASSIGN_OR_RETURN(controller::RunDetail detail, service.GetRun(run_id));
   ClarificationState state{detail.run, detail.next_action.value("id", ""), std::nullopt};
-  if (detail.run.status != "awaiting_clarification") return state;
+  if (detail.run.status != domain::RunStatus::kAwaitingClarification) return state;
   for (auto it = detail.artifacts.rbegin(); it != detail.artifacts.rend(); ++it) {
-    if (it->type != "ClarificationRequest") continue;
+    if (it->type != domain::ArtifactType::kClarificationRequest) continue;
     TELIC_ASSIGN_OR_RETURN(state.request, service.GetArtifact(run_id, it->id));
     break;
   }

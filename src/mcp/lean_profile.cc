@@ -262,7 +262,7 @@ std::optional<LeanBefore> LeanStateBefore(controller::RunService& service, const
   before.run = controller::RunToJson(detail->run);
   before.offered = OfferedTypes(detail->next_action);
   before.action = std::move(detail->next_action);
-  for (const auto& meta : detail->artifacts) before.stored.insert(meta.type);
+  for (const auto& meta : detail->artifacts) before.stored.insert(std::string(domain::Name(meta.type)));
   return before;
 }
 

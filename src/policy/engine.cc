@@ -334,8 +334,8 @@ Layer ModeCeilingLayer(std::string_view mode) {
       layer.allow["subagents"]["maximumDepth"] = 4;
     }
   }
-  if (IsMode(mode)) {
-    const bool fixes = mode == "fix_only" || mode == "analyze_and_fix";
+  if (std::optional<domain::Mode> known = domain::ModeNamed(mode)) {
+    const bool fixes = ModeFixes(*known);
     if (!fixes) {
       layer.deny["repository"]["write"] = everything;
       layer.deny["repository"]["delete"] = everything;

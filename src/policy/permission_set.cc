@@ -40,19 +40,28 @@ const std::vector<std::string>& Capabilities() {
 bool IsCapability(std::string_view name) { return Contains(Capabilities(), name); }
 
 const std::vector<std::string>& Modes() {
-  static const std::vector<std::string> kModes = {"report_only", "plan_only", "analyze_only", "fix_only",
-                                                  "analyze_and_fix"};
+  static const std::vector<std::string> kModes = [] {
+    using domain::Mode;
+    std::vector<std::string> names;
+    for (Mode mode : {Mode::kReportOnly, Mode::kPlanOnly, Mode::kAnalyzeOnly, Mode::kFixOnly, Mode::kAnalyzeAndFix}) {
+      names.emplace_back(domain::Name(mode));
+    }
+    return names;
+  }();
   return kModes;
 }
 
-bool IsMode(std::string_view name) { return Contains(Modes(), name); }
+bool IsMode(std::string_view name) { return domain::ModeNamed(name).has_value(); }
 
-std::vector<std::string> DefaultGrantsForMode(std::string_view mode) {
-  if (mode == "plan_only") return {"repository.read"};
-  if (mode == "analyze_only") return {"repository.read", "shell.inspect", "runtime.inspect", "browser.inspect"};
-  if (mode == "fix_only" || mode == "analyze_and_fix") {
-    return {"repository.read", "repository.write", "shell.inspect", "runtime.inspect"};
+bool ModeFixes(domain::Mode mode) { return mode == domain::Mode::kFixOnly || mode == domain::Mode::kAnalyzeAndFix; }
+
+std::vector<std::string> DefaultGrantsForMode(std::string_view name) {
+  std::optional<domain::Mode> mode = domain::ModeNamed(name);
+  if (mode == domain::Mode::kPlanOnly) return {"repository.read"};
+  if (mode == domain::Mode::kAnalyzeOnly) {
+    return {"repository.read", "shell.inspect", "runtime.inspect", "browser.inspect"};
   }
+  if (mode && ModeFixes(*mode)) return {"repository.read", "repository.write", "shell.inspect", "runtime.inspect"};
   return {};
 }
 
@@ -100,11 +109,12 @@ Json CapabilitiesToPermissionSet(const std::vector<std::string>& caps, const std
   return set;
 }
 
-bool ModeAllows(std::string_view mode, std::string_view kind) {
-  if (!IsMode(mode)) return false;  // an unknown mode is never upgraded
-  bool reads = mode != "report_only";
-  bool analyzes = mode == "analyze_only" || mode == "analyze_and_fix";
-  bool fixes = mode == "fix_only" || mode == "analyze_and_fix";
+bool ModeAllows(std::string_view name, std::string_view kind) {
+  std::optional<domain::Mode> mode = domain::ModeNamed(name);
+  if (!mode) return false;  // an unknown mode is never upgraded
+  bool reads = *mode != domain::Mode::kReportOnly;
+  bool analyzes = *mode == domain::Mode::kAnalyzeOnly || *mode == domain::Mode::kAnalyzeAndFix;
+  bool fixes = ModeFixes(*mode);
   if (kind == "repository.read" || kind == "subagent.spawn") return reads;
   if (kind == "shell.inspect" || kind == "runtime.inspect") return analyzes || fixes;
   if (kind == "browser.inspect" || kind == "network.read") return analyzes;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/canonical_json.h"
+#include "domain/vocabulary.h"
 
 namespace telic::policy {
 
@@ -34,6 +35,8 @@ Json CapabilitiesToPermissionSet(const std::vector<std::string>& capabilities,
 
 // Whether the intent mode's ceiling allows a capability kind at all (PROTOCOL §12.3).
 // Kinds are the capability names, with runtime.restart spelled runtime.mutate.
+// Whether `mode` may change the repository (fix_only, analyze_and_fix).
+bool ModeFixes(domain::Mode mode);
 bool ModeAllows(std::string_view mode, std::string_view kind);
 
 // Effective run permissions: mode ceiling ∩ granted, with any denied entry of

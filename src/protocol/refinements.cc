@@ -3,9 +3,12 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
+
+#include "domain/vocabulary.h"
 
 namespace telic::protocol {
 namespace {
@@ -151,17 +154,19 @@ void TaskContract(Checker& c, const Json& b) {
   UniqueIds(c, b, {"acceptanceCriteria"});
   UniqueIds(c, b, {"verificationRequirements"});
   std::string mode = b.value("intentMode", "");
+  std::optional<domain::Mode> intent = domain::ModeNamed(mode);
   std::set<std::string> required_stages, criteria_stages;
   for (const Json& v : List(b, "verificationRequirements")) {
     if (v.value("required", false)) required_stages.insert(v.value("stage", ""));
   }
   for (const Json& a : List(b, "acceptanceCriteria")) criteria_stages.insert(a.value("stage", ""));
-  bool executes = mode == "analyze_only" || mode == "fix_only" || mode == "analyze_and_fix";
+  bool executes = intent == domain::Mode::kAnalyzeOnly || intent == domain::Mode::kFixOnly ||
+                  intent == domain::Mode::kAnalyzeAndFix;
   if (executes) {
     c.Require(!required_stages.empty(), "/verificationRequirements",
               fmt::format("{} needs at least one required verification", mode));
   }
-  if (mode == "analyze_and_fix") {
+  if (intent == domain::Mode::kAnalyzeAndFix) {
     c.Require(criteria_stages.count("diagnosis") && criteria_stages.count("completion"), "/acceptanceCriteria",
               "analyze_and_fix needs diagnosis and completion acceptance criteria");
     c.Require(required_stages.count("diagnosis") && required_stages.count("completion"), "/verificationRequirements",
@@ -173,7 +178,7 @@ void TaskContract(Checker& c, const Json& b) {
                 fmt::format("{} may not have diagnosis-stage verification", mode));
     }
   }
-  if (mode == "report_only" || mode == "plan_only" || mode == "analyze_only") {
+  if (intent == domain::Mode::kReportOnly || intent == domain::Mode::kPlanOnly || intent == domain::Mode::kAnalyzeOnly) {
     const Json& p = b.value("permissions", Json::object());
     bool mutates = !p.value("/repository/write"_json_pointer, Json::array()).empty() ||
                    !p.value("/repository/delete"_json_pointer, Json::array()).empty() ||
@@ -397,7 +402,8 @@ void ReleaseAudit(Checker& c, const Json& b) {
     c.Require(!has_defect, "/remediationDefect", "only remediate may carry a remediation defect");
     c.Require(has_report, "/userReportRef", "a non-remediate audit must name the user report to come");
   }
-  if (decision == "partial" || decision == "block") {
+  if (std::optional<domain::ReviewDecision> decided = domain::ReviewDecisionNamed(decision);
+      decided == domain::ReviewDecision::kPartial || decided == domain::ReviewDecision::kBlock) {
     bool concrete = !mode_pass || !fidelity_pass || !claims_supported || NonEmpty(b, "findings") ||
                     NonEmpty(b, "unresolvedRisks");
     c.Require(concrete, "/decision", fmt::format("{} must keep a concrete failure, finding or unresolved risk", decision));
@@ -408,14 +414,16 @@ void UserReport(Checker& c, const Json& b) {
   const Json& claims = List(b, "completionClaims");
   EvidenceClaims(c, claims, "/completionClaims");
   std::string status = b.value("terminalStatus", "");
-  if (status == "completed") {
+  // The terminal status shares the run statuses' words (failed_verification aside).
+  std::optional<domain::RunStatus> terminal = domain::RunStatusNamed(status);
+  if (terminal == domain::RunStatus::kCompleted) {
     c.Require(!claims.empty(), "/completionClaims", "a completed report needs at least one completion claim");
     c.Require(b.value("permissionsHonored", false), "/permissionsHonored", "a completed report must honour permissions");
     for (size_t i = 0; i < claims.size(); ++i) {
       c.Require(claims[i].value("status", "") != "unverified" && NonEmpty(claims[i], "evidenceRefs"),
                 At("/completionClaims", i), "a completed report cannot rest on an unverified or unevidenced claim");
     }
-  } else if (status != "cancelled") {
+  } else if (terminal != domain::RunStatus::kCancelled) {
     c.Require(NonEmpty(b, "findingRefs") || NonEmpty(b, "unresolvedRisks") || NonEmpty(b, "nextActions"), "/terminalStatus",
               fmt::format("a {} report must name a finding, an unresolved risk or a next action", status));
   }
@@ -472,18 +480,27 @@ double PromptReadinessScore(const Json& s) {
 }
 
 std::vector<Issue> CheckRefinements(std::string_view type, const Json& body) {
-  static const std::map<std::string_view, std::function<void(Checker&, const Json&)>> kRules = {
-      {"ClarificationRequest", ClarificationRequest}, {"ProblemFrame", ProblemFrame},
-      {"ContextManifest", ContextManifest},
-      {"TaskContract", TaskContract},                 {"PromptReview", PromptReview},
-      {"WorkPlan", WorkPlan},                         {"WorkResult", WorkResult},
-      {"QualityReview", QualityReview},               {"ReleaseAudit", ReleaseAudit},
-      {"UserReport", UserReport},                     {"ReceiptAudit", ReceiptAudit},
-      {"TraceEvent", TraceEvent},
+  using domain::ArtifactType;
+  static const std::map<ArtifactType, std::function<void(Checker&, const Json&)>> kRules = {
+      {ArtifactType::kClarificationRequest, ClarificationRequest},
+      {ArtifactType::kProblemFrame, ProblemFrame},
+      {ArtifactType::kContextManifest, ContextManifest},
+      {ArtifactType::kTaskContract, TaskContract},
+      {ArtifactType::kPromptReview, PromptReview},
+      {ArtifactType::kWorkPlan, WorkPlan},
+      {ArtifactType::kWorkResult, WorkResult},
+      {ArtifactType::kQualityReview, QualityReview},
+      {ArtifactType::kReleaseAudit, ReleaseAudit},
+      {ArtifactType::kUserReport, UserReport},
+      {ArtifactType::kReceiptAudit, ReceiptAudit},
   };
   Checker checker;
-  auto rule = kRules.find(type);
-  if (rule != kRules.end() && body.is_object()) rule->second(checker, body);
+  if (!body.is_object()) return checker.Take();
+  if (type == "TraceEvent") {  // a trace event is served with a schema but is no stored artifact type
+    TraceEvent(checker, body);
+  } else if (std::optional<ArtifactType> known = domain::ArtifactTypeNamed(type)) {
+    if (auto rule = kRules.find(*known); rule != kRules.end()) rule->second(checker, body);
+  }
   return checker.Take();
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "domain/vocabulary.h"
 #include "schema/host_schemas.h"
 
 namespace telic::schema {
@@ -251,9 +252,17 @@ std::string CompactShape(std::string_view name, const Json& schema, const std::s
 }
 
 const std::vector<std::string>& ModelWrittenArtifactTypes() {
-  static const std::vector<std::string> types = {"ClarificationRequest", "ProblemFrame", "ScenarioSpec", "TaskContract",
-                                                 "PromptReview", "WorkPlan", "WorkResult", "QualityReview",
-                                                 "ReleaseAudit", "UserReport", "Evidence"};
+  static const std::vector<std::string> types = [] {
+    using domain::ArtifactType;
+    std::vector<std::string> names;
+    for (ArtifactType type : {ArtifactType::kClarificationRequest, ArtifactType::kProblemFrame, ArtifactType::kScenarioSpec,
+                              ArtifactType::kTaskContract, ArtifactType::kPromptReview, ArtifactType::kWorkPlan,
+                              ArtifactType::kWorkResult, ArtifactType::kQualityReview, ArtifactType::kReleaseAudit,
+                              ArtifactType::kUserReport, ArtifactType::kEvidence}) {
+      names.emplace_back(domain::Name(type));
+    }
+    return names;
+  }();
   return types;
 }
 

@@ -349,9 +349,9 @@ std::string RunFilterSql(const RunQuery& query, Params& params) {
     where += fmt::format(" AND {} = {}", column, next_param());
     params.Add(*value);
   };
-  equals("status", query.status);
-  equals("requested_mode", query.mode);
-  equals("topology", query.topology);
+  equals("status", OptionalName(query.status));
+  equals("requested_mode", OptionalName(query.mode));
+  equals("topology", OptionalName(query.topology));
   if (query.request_contains) {
     where += " AND " + request_has(next_param());
     params.Add(*query.request_contains);

@@ -30,12 +30,12 @@ class PgTaskRows final : public TaskChangeRows {
   Result<bool> InsertTask(const TaskRecord& t) override {
     return ChangedOne("INSERT INTO graph_tasks (task_id, run_id, parent_task_id, state, version, body_json) "
                       "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (task_id) DO NOTHING",
-                      Params().Add(t.task_id).Add(t.run_id).Add(t.parent_task_id).Add(t.state).Add(t.version)
+                      Params().Add(t.task_id).Add(t.run_id).Add(t.parent_task_id).Add(std::string(domain::Name(t.state))).Add(t.version)
                           .Add(StoredTaskBody(t)));
   }
   Result<bool> UpdateTask(const TaskRecord& t) override {
     return ChangedOne("UPDATE graph_tasks SET state = $1, version = $2, body_json = $3 WHERE task_id = $4 AND version = $5",
-                      Params().Add(t.state).Add(t.version).Add(StoredTaskBody(t)).Add(t.task_id).Add(t.version - 1));
+                      Params().Add(std::string(domain::Name(t.state))).Add(t.version).Add(StoredTaskBody(t)).Add(t.task_id).Add(t.version - 1));
   }
   Result<bool> InsertStory(const StoryRecord& s) override {
     return ChangedOne("INSERT INTO graph_stories (story_id, run_id, arbitration_task_id, version, body_json) "

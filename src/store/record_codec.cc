@@ -1,11 +1,32 @@
 #include "store/record_codec.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 namespace telic::store {
 namespace {
+
+template <typename T>
+concept Vocabulary = std::is_enum_v<T>;
+
+// The parser of each vocabulary a stored record holds (its stored name).
+Result<domain::RunStatus> ParseWord(std::string_view text, std::string_view column, domain::RunStatus*) {
+  return domain::ParseRunStatus(text, column);
+}
+Result<domain::Mode> ParseWord(std::string_view text, std::string_view column, domain::Mode*) {
+  return domain::ParseMode(text, column);
+}
+Result<domain::Topology> ParseWord(std::string_view text, std::string_view column, domain::Topology*) {
+  return domain::ParseTopology(text, column);
+}
+Result<domain::Phase> ParseWord(std::string_view text, std::string_view column, domain::Phase*) {
+  return domain::ParsePhase(text, column);
+}
+Result<domain::ArtifactType> ParseWord(std::string_view text, std::string_view column, domain::ArtifactType*) {
+  return domain::ParseArtifactType(text, column);
+}
 
 // Writes one field as its column (JSON as canonical text).
 struct Encoder {
@@ -29,6 +50,18 @@ struct Encoder {
     }
   }
   void operator()(const FieldName&, const std::vector<std::string>& v) const { row.Text(CanonicalJson(Json(v))); }
+  template <Vocabulary E>
+  void operator()(const FieldName&, E v) const {
+    row.Text(domain::Name(v));
+  }
+  template <Vocabulary E>
+  void operator()(const FieldName&, const std::optional<E>& v) const {
+    if (v) {
+      row.Text(domain::Name(*v));
+    } else {
+      row.Null();
+    }
+  }
 };
 
 // Reads one field from the next column; after the first failure it reads
@@ -73,6 +106,24 @@ struct Decoder {
   void operator()(const FieldName& name, std::vector<std::string>& v) {
     if (int at; Next(at)) Keep(DecodeListColumn(table, key(), name.column, row.Text(at)), v);
   }
+  template <Vocabulary E>
+  void operator()(const FieldName& name, E& v) {
+    if (int at; Next(at)) Keep(Word<E>(name, row.Text(at)), v);
+  }
+  template <Vocabulary E>
+  void operator()(const FieldName& name, std::optional<E>& v) {
+    int at;
+    if (!Next(at) || row.IsNull(at)) return;
+    E parsed{};
+    Keep(Word<E>(name, row.Text(at)), parsed);
+    if (status) v = parsed;
+  }
+  template <Vocabulary E>
+  Result<E> Word(const FieldName& name, const std::string& text) {
+    Result<E> value = ParseWord(text, name.column, static_cast<E*>(nullptr));
+    if (!value) return std::unexpected(UnreadableColumn(table, key(), name.column, value.error()));
+    return value;
+  }
 
   template <typename T>
   void Keep(Result<T> decoded, T& out) {
@@ -98,6 +149,15 @@ struct JsonWriter {
     return Json(value);
   }
   static Json ToJson(const std::optional<std::string>& value) { return value ? Json(*value) : Json(nullptr); }
+  // A vocabulary as its stored name (a phase's internal name, as the wire's run object carries it).
+  template <Vocabulary E>
+  static Json ToJson(const E& value) {
+    return Json(std::string(domain::Name(value)));
+  }
+  template <Vocabulary E>
+  static Json ToJson(const std::optional<E>& value) {
+    return value ? ToJson(*value) : Json(nullptr);
+  }
 };
 
 template <typename KeyFn>

@@ -30,10 +30,10 @@ RunRecord CodecSampleRun() {
   RunRecord run;
   run.run_id = "run-1";
   run.repository_root = "/repo";
-  run.requested_mode = "auto";
-  run.status = "running";
-  run.phase = "intake";
-  run.resume_phase = "planning";
+  run.requested_mode = domain::Mode::kFixOnly;
+  run.status = domain::RunStatus::kAwaitingClarification;
+  run.phase = domain::Phase::kAgent3Plan;
+  run.resume_phase = domain::Phase::kAgent4Execute;
   run.escalation_count = 2;
   run.version = 7;
   run.outcome_hint = std::nullopt;
@@ -128,7 +128,7 @@ TEST(RecordCodecTest, ArtifactMetaRoundTripsAndNamesItsKey) {
   ArtifactMeta meta;
   meta.run_id = "run-1";
   meta.id = "a1";
-  meta.type = "Evidence";
+  meta.type = domain::ArtifactType::kEvidence;
   meta.source_refs = {"x", "y"};
   CodecMemoryRow row;
   EncodeArtifactMeta(meta, row);

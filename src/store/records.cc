@@ -9,9 +9,7 @@
 
 namespace telic::store {
 
-bool RunRecord::IsTerminal() const {
-  return status == "completed" || status == "partial" || status == "blocked" || status == "cancelled";
-}
+bool RunRecord::IsTerminal() const { return domain::IsTerminal(status); }
 
 namespace {
 
@@ -112,7 +110,7 @@ std::string ComputeTraceEventHash(const TraceEventRecord& event) {
 }
 
 std::optional<Provenance> ProvenanceOf(const ArtifactMeta& meta) {
-  if (meta.type != "Evidence") return std::nullopt;
+  if (meta.type != domain::ArtifactType::kEvidence) return std::nullopt;
   return meta.producer == kObservedEvidenceProducer ? Provenance::kObserved : Provenance::kClaimed;
 }
 
@@ -128,6 +126,10 @@ Result<Json> DecodeJsonColumn(std::string_view table, std::string_view key, std:
                                                   parsed.error().message()));
   }
   return parsed;
+}
+
+Error UnreadableColumn(std::string_view table, std::string_view key, std::string_view column, const Error& cause) {
+  return Error(ErrorCode::kDataLoss, fmt::format("{} row {}: {} is not readable ({})", table, key, column, cause.message()));
 }
 
 Result<std::vector<std::string>> DecodeListColumn(std::string_view table, std::string_view key,

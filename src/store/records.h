@@ -9,6 +9,7 @@
 
 #include "base/canonical_json.h"
 #include "base/status.h"
+#include "domain/vocabulary.h"
 
 namespace telic::store {
 
@@ -18,17 +19,18 @@ struct RunRecord {
   std::string run_id;
   std::string schema_version = "1.0";
   std::string repository_root;
-  std::string requested_mode;
-  std::string topology = "standard";
+  domain::Mode requested_mode = domain::Mode::kAnalyzeOnly;
+  domain::Topology topology = domain::Topology::kStandard;
   int escalation_count = 0;
   std::optional<std::string> prior_run_id;
-  std::string status;  // running | awaiting_clarification | completed | partial | blocked | cancelled
-  std::string phase;   // internal phase name
-  std::optional<std::string> resume_phase;
+  domain::RunStatus status = domain::RunStatus::kRunning;
+  domain::Phase phase = domain::Phase::kContextGrounding;
+  std::optional<domain::Phase> resume_phase;
   int64_t version = 1;
   int prompt_revisions_remaining = 1;
   int remediations_remaining = 1;
-  std::optional<std::string> outcome_hint;
+  // The status the final report must honour (completed, partial, blocked).
+  std::optional<domain::RunStatus> outcome_hint;
   std::string created_at;
   std::string updated_at;
   Json extra = Json::object();
@@ -41,7 +43,7 @@ struct RunRecord {
 struct ArtifactMeta {
   std::string id;
   std::string run_id;
-  std::string type;
+  domain::ArtifactType type = domain::ArtifactType::kRunEnvelope;
   std::string schema_version = "1.0";
   std::string producer;
   std::string sha256;  // "sha256:<hex>" of the canonical body
@@ -82,6 +84,27 @@ std::string_view ProvenanceName(Provenance provenance);
 [[nodiscard]] Result<std::vector<std::string>> DecodeListColumn(std::string_view table, std::string_view key,
                                                                 std::string_view column, std::string_view text);
 
+// A vocabulary column of a stored row (a run's status, phase, mode or
+// topology, an artifact's type), read back with `parse`, a domain::Parse*
+// function: kDataLoss "<table> row <key>: <column> is not readable (...)"
+// when the text is not one of the vocabulary's words.
+Error UnreadableColumn(std::string_view table, std::string_view key, std::string_view column, const Error& cause);
+template <typename E>
+[[nodiscard]] Result<E> DecodeWordColumn(std::string_view table, std::string_view key, std::string_view column,
+                                         std::string_view text, Result<E> (*parse)(std::string_view, std::string_view)) {
+  Result<E> value = parse(text, column);
+  if (!value) return std::unexpected(UnreadableColumn(table, key, column, value.error()));
+  return value;
+}
+
+// The stored name of an optional vocabulary value (its domain::Name; the
+// internal name of a phase); nullopt stays nullopt.
+template <typename E>
+std::optional<std::string> OptionalName(const std::optional<E>& value) {
+  if (!value) return std::nullopt;
+  return std::string(domain::Name(*value));
+}
+
 // True when `run` was started under the require_observed observation policy
 // (the controller writes it at start as extra.observation.policy): its
 // verifications must be telic's own, never the host's word.
@@ -103,7 +126,10 @@ struct TraceEventRecord {
   int64_t sequence = 0;
   std::string timestamp;
   std::string actor;
-  std::string phase;       // internal phase name
+  // The internal name of the run's phase when the event was written. Kept as
+  // text, not domain::Phase: it is inside the hash chain, and a ledger or
+  // bundle must verify byte for byte whatever text it holds.
+  std::string phase;
   std::string event_type;  // internal event type
   std::vector<std::string> input_refs;
   std::vector<std::string> output_refs;

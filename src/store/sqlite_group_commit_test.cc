@@ -77,7 +77,7 @@ Change LargeRunChange(const std::string& id, int count) {
   Change change = testing::MinimalRunChange(id);
   for (int i = 0; i < count; ++i) {
     const std::string artifact_id = fmt::format("{}-a{}", id, i);
-    change.artifacts.push_back(MakeArtifact({artifact_id, id, "Evidence", "1.0", "executor", "", {}, "none",
+    change.artifacts.push_back(MakeArtifact({artifact_id, id, domain::ArtifactType::kEvidence, "1.0", "executor", "", {}, "none",
                                              change.run.created_at},
                                             Json{{"id", artifact_id}, {"text", std::string(4000, 'x')}}));
   }
@@ -181,7 +181,7 @@ TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommi
   testing::TempDir dir;
   auto store = std::move(*SqliteStore::Open((dir.path() / "telic.sqlite3").string()));
   Change taken = testing::MinimalRunChange("taken");
-  taken.artifacts.push_back(MakeArtifact({"a1", "taken", "Evidence", "1.0", "executor", "", {}, "none",
+  taken.artifacts.push_back(MakeArtifact({"a1", "taken", domain::ArtifactType::kEvidence, "1.0", "executor", "", {}, "none",
                                           taken.run.created_at},
                                          Json{{"id", "a1"}}));
   ASSERT_TRUE(store->CreateRun(taken).has_value());
@@ -196,7 +196,7 @@ TEST(SqliteGroupCommitTest, AFailingChangeIsUndoneAloneAndTheRestOfItsGroupCommi
     Change change = testing::MinimalRunChange("taken");
     change.events[0].event_id = fmt::format("taken-bump-{}", to);
     change.run.version = to;
-    change.run.phase = "agent_1_frame";
+    change.run.phase = domain::Phase::kAgent1Frame;
     return change;
   };
   Change partial = bump(4);
@@ -334,7 +334,7 @@ TEST(SqliteGroupCommitTest, NoWriterReturnsBeforeItsGroupCommitsEvenWhenWokenEar
 // A new run with one Evidence artifact of `padding` bytes (a few pages).
 Change PaddedRunChange(int i, size_t padding) {
   Change change = testing::MinimalRunChange(fmt::format("run-{:05d}", i));
-  change.artifacts.push_back(MakeArtifact({"a", change.run.run_id, "Evidence", "1.0", "executor", "", {}, "none",
+  change.artifacts.push_back(MakeArtifact({"a", change.run.run_id, domain::ArtifactType::kEvidence, "1.0", "executor", "", {}, "none",
                                            change.run.created_at},
                                           Json{{"padding", std::string(padding, 'x')}, {"n", i}}));
   return change;

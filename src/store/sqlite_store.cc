@@ -385,9 +385,9 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
     filters += " AND (lower(substr(run_id, 1, length(?8))) = lower(?8) OR " + fmt::format(fmt::runtime(kRequestHas), "?8") + ")";
   }
   auto bind_filters = [&](Stmt& s) {
-    if (query.status) s.Bind(3, *query.status);
-    if (query.mode) s.Bind(4, *query.mode);
-    if (query.topology) s.Bind(6, *query.topology);
+    if (query.status) s.Bind(3, domain::Name(*query.status));
+    if (query.mode) s.Bind(4, domain::Name(*query.mode));
+    if (query.topology) s.Bind(6, domain::Name(*query.topology));
     if (query.request_contains) s.Bind(7, *query.request_contains);
     if (query.search) s.Bind(8, *query.search);
   };

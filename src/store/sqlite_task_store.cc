@@ -39,13 +39,13 @@ class SqliteTaskRows final : public TaskChangeRows {
   Result<bool> InsertTask(const TaskRecord& t) override {
     Stmt insert(db_, "INSERT INTO graph_tasks (task_id, run_id, parent_task_id, state, version, body_json) "
                      "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO NOTHING");
-    insert.Bind(1, t.task_id).Bind(2, t.run_id).Bind(3, t.parent_task_id).Bind(4, t.state).Bind(5, t.version);
+    insert.Bind(1, t.task_id).Bind(2, t.run_id).Bind(3, t.parent_task_id).Bind(4, domain::Name(t.state)).Bind(5, t.version);
     insert.Bind(6, StoredTaskBody(t));
     return StepChangedOne(insert, "task insert");
   }
   Result<bool> UpdateTask(const TaskRecord& t) override {
     Stmt update(db_, "UPDATE graph_tasks SET state = ?, version = ?, body_json = ? WHERE task_id = ? AND version = ?");
-    update.Bind(1, t.state).Bind(2, t.version).Bind(3, StoredTaskBody(t)).Bind(4, t.task_id).Bind(5, t.version - 1);
+    update.Bind(1, domain::Name(t.state)).Bind(2, t.version).Bind(3, StoredTaskBody(t)).Bind(4, t.task_id).Bind(5, t.version - 1);
     return StepChangedOne(update, "task update");
   }
   Result<bool> InsertStory(const StoryRecord& s) override {

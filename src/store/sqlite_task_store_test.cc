@@ -118,7 +118,7 @@ TEST(SqliteTaskStore, CompareAndSetAndAtomicity) {
   ASSERT_TRUE(store->Apply(create));
   EXPECT_EQ(store->Apply(create).error().code(), ErrorCode::kAlreadyExists);
   TaskRecord a = *store->GetTask("a");
-  a.state = kTaskReady;
+  a.state = domain::TaskState::kReady;
   a.version = 2;
   TaskChange update;
   update.updated_tasks.push_back(a);
@@ -129,7 +129,7 @@ TEST(SqliteTaskStore, CompareAndSetAndAtomicity) {
   TaskChange guarded;
   TaskRecord b = *store->GetTask("b");
   b.version = 2;
-  b.state = kTaskFailed;
+  b.state = domain::TaskState::kFailed;
   guarded.updated_tasks.push_back(b);
   guarded.reads.emplace_back("a", 1);
   TaskEventRecord e;
@@ -139,7 +139,7 @@ TEST(SqliteTaskStore, CompareAndSetAndAtomicity) {
   e.actor = "system";
   guarded.events.push_back(e);
   EXPECT_EQ(store->Apply(guarded).error().code(), ErrorCode::kConflict);
-  EXPECT_EQ(store->GetTask("b")->state, kTaskPending);
+  EXPECT_EQ(store->GetTask("b")->state, domain::TaskState::kPending);
   EXPECT_TRUE(store->ListEvents("b")->empty());
   EXPECT_EQ(store->ListTasks(std::nullopt)->size(), 2u);
   EXPECT_TRUE(store->ListTasks(std::string("run-x"))->empty());

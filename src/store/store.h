@@ -51,9 +51,6 @@ struct TracePage {
   bool has_more = false;
 };
 
-// Every value RunRecord::status takes.
-inline constexpr std::array<std::string_view, 6> kRunStatuses = {"running",  "awaiting_clarification", "completed",
-                                                                 "partial",  "blocked",                "cancelled"};
 inline constexpr int kMaxRunPageSize = 1000;
 
 // One page of runs in creation order, newest first: created_at descending,
@@ -65,9 +62,9 @@ inline constexpr int kMaxRunPageSize = 1000;
 struct RunQuery {
   int limit = 20;                     // 1..kMaxRunPageSize
   std::optional<std::string> before;  // a cursor (RunPage::next): only the runs after it in this order
-  std::optional<std::string> status;  // only runs with this status
-  std::optional<std::string> mode;    // only runs with this requested_mode
-  std::optional<std::string> topology;  // only runs with this (current) topology
+  std::optional<domain::RunStatus> status;  // only runs with this status
+  std::optional<domain::Mode> mode;         // only runs with this requested_mode
+  std::optional<domain::Topology> topology;  // only runs with this (current) topology
   // Only runs whose original request (the run's first UserMessage, the one
   // without source refs) contains this text, ASCII letters compared without
   // case. It is matched inside the stored requests, so such a page reads

@@ -40,9 +40,9 @@ RunRecord MakeRun(const std::string& id) {
   RunRecord run;
   run.run_id = id;
   run.repository_root = "/repo";
-  run.requested_mode = "report_only";
-  run.status = "running";
-  run.phase = "context_grounding";
+  run.requested_mode = domain::Mode::kReportOnly;
+  run.status = domain::RunStatus::kRunning;
+  run.phase = domain::Phase::kContextGrounding;
   run.created_at = run.updated_at = "2026-12-02T00:00:00.000Z";
   return run;
 }
@@ -61,7 +61,7 @@ TraceEventRecord MakeEvent(const std::string& id, const std::string& type) {
 Change NewRunChange(const std::string& id) {
   Change change;
   change.run = MakeRun(id);
-  change.artifacts.push_back(MakeArtifact({"req", id, "UserMessage", "1.0", "user", "", {}, "none", "t"},
+  change.artifacts.push_back(MakeArtifact({"req", id, domain::ArtifactType::kUserMessage, "1.0", "user", "", {}, "none", "t"},
                                           Json{{"content", "exact request"}}));
   change.events.push_back(MakeEvent(id + "-e1", "run_started"));
   return change;
@@ -73,10 +73,10 @@ Change AdvanceChange(const std::string& id, int64_t version, const std::string& 
   Change change;
   change.run = MakeRun(id);
   change.run.version = version + 1;
-  change.run.phase = "v" + std::to_string(version + 1);
+  change.run.phase = domain::AllPhases()[static_cast<size_t>(version + 1) % domain::AllPhases().size()];
   std::string tag = writer + "-v" + std::to_string(version);
   change.artifacts.push_back(
-      MakeArtifact({"a-" + std::to_string(version), id, "Note", "1.0", writer, "", {}, "none", "t"}, Json{{"by", tag}}));
+      MakeArtifact({"a-" + std::to_string(version), id, domain::ArtifactType::kContextDocument, "1.0", writer, "", {}, "none", "t"}, Json{{"by", tag}}));
   change.events = {MakeEvent(tag + "-x", "advanced"), MakeEvent(tag + "-y", "advanced")};
   change.events[0].summary = tag;
   return change;
@@ -190,14 +190,14 @@ TEST_P(StoreTest, RunAndArtifactsAfterAnswersAsTheTwoReadsDo) {
 TEST_P(StoreTest, RecordsRoundTripExactly) {
   Change change = NewRunChange("r1");
   change.run.prior_run_id = "00000000-0000-4000-8000-000000000001";
-  change.run.resume_phase = "agent_1_frame";
-  change.run.outcome_hint = "partial";
+  change.run.resume_phase = domain::Phase::kAgent1Frame;
+  change.run.outcome_hint = domain::RunStatus::kPartial;
   change.run.escalation_count = 2;
   change.run.extra = Json{{"b", 1}, {"a", "\u00e9\u2603 \"q\"\n"}};
   change.events[0].input_refs = {"artifact://r1/req"};
   change.events[0].permission_decision = Json{{"allowed", false}, {"layer", "mode"}};
   change.events[0].budget_snapshot = Json{{"promptRevisionsRemaining", 1}};
-  change.artifacts[0] = MakeArtifact({"req", "r1", "UserMessage", "1.0", "user", "", {"x://1", "y://2"}, "none", "t"},
+  change.artifacts[0] = MakeArtifact({"req", "r1", domain::ArtifactType::kUserMessage, "1.0", "user", "", {"x://1", "y://2"}, "none", "t"},
                                      Json{{"content", std::string("NUL \0 and \U0001F600", 14)}});
   ASSERT_TRUE(store_->CreateRun(change));
   auto run = store_->GetRun("r1");
@@ -395,7 +395,7 @@ TEST_P(StoreTest, ApplyChangeIsCompareAndSetOnVersion) {
   Change change;
   change.run = MakeRun("r1");
   change.run.version = 2;
-  change.run.phase = "agent_1_frame";
+  change.run.phase = domain::Phase::kAgent1Frame;
   change.events.push_back(MakeEvent("e2", "phase_submitted"));
   ASSERT_TRUE(store_->ApplyChange("r1", 1, change));
   // A second writer holding the old version loses cleanly and stores nothing.
@@ -484,7 +484,7 @@ TEST_P(StoreTest, DuplicateArtifactIdRollsBackTheWholeChange) {
   Change change;
   change.run = MakeRun("r1");
   change.run.version = 2;
-  change.artifacts.push_back(MakeArtifact({"req", "r1", "UserMessage", "1.0", "user", "", {}, "none", "t"}, Json{{"x", 1}}));
+  change.artifacts.push_back(MakeArtifact({"req", "r1", domain::ArtifactType::kUserMessage, "1.0", "user", "", {}, "none", "t"}, Json{{"x", 1}}));
   change.events.push_back(MakeEvent("e2", "phase_submitted"));
   auto result = store_->ApplyChange("r1", 1, change);
   ASSERT_FALSE(result);
@@ -593,8 +593,8 @@ void CreateManyRuns(Store& store, int count) {
     std::snprintf(id, sizeof id, "run-%03d", i);
     Change change = NewRunChange(id);
     change.run.created_at = change.run.updated_at = "2026-12-0" + std::to_string(1 + i % 7) + "T00:00:00.000Z";
-    change.run.status = std::string(kRunStatuses[i % kRunStatuses.size()]);
-    change.run.requested_mode = i % 2 ? "analyze_and_fix" : "report_only";
+    change.run.status = domain::AllRunStatuses()[static_cast<size_t>(i) % domain::AllRunStatuses().size()];
+    change.run.requested_mode = i % 2 ? domain::Mode::kAnalyzeAndFix : domain::Mode::kReportOnly;
     ASSERT_TRUE(store.CreateRun(change)) << id;
   }
 }
@@ -654,22 +654,22 @@ TEST_P(StoreTest, QueryRunsPagesEveryRunOnceNewestCreatedFirst) {
   query.limit = 1;
   EXPECT_EQ(AllPages(*store_, query).size(), 250u);
 
-  for (auto status : kRunStatuses) {
+  for (auto status : domain::AllRunStatuses()) {
     RunQuery by_status;
     by_status.limit = 7;
-    by_status.status = std::string(status);
+    by_status.status = status;
     auto filtered = AllPages(*store_, by_status);
-    EXPECT_FALSE(filtered.empty()) << status;
-    EXPECT_EQ(filtered, ExpectedOrder(*store_, by_status)) << status;
+    EXPECT_FALSE(filtered.empty()) << domain::Name(status);
+    EXPECT_EQ(filtered, ExpectedOrder(*store_, by_status)) << domain::Name(status);
   }
   RunQuery both;
   both.limit = 9;
-  both.status = "partial";
-  both.mode = "analyze_and_fix";
+  both.status = domain::RunStatus::kPartial;
+  both.mode = domain::Mode::kAnalyzeAndFix;
   auto filtered = AllPages(*store_, both);
   EXPECT_FALSE(filtered.empty());
   EXPECT_EQ(filtered, ExpectedOrder(*store_, both));
-  both.mode = "fix_only";  // no such run
+  both.mode = domain::Mode::kFixOnly;  // no such run
   auto none = store_->QueryRuns(both);
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->runs.empty());
@@ -685,12 +685,12 @@ TEST_P(StoreTest, QueryRunsFiltersByTopologyAndRequestText) {
   for (int i = 0; i < 12; ++i) {
     std::string id = "q-" + std::to_string(10 + i);
     Change change = NewRunChange(id);
-    change.artifacts[0] = MakeArtifact({"req", id, "UserMessage", "1.0", "user", "", {}, "none", "t"},
+    change.artifacts[0] = MakeArtifact({"req", id, domain::ArtifactType::kUserMessage, "1.0", "user", "", {}, "none", "t"},
                                        Json{{"content", requests[i % 4]}, {"id", "req"}});
-    change.artifacts.push_back(MakeArtifact({"answer", id, "UserMessage", "1.0", "user", "", {"artifact://" + id + "/c"},
+    change.artifacts.push_back(MakeArtifact({"answer", id, domain::ArtifactType::kUserMessage, "1.0", "user", "", {"artifact://" + id + "/c"},
                                              "none", "t"},
                                             Json{{"content", "answer-greeting-" + id}}));
-    change.run.topology = i % 3 == 0 ? "micro" : i % 3 == 1 ? "standard" : "forensic";
+    change.run.topology = i % 3 == 0 ? domain::Topology::kMicro : i % 3 == 1 ? domain::Topology::kStandard : domain::Topology::kForensic;
     change.run.created_at = change.run.updated_at = "2026-12-02T00:00:" + std::to_string(10 + i) + ".000Z";
     ASSERT_TRUE(store_->CreateRun(change)) << id;
   }
@@ -709,10 +709,10 @@ TEST_P(StoreTest, QueryRunsFiltersByTopologyAndRequestText) {
   answers.request_contains = "answer-greeting";
   EXPECT_TRUE(ids_of(answers).empty());
   RunQuery micro;
-  micro.topology = "micro";
+  micro.topology = domain::Topology::kMicro;
   EXPECT_EQ(ids_of(micro), (std::vector<std::string>{"q-19", "q-16", "q-13", "q-10"}));
   RunQuery both = greeting;
-  both.topology = "micro";
+  both.topology = domain::Topology::kMicro;
   EXPECT_EQ(ids_of(both), (std::vector<std::string>{"q-16", "q-10"}));
 }
 
@@ -724,7 +724,7 @@ TEST_P(StoreTest, QueryRunsSearchesIdPrefixOrRequestAndCountsMatches) {
   for (int i = 0; i < 9; ++i) {
     std::string id = (i < 3 ? "abc" : i < 6 ? "abd" : "xyz") + std::string("-run-") + std::to_string(i);
     Change change = NewRunChange(id);
-    change.artifacts[0] = MakeArtifact({"req", id, "UserMessage", "1.0", "user", "", {}, "none", "t"},
+    change.artifacts[0] = MakeArtifact({"req", id, domain::ArtifactType::kUserMessage, "1.0", "user", "", {}, "none", "t"},
                                        Json{{"content", requests[i % 3]}, {"id", "req"}});
     change.run.created_at = change.run.updated_at = "2026-12-02T00:00:1" + std::to_string(i) + ".000Z";
     ASSERT_TRUE(store_->CreateRun(change)) << id;
@@ -753,7 +753,7 @@ TEST_P(StoreTest, QueryRunsSearchesIdPrefixOrRequestAndCountsMatches) {
   EXPECT_EQ(*one->total, 1);
   RunQuery filtered;
   filtered.search = "greeting";
-  filtered.status = "cancelled";
+  filtered.status = domain::RunStatus::kCancelled;
   filtered.with_total = true;
   auto none = store_->QueryRuns(filtered);
   ASSERT_TRUE(none);
@@ -924,10 +924,45 @@ TEST_P(StoreTest, CorruptJsonColumnsReadAsDataLossWithTableAndKey) {
   expect_loss((*reopened)->ListArtifacts("r1"), "artifacts row r1/req: source_refs_json is not a list of strings");
 }
 
+// covers issue 41 item 2: a vocabulary column (a run's status, phase, mode,
+// topology, resume phase or outcome hint, an artifact's type) holding a word
+// outside its vocabulary reads back as data_loss naming the table, the key
+// and the column, on every backend.
+TEST_P(StoreTest, UnknownVocabularyWordsReadAsDataLossWithTableAndKey) {
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"status", "finished"}, {"phase", "agent_9_dream"}, {"requested_mode", "implement"},
+      {"topology", "huge"},   {"resume_phase", "later"},  {"outcome_hint", "fine"}};
+  std::string sql = GetParam() == Backend::kPostgres ? "ALTER TABLE artifacts DISABLE TRIGGER USER; "
+                                                     : "DROP TRIGGER artifacts_immutable; ";
+  for (const auto& [column, word] : columns) {
+    ASSERT_TRUE(store_->CreateRun(NewRunChange("r-" + column)));
+    sql += "UPDATE runs SET " + column + " = '" + word + "' WHERE run_id = 'r-" + column + "'; ";
+  }
+  ASSERT_TRUE(store_->CreateRun(NewRunChange("r-type")));
+  sql += "UPDATE artifacts SET type = 'Memo' WHERE run_id = 'r-type'";
+  store_.reset();
+  ASSERT_EQ(RawExec(sql), "");
+  auto reopened = Open();
+  ASSERT_TRUE(reopened);
+  for (const auto& [column, word] : columns) {
+    auto run = (*reopened)->GetRun("r-" + column);
+    ASSERT_FALSE(run) << column;
+    EXPECT_EQ(run.error().code(), ErrorCode::kDataLoss) << run.error().message();
+    EXPECT_NE(run.error().message().find("runs row r-" + column + ": " + column + " is not readable"),
+              std::string::npos)
+        << run.error().message();
+  }
+  auto artifacts = (*reopened)->ListArtifacts("r-type");
+  ASSERT_FALSE(artifacts);
+  EXPECT_EQ(artifacts.error().code(), ErrorCode::kDataLoss);
+  EXPECT_NE(artifacts.error().message().find("artifacts row r-type/req: type is not readable"), std::string::npos)
+      << artifacts.error().message();
+}
+
 TEST_P(StoreTest, BodiesOverTheLimitAreRejected) {
   Change change = NewRunChange("r1");
   std::string big(kMaxArtifactBodyBytes, 'x');
-  change.artifacts.push_back(MakeArtifact({"big", "r1", "Evidence", "1.0", "executor", "", {}, "none", "t"}, Json{{"c", big}}));
+  change.artifacts.push_back(MakeArtifact({"big", "r1", domain::ArtifactType::kEvidence, "1.0", "executor", "", {}, "none", "t"}, Json{{"c", big}}));
   auto result = store_->CreateRun(change);
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code(), ErrorCode::kResourceExhausted);
@@ -938,12 +973,12 @@ TEST_P(StoreTest, ArtifactLimitPerRunIsEnforcedInsideTheTransaction) {
   Change change = NewRunChange("r1");
   for (size_t i = 1; i < kMaxArtifactsPerRun; ++i) {
     change.artifacts.push_back(
-        MakeArtifact({"n" + std::to_string(i), "r1", "Note", "1.0", "w", "", {}, "none", "t"}, Json{{"i", i}}));
+        MakeArtifact({"n" + std::to_string(i), "r1", domain::ArtifactType::kContextDocument, "1.0", "w", "", {}, "none", "t"}, Json{{"i", i}}));
   }
   Change too_many = change;
   too_many.run.run_id = "r0";
   for (auto& a : too_many.artifacts) a.meta.run_id = "r0";
-  too_many.artifacts.push_back(MakeArtifact({"extra", "r0", "Note", "1.0", "w", "", {}, "none", "t"}, Json{{"i", -1}}));
+  too_many.artifacts.push_back(MakeArtifact({"extra", "r0", domain::ArtifactType::kContextDocument, "1.0", "w", "", {}, "none", "t"}, Json{{"i", -1}}));
   auto refused = store_->CreateRun(too_many);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), ErrorCode::kResourceExhausted);
@@ -1314,7 +1349,7 @@ TEST(SqliteRetentionTest, NewLedgersReclaimDeletedPagesAndOldOnesConvertOnce) {
   auto fill = [](SqliteStore& store, const std::string& id) {
     Change change = NewRunChange(id);
     for (int i = 0; i < 40; ++i) {
-      change.artifacts.push_back(MakeArtifact({"big" + std::to_string(i), id, "Note", "1.0", "w", "", {}, "none", "t"},
+      change.artifacts.push_back(MakeArtifact({"big" + std::to_string(i), id, domain::ArtifactType::kContextDocument, "1.0", "w", "", {}, "none", "t"},
                                               Json{{"text", std::string(20000, static_cast<char>('a' + i % 26))},
                                                    {"id", id}, {"i", i}}));
     }

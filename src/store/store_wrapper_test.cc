@@ -15,12 +15,12 @@ Change NewRun(const std::string& id) {
   Change change;
   change.run.run_id = id;
   change.run.repository_root = "/repo";
-  change.run.requested_mode = "report_only";
-  change.run.status = "running";
-  change.run.phase = "context_discovery";
+  change.run.requested_mode = domain::Mode::kReportOnly;
+  change.run.status = domain::RunStatus::kRunning;
+  change.run.phase = domain::Phase::kContextGrounding;
   change.run.version = 1;
   change.run.created_at = change.run.updated_at = "2026-12-07T00:00:00.000Z";
-  change.artifacts.push_back(MakeArtifact({"req", id, "UserMessage", "1.0", "user", "", {}, "none", "t"},
+  change.artifacts.push_back(MakeArtifact({"req", id, domain::ArtifactType::kUserMessage, "1.0", "user", "", {}, "none", "t"},
                                           Json{{"content", "the request"}}));
   TraceEventRecord event;
   event.event_id = id + "-e1";
@@ -54,7 +54,7 @@ TEST(StoreWrapperTest, ForwardsEveryCallAndKeepsTheOverride) {
   EXPECT_EQ(store.run_reads, 1);
   EXPECT_EQ(store.ListRuns(10)->size(), 1u);
   EXPECT_EQ(store.ListArtifacts("r1")->size(), 1u);
-  EXPECT_EQ(store.GetArtifact("r1", "req")->meta.type, "UserMessage");
+  EXPECT_EQ(domain::Name(store.GetArtifact("r1", "req")->meta.type), "UserMessage");
   EXPECT_EQ(store.GetTrace("r1", 0, 10)->events.size(), 1u);
   EXPECT_EQ(store.GetRunAndArtifactsAfter("r1", 0)->appended.size(), 1u);
   // The calls a bare Store answers by itself (no log, no cost) reach the backend too.

@@ -8,10 +8,6 @@
 
 namespace telic::store {
 
-bool IsTerminalTaskState(std::string_view state) {
-  return state == kTaskCompleted || state == kTaskFailed || state == kTaskCancelled;
-}
-
 namespace {
 Json Optional(const std::optional<std::string>& value) { return value ? Json(*value) : Json(nullptr); }
 std::optional<std::string> OptionalFrom(const Json& json, const char* key) {
@@ -65,7 +61,12 @@ Result<TaskRecord> TaskFromJson(const Json& j) {
     t.instructions = j.at("instructions").get<std::string>();
     t.role = j.at("role").get<std::string>();
     t.depends_on = j.at("dependsOn").get<std::vector<std::string>>();
-    t.state = j.at("state").get<std::string>();
+    auto state = domain::ParseTaskState(j.at("state").get<std::string>(), "/state");
+    if (!state) {
+      return Fail(ErrorCode::kDataLoss,
+                  fmt::format("graph_tasks row {}: state is not readable ({})", t.task_id, state.error().message()));
+    }
+    t.state = *state;
     t.priority = j.at("priority").get<std::string>();
     t.attempts = j.at("attempts").get<int>();
     t.retries_allowed = j.at("retriesAllowed").get<int>();

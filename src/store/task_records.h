@@ -10,19 +10,9 @@
 
 #include "base/canonical_json.h"
 #include "base/status.h"
+#include "domain/vocabulary.h"
 
 namespace telic::store {
-
-// Task states. pending: waiting for dependencies or dispatch; ready: every
-// dependency completed; running: handed out; the other three are terminal.
-inline constexpr const char* kTaskPending = "pending";
-inline constexpr const char* kTaskReady = "ready";
-inline constexpr const char* kTaskRunning = "running";
-inline constexpr const char* kTaskCompleted = "completed";
-inline constexpr const char* kTaskFailed = "failed";
-inline constexpr const char* kTaskCancelled = "cancelled";
-
-bool IsTerminalTaskState(std::string_view state);
 
 // A node's subagent permission (the PermissionSet `subagents` family).
 struct SubagentLimits {
@@ -39,7 +29,9 @@ struct TaskRecord {
   std::string instructions;
   std::string role;  // "" when none
   std::vector<std::string> depends_on;  // in the given order
-  std::string state = kTaskPending;
+  // pending: waiting for dependencies or dispatch; ready: every dependency
+  // completed; running: handed out; the other three are terminal.
+  domain::TaskState state = domain::TaskState::kPending;
   std::string priority = "normal";
   int attempts = 0;         // dispatches so far
   int retries_allowed = 0;  // from the MissionBrief
@@ -137,7 +129,8 @@ Json ApprovalToJson(const ApprovalRecord& approval);
 // How a task store keeps records (shared by the SQLite and PostgreSQL task
 // stores): a task body omits nothing but seq; an approval body omits
 // used_at, which lives in its own mutable column. The readers answer
-// kDataLoss for unreadable stored text.
+// kDataLoss for unreadable stored text (a task whose state is not a task
+// state: "graph_tasks row <id>: state is not readable (...)").
 std::string StoredTaskBody(const TaskRecord& task);
 Result<TaskRecord> TaskFromStored(const std::string& body, int64_t seq);
 Result<StoryRecord> StoryFromStored(const std::string& body);

@@ -13,9 +13,9 @@ inline store::Change MinimalRunChange(const std::string& id) {
   store::Change change;
   change.run.run_id = id;
   change.run.repository_root = "/repo";
-  change.run.requested_mode = "report_only";
-  change.run.status = "running";
-  change.run.phase = "context_grounding";
+  change.run.requested_mode = domain::Mode::kReportOnly;
+  change.run.status = domain::RunStatus::kRunning;
+  change.run.phase = domain::Phase::kContextGrounding;
   change.run.created_at = change.run.updated_at = "2026-12-02T00:00:00.000Z";
   store::TraceEventRecord started;
   started.event_id = id + "-e1";

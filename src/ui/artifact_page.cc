@@ -11,7 +11,7 @@ namespace {
 
 void MetaList(Html& out, const store::ArtifactMeta& meta) {
   out.Open("dl", {{"class", "kv"}});
-  out.Element("dt", {}, "type").Element("dd", {{"id", "artifact-type"}}, meta.type);
+  out.Element("dt", {}, "type").Element("dd", {{"id", "artifact-type"}}, std::string(domain::Name(meta.type)));
   out.Element("dt", {}, "producer").Element("dd", {}, meta.producer);
   out.Element("dt", {}, "schema").Element("dd", {}, meta.schema_version);
   out.Element("dt", {}, "sha256").Element("dd", {{"class", "mono"}, {"id", "artifact-sha256"}}, meta.sha256);
@@ -38,7 +38,7 @@ Result<std::string> ArtifactPage(Sources& sources, const std::string& run_id, co
 
   Html out;
   out.Open("p").Link(RunPath(run_id), "← run " + run_id, {{"id", "run-link"}}).Close("p");
-  out.Open("h1").Text(meta->type + " ").Element("span", {{"class", "mono"}, {"id", "artifact-id"}}, artifact_id).Close("h1");
+  out.Open("h1").Text(std::string(domain::Name(meta->type)) + " ").Element("span", {{"class", "mono"}, {"id", "artifact-id"}}, artifact_id).Close("h1");
   out.Open("section", {{"class", "card"}});
   out.Open("p", {{"id", "integrity"}});
   if (artifact) {
@@ -55,7 +55,7 @@ Result<std::string> ArtifactPage(Sources& sources, const std::string& run_id, co
     Json body = ParseStoredJson(artifact->canonical_body).value_or(Json(Json::value_t::discarded));
     if (body.is_discarded()) {
       out.Element("pre", {{"class", "json"}, {"id", "body"}}, RedactedText(artifact->canonical_body));
-      return PageShell(meta->type + " " + artifact_id, out.Take());
+      return PageShell(std::string(domain::Name(meta->type)) + " " + artifact_id, out.Take());
     }
     // Likely credentials are masked here; the digest above is of the exact bytes.
     Json shown = store::RedactedJson(body);
@@ -66,7 +66,7 @@ Result<std::string> ArtifactPage(Sources& sources, const std::string& run_id, co
     }
     out.Open("pre", {{"class", "json"}, {"id", "body"}}).Raw(PrettyJsonHtml(shown)).Close("pre");
   }
-  return PageShell(meta->type + " " + artifact_id, out.Take());
+  return PageShell(std::string(domain::Name(meta->type)) + " " + artifact_id, out.Take());
 }
 
 }  // namespace telic::ui

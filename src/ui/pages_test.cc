@@ -75,7 +75,7 @@ class UiPagesTest : public ::testing::Test {
       ASSERT_TRUE(run_.Do(step)) << say;
     }
     ASSERT_TRUE(denied);
-    ASSERT_EQ(run_.run().status, "completed");
+    ASSERT_EQ(domain::Name(run_.run().status), "completed");
     ASSERT_TRUE(graph_->SyncRun(run_.run().run_id));
   }
 
@@ -464,8 +464,8 @@ TEST_F(UiPagesTest, TasksPageShowsStatesDependenciesAndVerdicts) {
 TEST(UiPhaseDiagramTest, EveryEdgeJoinsKnownStatesAndTheCurrentPhaseIsMarked) {
   store::RunRecord run;
   run.run_id = "r";
-  run.status = "running";
-  run.phase = "agent_1_review";
+  run.status = domain::RunStatus::kRunning;
+  run.phase = domain::Phase::kAgent1Review;
   std::vector<store::TraceEventRecord> trace(3);
   trace[0].event_type = "run_started";
   trace[0].phase = "context_grounding";

@@ -13,14 +13,12 @@ constexpr const char* kClarification = "clarification";
 
 // Internal phases in protocol order (the diagram's node order).
 const std::vector<std::string>& PhaseOrder() {
-  static const std::vector<std::string> kOrder = {
-      "context_grounding", "agent_1_frame", "agent_2_compile", "agent_1_review", "agent_2_revise", "agent_3_plan",
-      "agent_4_execute",   "agent_3_review", "agent_3_evidence_reverify", "agent_5_audit", "agent_5_report"};
+  static const std::vector<std::string> kOrder = [] {
+    std::vector<std::string> names;
+    for (domain::Phase phase : domain::AllPhases()) names.emplace_back(domain::Name(phase));
+    return names;
+  }();
   return kOrder;
-}
-
-bool IsTerminalStatus(const std::string& state) {
-  return state == "completed" || state == "partial" || state == "blocked" || state == "cancelled";
 }
 
 // Events whose phase is a state the run was in (grounding, submissions,
@@ -33,31 +31,38 @@ bool IsStateEvent(const std::string& type) {
 }  // namespace
 
 const std::vector<PhaseEdge>& PhaseEdges() {
+  using domain::ArtifactType;
+  using domain::Phase;
+  using domain::RunStatus;
+  auto edge = [](Phase from, auto to, std::string when) {
+    return PhaseEdge{std::string(domain::Name(from)), std::string(domain::Name(to)), std::move(when)};
+  };
+  auto type = [](ArtifactType t) { return std::string(domain::Name(t)); };
   static const std::vector<PhaseEdge> kEdges = {
-      {"context_grounding", "agent_1_frame", "ContextManifest"},
-      {"agent_1_frame", "agent_2_compile", "ProblemFrame"},
-      {"agent_1_frame", "agent_4_execute", "micro: execution"},
-      {"agent_1_frame", "agent_3_review", "micro: spot-check"},
-      {"agent_2_compile", "agent_1_review", "TaskContract"},
-      {"agent_2_revise", "agent_1_review", "revised TaskContract"},
-      {"agent_1_review", "agent_3_plan", "pass"},
-      {"agent_1_review", "agent_2_revise", "revise"},
-      {"agent_1_review", "agent_5_report", "block / budget spent"},
-      {"agent_3_plan", "agent_4_execute", "WorkPlan"},
-      {"agent_3_plan", "agent_3_review", "plan/report only"},
-      {"agent_4_execute", "agent_4_execute", "node remains"},
-      {"agent_4_execute", "agent_3_review", "WorkResult"},
-      {"agent_3_review", "agent_3_plan", "proceed_to_fix / remediate"},
-      {"agent_3_review", "agent_3_evidence_reverify", "forensic"},
-      {"agent_3_review", "agent_5_audit", "pass / partial / block"},
-      {"agent_3_review", "agent_1_review", "micro escalation"},
-      {"agent_3_review", "agent_5_report", "micro"},
-      {"agent_3_evidence_reverify", "agent_5_audit", "reverified"},
-      {"agent_5_audit", "agent_5_report", "release / partial / block"},
-      {"agent_5_audit", "agent_3_plan", "remediate"},
-      {"agent_5_report", "completed", "UserReport"},
-      {"agent_5_report", "partial", "UserReport"},
-      {"agent_5_report", "blocked", "UserReport"},
+      edge(Phase::kContextGrounding, Phase::kAgent1Frame, type(ArtifactType::kContextManifest)),
+      edge(Phase::kAgent1Frame, Phase::kAgent2Compile, type(ArtifactType::kProblemFrame)),
+      edge(Phase::kAgent1Frame, Phase::kAgent4Execute, "micro: execution"),
+      edge(Phase::kAgent1Frame, Phase::kAgent3Review, "micro: spot-check"),
+      edge(Phase::kAgent2Compile, Phase::kAgent1Review, type(ArtifactType::kTaskContract)),
+      edge(Phase::kAgent2Revise, Phase::kAgent1Review, "revised " + type(ArtifactType::kTaskContract)),
+      edge(Phase::kAgent1Review, Phase::kAgent3Plan, "pass"),
+      edge(Phase::kAgent1Review, Phase::kAgent2Revise, "revise"),
+      edge(Phase::kAgent1Review, Phase::kAgent5Report, "block / budget spent"),
+      edge(Phase::kAgent3Plan, Phase::kAgent4Execute, type(ArtifactType::kWorkPlan)),
+      edge(Phase::kAgent3Plan, Phase::kAgent3Review, "plan/report only"),
+      edge(Phase::kAgent4Execute, Phase::kAgent4Execute, "node remains"),
+      edge(Phase::kAgent4Execute, Phase::kAgent3Review, type(ArtifactType::kWorkResult)),
+      edge(Phase::kAgent3Review, Phase::kAgent3Plan, "proceed_to_fix / remediate"),
+      edge(Phase::kAgent3Review, Phase::kAgent3EvidenceReverify, std::string(domain::Name(domain::Topology::kForensic))),
+      edge(Phase::kAgent3Review, Phase::kAgent5Audit, "pass / partial / block"),
+      edge(Phase::kAgent3Review, Phase::kAgent1Review, "micro escalation"),
+      edge(Phase::kAgent3Review, Phase::kAgent5Report, std::string(domain::Name(domain::Topology::kMicro))),
+      edge(Phase::kAgent3EvidenceReverify, Phase::kAgent5Audit, "reverified"),
+      edge(Phase::kAgent5Audit, Phase::kAgent5Report, "release / partial / block"),
+      edge(Phase::kAgent5Audit, Phase::kAgent3Plan, "remediate"),
+      edge(Phase::kAgent5Report, RunStatus::kCompleted, type(ArtifactType::kUserReport)),
+      edge(Phase::kAgent5Report, RunStatus::kPartial, type(ArtifactType::kUserReport)),
+      edge(Phase::kAgent5Report, RunStatus::kBlocked, type(ArtifactType::kUserReport)),
   };
   return kEdges;
 }
@@ -72,12 +77,12 @@ std::vector<std::string> PathTaken(const store::RunRecord& run, const std::vecto
     visit(event.phase);
     if (event.event_type == "clarification_requested") visit(kClarification);
   }
-  if (run.status == "awaiting_clarification") {
+  if (run.status == domain::RunStatus::kAwaitingClarification) {
     visit(kClarification);
-  } else if (IsTerminalStatus(run.status)) {
-    visit(run.status);
+  } else if (run.IsTerminal()) {
+    visit(std::string(domain::Name(run.status)));
   } else {
-    visit(run.phase);
+    visit(std::string(domain::Name(run.phase)));
   }
   return path;
 }
@@ -91,12 +96,14 @@ DagGraph PhaseDiagram(const store::RunRecord& run, const std::vector<store::Trac
   const store::TraceEventRecord* previous = nullptr;
   for (const auto& event : trace) {
     if (event.event_type != "phase_submitted") continue;
-    if (previous && previous->phase == event.phase && event.phase == "agent_4_execute") taken.insert({event.phase, event.phase});
+    bool executing = domain::PhaseNamed(event.phase) == domain::Phase::kAgent4Execute;
+    if (previous && previous->phase == event.phase && executing) taken.insert({event.phase, event.phase});
     previous = &event;
   }
   std::set<std::string> visited(path.begin(), path.end());
-  bool terminal = IsTerminalStatus(run.status);
-  std::string current = run.status == "awaiting_clarification" ? kClarification : terminal ? run.status : run.phase;
+  std::string current = run.status == domain::RunStatus::kAwaitingClarification ? kClarification
+                        : run.IsTerminal() ? std::string(domain::Name(run.status))
+                                           : std::string(domain::Name(run.phase));
 
   DagGraph graph;
   auto node_class = [&](const std::string& id, std::string base) {
@@ -111,8 +118,11 @@ DagGraph PhaseDiagram(const store::RunRecord& run, const std::vector<store::Trac
   if (clarified) {
     graph.nodes.push_back({kClarification, "clarification", "awaiting the user", node_class(kClarification, "pause"), "", ""});
   }
-  std::vector<std::string> outcomes = {"completed", "partial", "blocked"};
-  if (run.status == "cancelled") outcomes.push_back("cancelled");
+  std::vector<std::string> outcomes;
+  for (domain::RunStatus status : {domain::RunStatus::kCompleted, domain::RunStatus::kPartial, domain::RunStatus::kBlocked}) {
+    outcomes.emplace_back(domain::Name(status));
+  }
+  if (run.status == domain::RunStatus::kCancelled) outcomes.push_back(std::string(domain::Name(run.status)));
   for (const auto& outcome : outcomes) {
     std::string cls = "outcome outcome-" + outcome;
     graph.nodes.push_back({outcome, outcome, "terminal status", node_class(outcome, cls), "", ""});
@@ -129,7 +139,7 @@ DagGraph PhaseDiagram(const store::RunRecord& run, const std::vector<store::Trac
     if (drawn.contains({from, to})) continue;
     std::string label = to == kClarification ? "ClarificationRequest"
                         : from == kClarification ? "answer"
-                        : to == "cancelled" ? "cancel"
+                        : to == domain::Name(domain::RunStatus::kCancelled) ? "cancel"
                                             : "";
     graph.edges.push_back({from, to, label, "taken extra-path"});
   }

@@ -34,8 +34,9 @@ DagGraph ArtifactGraph(store::Store& store, const store::RunRecord& run, const s
   for (const auto& meta : artifacts) ids.insert(meta.id);
   const std::string prefix = "artifact://" + run.run_id + "/";
   for (const auto& meta : artifacts) {
-    graph.nodes.push_back({meta.id, meta.id, meta.type, "artifact type-" + meta.type, ArtifactPath(run.run_id, meta.id),
-                           meta.type + " " + meta.id + " by " + meta.producer});
+    std::string type(domain::Name(meta.type));
+    graph.nodes.push_back({meta.id, meta.id, type, "artifact type-" + type, ArtifactPath(run.run_id, meta.id),
+                           type + " " + meta.id + " by " + meta.producer});
     std::vector<std::string> refs;
     for (const auto& ref : meta.source_refs) {
       if (ref.starts_with(prefix)) refs.push_back(ref.substr(prefix.size()));
@@ -59,7 +60,7 @@ DagGraph ArtifactGraph(store::Store& store, const store::RunRecord& run, const s
 std::optional<Json> LatestUserReport(store::Store& store, const store::RunRecord& run,
                                      const std::vector<store::ArtifactMeta>& artifacts) {
   for (auto it = artifacts.rbegin(); it != artifacts.rend(); ++it) {
-    if (it->type != "UserReport") continue;
+    if (it->type != domain::ArtifactType::kUserReport) continue;
     auto artifact = store.GetArtifact(run.run_id, it->id);
     if (!artifact) return std::nullopt;
     Json body = Json::parse(artifact->canonical_body, nullptr, false);
@@ -81,7 +82,7 @@ void OutcomeCard(Html& out, Sources& sources, const store::RunRecord& run, const
                  const std::vector<store::ArtifactMeta>& artifacts, size_t refused,
                  const std::vector<store::ContextCost>& costs) {
   std::optional<Json> report = LatestUserReport(sources.runs, run, artifacts);
-  std::string outcome = run.status;
+  std::string outcome(domain::Name(run.status));
   if (report && report->value("terminalStatus", "") == "failed_verification") outcome = "failed_verification";
   auto created = ParseIsoMillis(run.created_at), updated = ParseIsoMillis(run.updated_at);
   int64_t now = sources.Now();
@@ -141,10 +142,10 @@ void Header(Html& out, Sources& sources, const store::RunRecord& run, const std:
   out.Close("section");
   out.Open("section", {{"class", "card"}}).Element("h2", {}, "State");
   out.Open("dl", {{"class", "kv"}});
-  out.Element("dt", {}, "mode").Element("dd", {{"id", "run-mode"}}, run.requested_mode);
+  out.Element("dt", {}, "mode").Element("dd", {{"id", "run-mode"}}, std::string(domain::Name(run.requested_mode)));
   out.Element("dt", {}, "topology").Element("dd", {{"id", "run-topology"}},
-                                            run.topology + (run.escalation_count ? fmt::format(" (escalated {}×)", run.escalation_count) : ""));
-  out.Element("dt", {}, "status").Open("dd").Element("span", {{"class", "badge " + run.status}, {"id", "run-status"}}, run.status).Close("dd");
+                                            std::string(domain::Name(run.topology)) + (run.escalation_count ? fmt::format(" (escalated {}×)", run.escalation_count) : ""));
+  out.Element("dt", {}, "status").Open("dd").Element("span", {{"class", "badge " + std::string(domain::Name(run.status))}, {"id", "run-status"}}, std::string(domain::Name(run.status))).Close("dd");
   out.Element("dt", {}, "phase").Element("dd", {{"id", "run-phase"}}, controller::ProtocolPhaseName(run.phase));
   out.Element("dt", {}, "version").Element("dd", {{"id", "run-version"}}, std::to_string(run.version));
   out.Element("dt", {}, "created").Element("dd", {{"class", "mono"}}, run.created_at);
@@ -284,7 +285,7 @@ void Observation(Html& out, const store::RunRecord& run, const std::vector<store
 // Each completion claim of the run's UserReport with the provenance of every
 // piece of evidence it cites: a claim is "observed" only when all of it is.
 void ReportClaims(Html& out, store::Store& store, const store::RunRecord& run, const std::vector<store::ArtifactMeta>& artifacts) {
-  auto report = std::find_if(artifacts.rbegin(), artifacts.rend(), [](const auto& m) { return m.type == "UserReport"; });
+  auto report = std::find_if(artifacts.rbegin(), artifacts.rend(), [](const auto& m) { return m.type == domain::ArtifactType::kUserReport; });
   if (report == artifacts.rend()) return;
   auto stored = store.GetArtifact(run.run_id, report->id);
   if (!stored) return;
@@ -324,7 +325,7 @@ void ArtifactTable(Html& out, const store::RunRecord& run, const std::vector<sto
   out.Raw("<thead><tr><th>artifact</th><th>type</th><th>producer</th><th>provenance</th><th>sha256</th><th>created</th></tr></thead><tbody>");
   for (const auto& meta : artifacts) {
     out.Open("tr").Open("td").Link(ArtifactPath(run.run_id, meta.id), meta.id, {{"class", "artifact-link"}}).Close("td");
-    out.Element("td", {}, meta.type).Element("td", {}, meta.producer);
+    out.Element("td", {}, std::string(domain::Name(meta.type))).Element("td", {}, meta.producer);
     out.Open("td");
     ProvenanceBadge(out, ProvenanceText(meta));
     out.Close("td");

@@ -32,7 +32,8 @@ void FilterForm(Html& out, const RunsFilter& filter) {
                      {"placeholder", "press / to search"},
                      {"aria-keyshortcuts", "/"}});
   out.Close("label");
-  std::vector<std::string> statuses(store::kRunStatuses.begin(), store::kRunStatuses.end());
+  std::vector<std::string> statuses;
+  for (domain::RunStatus status : domain::AllRunStatuses()) statuses.emplace_back(domain::Name(status));
   Select(out, "status", "status", statuses, filter.status);
   Select(out, "mode", "mode", policy::Modes(), filter.mode);
   Select(out, "topology", "topology", {"micro", "standard", "forensic"}, filter.topology);
@@ -95,7 +96,7 @@ std::optional<int64_t> IdleFor(const Sources& sources, const store::RunRecord& r
 }
 
 void StatusCell(Html& out, const Sources& sources, const store::RunRecord& run) {
-  out.Open("td").Element("span", {{"class", "badge " + run.status}}, run.status);
+  out.Open("td").Element("span", {{"class", "badge " + std::string(domain::Name(run.status))}}, std::string(domain::Name(run.status)));
   if (auto idle = IdleFor(sources, run)) {
     out.Raw(" ").Element("span", {{"class", "badge idle"}, {"title", "no change for " + FormatDuration(*idle)}},
                          "idle since " + FormatAgo(*idle));
@@ -109,11 +110,11 @@ void RunRow(Html& out, Sources& sources, const store::RunRecord& run, const std:
   std::string request = FirstLine(request_text, 110);
   out.Open("td", {{"class", "wrap"}}).Link(RunPath(run.run_id), request.empty() ? run.run_id : request, {{"class", "run-link"}});
   out.Element("div", {{"class", "muted mono"}, {"title", run.run_id}}, ShortId(run.run_id)).Close("td");
-  out.Element("td", {}, run.requested_mode).Element("td", {}, run.topology);
+  out.Element("td", {}, std::string(domain::Name(run.requested_mode))).Element("td", {}, std::string(domain::Name(run.topology)));
   StatusCell(out, sources, run);
   // A cancelled run keeps the phase it was cancelled in; other ended runs
   // ended in their report.
-  bool show_phase = !run.IsTerminal() || run.status == "cancelled";
+  bool show_phase = !run.IsTerminal() || run.status == domain::RunStatus::kCancelled;
   out.Element("td", {}, show_phase ? controller::ProtocolPhaseName(run.phase) : "\xE2\x80\x94");
   out.Element("td", {}, std::to_string(run.version));
   auto updated = ParseIsoMillis(run.updated_at);
@@ -155,9 +156,15 @@ Result<std::string> RunsPage(Sources& sources, const RunsFilter& filter) {
   store::RunQuery query;
   query.limit = filter.limit;
   query.before = filter.before;
-  query.status = filter.status;
-  query.mode = filter.mode;
-  query.topology = filter.topology;
+  if (filter.status) {
+    TELIC_ASSIGN_OR_RETURN(query.status, domain::ParseRunStatus(*filter.status, "status"));
+  }
+  if (filter.mode) {
+    TELIC_ASSIGN_OR_RETURN(query.mode, domain::ParseMode(*filter.mode, "mode"));
+  }
+  if (filter.topology) {
+    TELIC_ASSIGN_OR_RETURN(query.topology, domain::ParseTopology(*filter.topology, "topology"));
+  }
   query.search = filter.text;
   query.with_total = true;
   TELIC_ASSIGN_OR_RETURN(store::RunPage page, sources.runs.QueryRuns(query));

@@ -16,8 +16,8 @@ std::string TaskAnchor(const std::string& task_id) { return "task-" + EncodeComp
 DagGraph TaskGraph(const std::vector<store::TaskRecord>& tasks, const std::optional<std::string>& run_id) {
   DagGraph graph;
   for (const auto& task : tasks) {
-    std::string subtitle = task.state + (task.hold ? " · " + *task.hold : "");
-    graph.nodes.push_back({task.task_id, task.name, subtitle, "task task-" + task.state,
+    std::string subtitle = std::string(domain::Name(task.state)) + (task.hold ? " · " + *task.hold : "");
+    graph.nodes.push_back({task.task_id, task.name, subtitle, "task task-" + std::string(domain::Name(task.state)),
                            TasksPath(run_id) + "#" + TaskAnchor(task.task_id), task.name + " (" + task.task_id + "): " + subtitle});
     for (const auto& dependency : task.depends_on) graph.edges.push_back({dependency, task.task_id, "", "dependency"});
     if (task.parent_task_id) graph.edges.push_back({*task.parent_task_id, task.task_id, "subtask", "extra subtask"});
@@ -65,7 +65,7 @@ void TaskTable(Html& out, store::TaskStore& store, const std::vector<store::Task
     out.Open("tr", {{"id", TaskAnchor(task.task_id)}, {"class", "task"}, {"data-task-id", task.task_id}});
     out.Open("td", {{"class", "wrap"}}).Element("strong", {{"class", "task-name"}}, task.name);
     out.Element("div", {{"class", "muted mono"}}, task.task_id).Element("div", {{"class", "muted"}}, FirstLine(task.instructions, 160)).Close("td");
-    out.Open("td").Element("span", {{"class", "badge " + task.state}, {"data-state", task.state}}, task.state);
+    out.Open("td").Element("span", {{"class", "badge " + std::string(domain::Name(task.state))}, {"data-state", std::string(domain::Name(task.state))}}, std::string(domain::Name(task.state)));
     if (task.hold) out.Element("div", {{"class", "muted"}}, "waiting: " + *task.hold);
     out.Close("td");
     out.Element("td", {}, task.role.empty() ? "—" : task.role);
@@ -129,7 +129,7 @@ Result<std::string> TasksPage(Sources& sources, const std::optional<std::string>
   if (run_id) out.Open("p").Link(RunPath(*run_id), "← run " + *run_id, {{"id", "run-link"}}).Close("p");
   out.Element("h1", {}, run_id ? "Task graph of run " + *run_id : std::string("Standalone task graph"));
   std::map<std::string, int> counts;
-  for (const auto& task : tasks) ++counts[task.state];
+  for (const auto& task : tasks) ++counts[std::string(domain::Name(task.state))];
   std::string tally = fmt::format("{} task{}", tasks.size(), tasks.size() == 1 ? "" : "s");
   for (const auto& [state, n] : counts) tally += fmt::format(" · {} {}", n, state);
   out.Element("p", {{"class", "muted"}, {"id", "task-tally"}}, tally);

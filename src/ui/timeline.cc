@@ -63,7 +63,7 @@ void DecisionBox(const Json& decision, const std::string& run_id, Html& out) {
 std::string AnswerTo(store::Store& store, const std::string& run_id, const std::vector<store::ArtifactMeta>& artifacts,
                      const std::string& request_uri) {
   for (const auto& meta : artifacts) {
-    if (meta.type != "UserMessage") continue;
+    if (meta.type != domain::ArtifactType::kUserMessage) continue;
     if (std::find(meta.source_refs.begin(), meta.source_refs.end(), request_uri) == meta.source_refs.end()) continue;
     auto body = BodyOf(store, run_id, store::ArtifactUri(run_id, meta.id));
     if (body) return RedactedText(StringField(*body, "content"));

@@ -150,26 +150,38 @@ class HostileBundleTest(unittest.TestCase):
         ledger = os.path.join(self.ws.base, "tampered.sqlite3")
         self.telic("import", self.write("escape.bundle", self.bundle_bytes), "--db", ledger)
         evil = "x\x1b]0;pwned\x07\x1b[2J\x9b2J\x7f"
+        escaped = b"x\\x1b]0;pwned\\x07\\x1b[2J\\u009b2J\\x7f"
+        artifact = self.doc["artifacts"][0]["id"]
+        commands = (["runs"], ["show", self.run_id], ["trace", self.run_id], ["verify", self.run_id],
+                    ["replay", self.run_id], ["artifact", self.run_id, artifact], ["show", self.run_id, "--json"],
+                    ["show", evil])
+
+        def nothing_raw_is_printed():
+            for args in commands:
+                with self.subTest(args=args[0]):
+                    proc = subprocess.run([telic_binary(), *args, "--db", ledger], env=self.ws.env(),
+                                          capture_output=True, timeout=120)
+                    shown = proc.stdout + proc.stderr
+                    self.assertIn(proc.returncode, (0, 1), shown[:400])
+                    for raw in (b"\x1b", b"\x07", b"\xc2\x9b", b"\x7f"):
+                        self.assertNotIn(raw, shown, f"{args[0]} printed a raw control character")
+
         with sqlite3.connect(ledger) as db:  # tampered with as a hostile user could: the triggers go first
             db.execute("DROP TRIGGER trace_immutable")
             db.execute("DROP TRIGGER artifacts_immutable")
-            db.execute("UPDATE runs SET phase = ?, topology = ? WHERE run_id = ?", (evil, evil, self.run_id))
             db.execute("UPDATE trace_events SET actor = ?, summary = ? WHERE run_id = ? AND sequence = 2",
                        (evil, evil, self.run_id))
             db.execute("UPDATE artifacts SET producer = ? WHERE run_id = ?", (evil, self.run_id))
-        artifact = self.doc["artifacts"][0]["id"]
-        for args in (["runs"], ["show", self.run_id], ["trace", self.run_id], ["verify", self.run_id],
-                     ["replay", self.run_id], ["artifact", self.run_id, artifact], ["show", self.run_id, "--json"],
-                     ["show", evil]):
-            with self.subTest(args=args[0]):
-                proc = subprocess.run([telic_binary(), *args, "--db", ledger], env=self.ws.env(), capture_output=True,
-                                      timeout=120)
-                shown = proc.stdout + proc.stderr
-                self.assertIn(proc.returncode, (0, 1), shown[:400])
-                for raw in (b"\x1b", b"\x07", b"\xc2\x9b", b"\x7f"):
-                    self.assertNotIn(raw, shown, f"{args[0]} printed a raw control character")
-        shown = self.telic("runs", "--db", ledger).stdout
-        self.assertIn(b"x\\x1b]0;pwned\\x07\\x1b[2J\\u009b2J\\x7f", shown)
+        nothing_raw_is_printed()
+        self.assertIn(escaped, self.telic("trace", self.run_id, "--db", ledger).stdout)
+        # A word of a closed vocabulary that is none of its words is unreadable
+        # (data_loss naming the row and column), and still printed escaped.
+        with sqlite3.connect(ledger) as db:
+            db.execute("UPDATE runs SET phase = ?, topology = ? WHERE run_id = ?", (evil, evil, self.run_id))
+        nothing_raw_is_printed()
+        proc = self.telic("runs", "--db", ledger, expect=1)
+        self.assertIn(f"runs row {self.run_id}: topology is not readable".encode(), proc.stderr)
+        self.assertIn(escaped, proc.stderr)
 
     # covers issue 40 row 9: a killed import leaves nothing outside the state directory; the next command cleans
     def test_a_killed_import_leaves_scratch_only_in_the_state_directory(self):
