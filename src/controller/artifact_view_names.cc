@@ -4,41 +4,11 @@
 
 namespace telic::controller {
 
-std::string_view Name(ActionStatus value) {
-  switch (value) {
-    case ActionStatus::kCompleted: return "completed";
-    case ActionStatus::kFailed: return "failed";
-    case ActionStatus::kDenied: return "denied";
-    case ActionStatus::kSkipped: return "skipped";
-  }
-  return "";
-}
-
-std::string_view Name(WorkStatus value) {
-  switch (value) {
-    case WorkStatus::kCompleted: return "completed";
-    case WorkStatus::kPartial: return "partial";
-    case WorkStatus::kBlocked: return "blocked";
-    case WorkStatus::kFailed: return "failed";
-  }
-  return "";
-}
-
 std::string_view Name(ChangeType value) {
   switch (value) {
     case ChangeType::kCreated: return "created";
     case ChangeType::kModified: return "modified";
     case ChangeType::kDeleted: return "deleted";
-  }
-  return "";
-}
-
-std::string_view Name(TestStatus value) {
-  switch (value) {
-    case TestStatus::kPassed: return "passed";
-    case TestStatus::kFailed: return "failed";
-    case TestStatus::kSkipped: return "skipped";
-    case TestStatus::kUnavailable: return "unavailable";
   }
   return "";
 }

@@ -25,10 +25,10 @@ namespace telic::controller {
 
 // ------------------------------------------------------------ closed fields
 
-enum class ActionStatus : uint8_t { kCompleted, kFailed, kDenied, kSkipped };          // WorkAction.status
-enum class WorkStatus : uint8_t { kCompleted, kPartial, kBlocked, kFailed };            // WorkResult.status
+using ActionStatus = domain::ActionStatus;  // WorkAction.status
+using WorkStatus = domain::WorkStatus;      // WorkResult.status
 enum class ChangeType : uint8_t { kCreated, kModified, kDeleted };                      // FileChange.changeType
-enum class TestStatus : uint8_t { kPassed, kFailed, kSkipped, kUnavailable };           // TestResult.status
+using TestStatus = domain::TestStatus;      // TestResult.status
 enum class CheckStatus : uint8_t { kPass, kFail, kUnverified, kNotApplicable };         // CheckStatus
 enum class VerificationStatus : uint8_t { kPass, kFail, kUnverified, kUnavailable };    // VerificationResult.status
 enum class CriterionStage : uint8_t { kDiagnosis, kCompletion };                        // CriterionStage
@@ -50,10 +50,7 @@ enum class Compliance : uint8_t { kPass, kFail };  // ReleaseAudit.modeComplianc
 enum class DigestStatus : uint8_t { kVerified, kFailed };  // ReceiptAudit.digestStatus
 
 // The schema word of each value (the one place each is written).
-std::string_view Name(ActionStatus value);
-std::string_view Name(WorkStatus value);
 std::string_view Name(ChangeType value);
-std::string_view Name(TestStatus value);
 std::string_view Name(CheckStatus value);
 std::string_view Name(VerificationStatus value);
 std::string_view Name(CriterionStage value);

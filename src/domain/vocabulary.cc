@@ -102,6 +102,27 @@ constexpr std::array<Word<ReviewDecision>, 7> kReviewDecisionNames = {{
     {ReviewDecision::kRelease, "release"},
 }};
 
+constexpr std::array<Word<WorkStatus>, 4> kWorkStatusNames = {{
+    {WorkStatus::kCompleted, "completed"},
+    {WorkStatus::kPartial, "partial"},
+    {WorkStatus::kBlocked, "blocked"},
+    {WorkStatus::kFailed, "failed"},
+}};
+
+constexpr std::array<Word<ActionStatus>, 4> kActionStatusNames = {{
+    {ActionStatus::kCompleted, "completed"},
+    {ActionStatus::kFailed, "failed"},
+    {ActionStatus::kDenied, "denied"},
+    {ActionStatus::kSkipped, "skipped"},
+}};
+
+constexpr std::array<Word<TestStatus>, 4> kTestStatusNames = {{
+    {TestStatus::kPassed, "passed"},
+    {TestStatus::kFailed, "failed"},
+    {TestStatus::kSkipped, "skipped"},
+    {TestStatus::kUnavailable, "unavailable"},
+}};
+
 // The enum's value indexes its row: tables are in declaration order.
 template <typename E, size_t N>
 std::string_view NameIn(const std::array<Word<E>, N>& table, E value) {
@@ -147,6 +168,9 @@ std::string_view Name(Topology topology) { return NameIn(kTopologyNames, topolog
 std::string_view Name(TaskState state) { return NameIn(kTaskStateNames, state); }
 std::string_view Name(ArtifactType type) { return NameIn(kArtifactTypeNames, type); }
 std::string_view Name(ReviewDecision decision) { return NameIn(kReviewDecisionNames, decision); }
+std::string_view Name(WorkStatus status) { return NameIn(kWorkStatusNames, status); }
+std::string_view Name(ActionStatus status) { return NameIn(kActionStatusNames, status); }
+std::string_view Name(TestStatus status) { return NameIn(kTestStatusNames, status); }
 
 std::optional<Phase> PhaseNamed(std::string_view text) { return Lookup(kPhaseNames, text); }
 std::optional<Phase> PhaseWithProtocolName(std::string_view text) { return Lookup(kPhaseProtocolNames, text); }
@@ -156,6 +180,9 @@ std::optional<Topology> TopologyNamed(std::string_view text) { return Lookup(kTo
 std::optional<TaskState> TaskStateNamed(std::string_view text) { return Lookup(kTaskStateNames, text); }
 std::optional<ArtifactType> ArtifactTypeNamed(std::string_view text) { return Lookup(kArtifactTypeNames, text); }
 std::optional<ReviewDecision> ReviewDecisionNamed(std::string_view text) { return Lookup(kReviewDecisionNames, text); }
+std::optional<WorkStatus> WorkStatusNamed(std::string_view text) { return Lookup(kWorkStatusNames, text); }
+std::optional<ActionStatus> ActionStatusNamed(std::string_view text) { return Lookup(kActionStatusNames, text); }
+std::optional<TestStatus> TestStatusNamed(std::string_view text) { return Lookup(kTestStatusNames, text); }
 
 Result<Phase> ParsePhase(std::string_view text, std::string_view pointer) {
   return Parse(kPhaseNames, text, pointer);

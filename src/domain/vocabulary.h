@@ -79,6 +79,13 @@ enum class ArtifactType : uint8_t {
 // with run statuses (partial).
 enum class ReviewDecision : uint8_t { kPass, kRevise, kBlock, kPartial, kRemediate, kProceedToFix, kRelease };
 
+// The status of a WorkResult, of one of its actions and of one of its test
+// results (schemas/artifacts/WorkResult.json); their words coincide with run
+// and task words (completed, partial, blocked, failed).
+enum class WorkStatus : uint8_t { kCompleted, kPartial, kBlocked, kFailed };
+enum class ActionStatus : uint8_t { kCompleted, kFailed, kDenied, kSkipped };
+enum class TestStatus : uint8_t { kPassed, kFailed, kSkipped, kUnavailable };
+
 // Names: the one way each value is printed.
 std::string_view Name(Phase phase);          // the internal (stored) name
 std::string_view ProtocolName(Phase phase);  // the wire name
@@ -88,6 +95,9 @@ std::string_view Name(Topology topology);
 std::string_view Name(TaskState state);
 std::string_view Name(ArtifactType type);
 std::string_view Name(ReviewDecision decision);
+std::string_view Name(WorkStatus status);
+std::string_view Name(ActionStatus status);
+std::string_view Name(TestStatus status);
 
 // Lookups for text that may be of another vocabulary: nullopt when `text` is
 // not one of the vocabulary's words.
@@ -99,6 +109,9 @@ std::optional<Topology> TopologyNamed(std::string_view text);
 std::optional<TaskState> TaskStateNamed(std::string_view text);
 std::optional<ArtifactType> ArtifactTypeNamed(std::string_view text);
 std::optional<ReviewDecision> ReviewDecisionNamed(std::string_view text);
+std::optional<WorkStatus> WorkStatusNamed(std::string_view text);
+std::optional<ActionStatus> ActionStatusNamed(std::string_view text);
+std::optional<TestStatus> TestStatusNamed(std::string_view text);
 
 // Parsing at an edge: kInvalidArgument with one issue at `pointer` ("must be
 // one of: a, b, c") when `text` is not one of the vocabulary's words. A

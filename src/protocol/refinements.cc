@@ -279,9 +279,10 @@ void WorkResult(Checker& c, const Json& b) {
   const Json& actions = List(b, "actions");
   bool failed_action = false;
   for (size_t i = 0; i < actions.size(); ++i) {
-    std::string s = actions[i].value("status", "");
-    failed_action |= s == "failed" || s == "denied";
-    c.Require(s != "completed" || NonEmpty(actions[i], "evidenceRefs"), At("/actions", i) + "/evidenceRefs",
+    const std::optional<domain::ActionStatus> s = domain::ActionStatusNamed(actions[i].value("status", ""));
+    failed_action |= s == domain::ActionStatus::kFailed || s == domain::ActionStatus::kDenied;
+    c.Require(s != domain::ActionStatus::kCompleted || NonEmpty(actions[i], "evidenceRefs"),
+              At("/actions", i) + "/evidenceRefs",
               "a completed action needs at least one evidence reference");
   }
   const Json& files = List(b, "filesChanged");
@@ -301,13 +302,15 @@ void WorkResult(Checker& c, const Json& b) {
   const Json& tests = List(b, "testResults");
   bool failed_test = false;
   for (size_t i = 0; i < tests.size(); ++i) {
-    std::string s = tests[i].value("status", "");
-    failed_test |= s == "failed";
-    c.Require(!(s == "passed" || s == "failed") || (tests[i].contains("outputRef") && !tests[i]["outputRef"].is_null()),
-              At("/testResults", i) + "/outputRef", fmt::format("a {} test needs an outputRef", s));
+    const std::optional<domain::TestStatus> s = domain::TestStatusNamed(tests[i].value("status", ""));
+    const bool ran = s == domain::TestStatus::kPassed || s == domain::TestStatus::kFailed;
+    failed_test |= s == domain::TestStatus::kFailed;
+    c.Require(!ran || (tests[i].contains("outputRef") && !tests[i]["outputRef"].is_null()),
+              At("/testResults", i) + "/outputRef",
+              fmt::format("a {} test needs an outputRef", ran ? domain::Name(*s) : std::string_view()));
   }
   Judged(c, List(b, "acceptanceCoverage"), "/acceptanceCoverage");
-  if (b.value("status", "") == "completed") {
+  if (domain::WorkStatusNamed(b.value("status", "")) == domain::WorkStatus::kCompleted) {
     c.Require(NonEmpty(b, "evidenceRefs"), "/evidenceRefs", "a completed result needs at least one evidence reference");
     c.Require(!failed_action, "/actions", "a completed result cannot contain a failed or denied action");
     c.Require(!failed_test, "/testResults", "a completed result cannot contain a failed test");
