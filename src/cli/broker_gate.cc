@@ -4,6 +4,7 @@
 #include <istream>
 #include <ostream>
 #include <sstream>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -79,63 +80,78 @@ std::string RunDenyMessage(const GatedCall& call, const std::string& run_id, con
       CleanMessage(RedactedText(decision.detail.rule), 400), how);
 }
 
-Verdict Decide(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
-               const std::string& db_flag, HookHost host, const std::string& input, bool reads_ungated,
-               OutsideRun outside_run) {
-  auto var = env.find("TELIC_BROKER_PERMISSIVE");
-  const bool strict = var == env.end() || var->second != "1";
-  auto unavailable = [&](const std::string& user_message, const std::string& agent_message) {
-    return strict ? Deny(user_message, agent_message) : Allow();
-  };
-  // No run of this repository is active: the host decides, or (strict) deny.
-  auto no_run = [&](const std::string& user_message) {
-    return outside_run == OutsideRun::kHost ? Allow() : unavailable(user_message, kStartOrResume);
-  };
+// How the gate answers when it cannot decide: strict denies, permissive
+// (TELIC_BROKER_PERMISSIVE=1) allows.
+struct GatePolicy {
+  bool strict = true;
+  OutsideRun outside_run = OutsideRun::kDeny;
 
-  // Input telic cannot read is denied; with --outside-run host only while a run is active.
+  Verdict Unavailable(const std::string& user_message, const std::string& agent_message) const {
+    return strict ? Deny(user_message, agent_message) : Allow();
+  }
+  // No run of this repository is active: the host decides, or (strict) deny.
+  Verdict NoRun(const std::string& user_message) const {
+    return outside_run == OutsideRun::kHost ? Allow() : Unavailable(user_message, kStartOrResume);
+  }
+};
+
+// The gated calls of a hook input, or (unreadable) the verdict for input
+// Telic cannot read.
+struct HookCalls {
+  std::vector<GatedCall> calls;
   std::optional<Verdict> unreadable;
+};
+
+HookCalls ReadHookCalls(const GatePolicy& policy, HookHost host, const std::string& input) {
+  HookCalls out;
   Json hook = Json::object();
   if (input.size() > kMaxHookInputBytes) {
-    unreadable = unavailable("Telic broker could not read the hook input.",
-                             fmt::format("The hook input is larger than {} bytes; Telic denies tool calls it cannot read.",
-                                         kMaxHookInputBytes));
-  } else if (!TrimJs(input).empty()) {
+    out.unreadable = policy.Unavailable(
+        "Telic broker could not read the hook input.",
+        fmt::format("The hook input is larger than {} bytes; Telic denies tool calls it cannot read.", kMaxHookInputBytes));
+    return out;
+  }
+  if (!TrimJs(input).empty()) {
     auto parsed = ParseJsonStrict(input);
     if (!parsed || !parsed->is_object()) {
-      unreadable = unavailable("Telic broker could not read the hook input.",
-                               "The hook input must be one JSON object; Telic denies tool calls it cannot read.");
-    } else {
-      hook = std::move(*parsed);
+      out.unreadable = policy.Unavailable("Telic broker could not read the hook input.",
+                                          "The hook input must be one JSON object; Telic denies tool calls it cannot read.");
+      return out;
     }
+    hook = std::move(*parsed);
   }
-  std::vector<GatedCall> calls;
-  if (unreadable) {
-    // nothing to map
-  } else if (host == HookHost::kTelic) {
-    if (std::optional<HookToolCall> call = MapHookInput(hook)) calls.push_back({call->capability, call->target});
+  if (host == HookHost::kTelic) {
+    if (std::optional<HookToolCall> call = MapHookInput(hook)) out.calls.push_back({call->capability, call->target});
+    return out;
+  }
+  auto request = MapHostHookInput(host, hook);
+  if (!request) {
+    out.unreadable = policy.Unavailable("Telic broker could not read the hook input.",
+                                        fmt::format("Telic denies tool calls it cannot read: {}.",
+                                                    CleanMessage(request.error().message(), 300)));
   } else {
-    auto request = MapHostHookInput(host, hook);
-    if (!request) {
-      unreadable = unavailable("Telic broker could not read the hook input.",
-                               fmt::format("Telic denies tool calls it cannot read: {}.",
-                                           CleanMessage(request.error().message(), 300)));
-    } else {
-      calls = std::move(request->calls);
-    }
+    out.calls = std::move(request->calls);
   }
-  if (unreadable && outside_run == OutsideRun::kDeny) return *unreadable;
-  if (reads_ungated) {
-    std::erase_if(calls, [](const GatedCall& call) {
-      return call.capability == "repository.read" || call.capability == "network.read";
-    });
-  }
-  if (!unreadable && calls.empty()) return Allow();
+  return out;
+}
 
+// The repository's running run and the ledger it was read from.
+struct ActiveSession {
+  std::unique_ptr<store::SqliteStore> store;
+  store::RunRecord run;
+};
+
+// The active session of the repository at `cwd` (or --repo), in its ledger
+// (or --db); otherwise the verdict for having none.
+std::variant<ActiveSession, Verdict> FindSession(const GatePolicy& policy, const store::Environment& env,
+                                                 const std::string& cwd, const std::string& repo_flag,
+                                                 const std::string& db_flag) {
   store::Environment located_env = env;
   if (!repo_flag.empty()) located_env["TELIC_REPOSITORY_ROOT"] = repo_flag;
   auto location = store::ResolveStateLocation(located_env, cwd);
   if (!location) {
-    return unavailable("Telic broker is in strict mode but the repository root cannot be resolved.", kStartOrResume);
+    return policy.Unavailable("Telic broker is in strict mode but the repository root cannot be resolved.",
+                              kStartOrResume);
   }
   if (!db_flag.empty()) {
     location->ledger_path = std::filesystem::absolute(db_flag).lexically_normal().string();
@@ -144,42 +160,66 @@ Verdict Decide(const store::Environment& env, const std::string& cwd, const std:
   // No ledger, or no running run in it: no session to evaluate against.
   std::error_code ec;
   if (!std::filesystem::is_regular_file(location->ledger_path, ec)) {
-    return no_run("Telic broker is in strict mode but no active Telic session matches this repository.");
+    return policy.NoRun("Telic broker is in strict mode but no active Telic session matches this repository.");
   }
   auto store = store::SqliteStore::Open(location->ledger_path);
   if (!store) {
-    return unavailable("Telic broker is in strict mode but the ledger cannot be opened.",
-                       "Run telic doctor and ensure Telic state is initialized before mutating tools.");
+    return policy.Unavailable("Telic broker is in strict mode but the ledger cannot be opened.",
+                              "Run telic doctor and ensure Telic state is initialized before mutating tools.");
   }
   auto found = controller::FindActiveRun(**store, location->repository_root);
   if (!found) {
-    return unavailable("Telic broker is in strict mode but the ledger cannot be read.",
-                       "Run telic doctor and ensure Telic state is initialized before mutating tools.");
+    return policy.Unavailable("Telic broker is in strict mode but the ledger cannot be read.",
+                              "Run telic doctor and ensure Telic state is initialized before mutating tools.");
   }
-  if (!*found) return no_run("Telic broker is in strict mode but no active Telic session matches this repository.");
+  if (!*found) return policy.NoRun("Telic broker is in strict mode but no active Telic session matches this repository.");
   const store::RunRecord& active = **found;
   auto run = (*store)->GetRun(active.run_id);
   if (!run || run->status != domain::RunStatus::kRunning || run->version != active.version) {
-    return no_run("Telic broker is in strict mode but the active session run is not running.");
+    return policy.NoRun("Telic broker is in strict mode but the active session run is not running.");
   }
-  if (unreadable) return *unreadable;
+  return ActiveSession{std::move(*store), std::move(*run)};
+}
+
+// Decides and records every call until one is denied: one deny denies.
+Verdict RecordCalls(const GatePolicy& policy, ActiveSession& session, const std::vector<GatedCall>& calls) {
   SystemClock clock;
   RandomIdSource ids;
-  // Every call is decided and recorded until one is denied: one deny denies.
   for (const GatedCall& call : calls) {
     std::optional<std::string> target;
     if (!call.target.empty()) target = call.target;
-    auto decision = controller::DecideAndRecord(**store, clock, ids, *run, call.capability, target, "Hook broker");
+    auto decision =
+        controller::DecideAndRecord(*session.store, clock, ids, session.run, call.capability, target, "Hook broker");
     if (!decision) {
-      return unavailable("Telic broker could not record its decision for this run.",
-                         fmt::format("Telic could not record the broker decision ({}); retry the tool call.",
-                                     CleanMessage(decision.error().message(), 200)));
+      return policy.Unavailable("Telic broker could not record its decision for this run.",
+                                fmt::format("Telic could not record the broker decision ({}); retry the tool call.",
+                                            CleanMessage(decision.error().message(), 200)));
     }
     if (decision->allowed) continue;
     return Deny(fmt::format("Telic denied {} for this run ({}).", call.capability, decision->reason_code),
-                RunDenyMessage(call, run->run_id, *decision));
+                RunDenyMessage(call, session.run.run_id, *decision));
   }
   return Allow();
+}
+
+Verdict Decide(const store::Environment& env, const std::string& cwd, const std::string& repo_flag,
+               const std::string& db_flag, HookHost host, const std::string& input, bool reads_ungated,
+               OutsideRun outside_run) {
+  auto var = env.find("TELIC_BROKER_PERMISSIVE");
+  const GatePolicy policy{var == env.end() || var->second != "1", outside_run};
+  // Input telic cannot read is denied; with --outside-run host only while a run is active.
+  HookCalls hook = ReadHookCalls(policy, host, input);
+  if (hook.unreadable && outside_run == OutsideRun::kDeny) return *hook.unreadable;
+  if (reads_ungated) {
+    std::erase_if(hook.calls, [](const GatedCall& call) {
+      return call.capability == "repository.read" || call.capability == "network.read";
+    });
+  }
+  if (!hook.unreadable && hook.calls.empty()) return Allow();
+  std::variant<ActiveSession, Verdict> session = FindSession(policy, env, cwd, repo_flag, db_flag);
+  if (Verdict* verdict = std::get_if<Verdict>(&session)) return *verdict;
+  if (hook.unreadable) return *hook.unreadable;
+  return RecordCalls(policy, std::get<ActiveSession>(session), hook.calls);
 }
 
 }  // namespace

@@ -267,17 +267,103 @@ Json SubstituteNames(const Json& value, const std::map<std::string, std::string>
   return value;
 }
 
+namespace {
+
+using Say = std::function<void(const std::string&)>;
+
+// Writes the scenario's repository (and the check script when the scenario
+// writes a fix); true when it is committed in Git, so telic can observe the
+// host's changes.
+Result<bool> WriteDemoRepository(const Json& scenario, const fs::path& repo) {
+  for (auto it = scenario["repository"].begin(); it != scenario["repository"].end(); ++it) {
+    TELIC_RETURN_IF_ERROR(WriteFile(repo / it.key(), it->get<std::string>()));
+  }
+  if (WritesAFix(scenario)) TELIC_RETURN_IF_ERROR(WriteFile(repo / kCheckScript, kCheckScriptText));
+  return CommitDemoRepository(repo);
+}
+
+// Plays one scripted step: host work (a file written between two check runs),
+// a grounding, a clarification answer or an artifact submission; then says
+// the run's new version and next action.
+Status PlayStep(mcp::ChildClient& client, const Json& step, const fs::path& repo, RunState& s, DemoChecks& checks,
+                std::map<std::string, std::string>& names, const Say& say) {
+  std::string text = step.value("say", "");
+  if (step.contains("write_file")) {
+    checks.Run(client, s, say);  // the test fails before the fix...
+    TELIC_RETURN_IF_ERROR(WriteFile(repo / step["write_file"]["path"].get<std::string>(),
+                                    step["write_file"]["content"].get<std::string>()));
+    say(fmt::format("  host work: {}", text));
+    checks.Run(client, s, say);  // ...and passes after it
+    return Ok();
+  }
+  Json payload;
+  if (step.contains("ground")) {
+    Json args = s.Tokens();
+    args.update(step["ground"]);
+    TELIC_ASSIGN_OR_RETURN(payload, Call(client, "telic_ground_context", args));
+    names["manifest"] = payload["nextAction"].value("contextManifestRef", "");
+    size_t selected = payload["manifest"].value("/budget/selectedFiles"_json_pointer, 0);
+    text += fmt::format(" ({} file{} selected)", selected, selected == 1 ? "" : "s");
+  } else if (step.contains("answer")) {
+    Json args = s.Tokens();
+    args["clarification_response"] = step["answer"];
+    TELIC_ASSIGN_OR_RETURN(payload, Call(client, "telic_submit_artifact", args));
+  } else {
+    Json args = s.Tokens();
+    args["artifact_type"] = step["submit"];
+    args["body"] = SubstituteNames(step["body"], names);
+    if (domain::ArtifactTypeNamed(step.value("submit", "")) == domain::ArtifactType::kWorkResult) {
+      checks.CiteInWorkResult(args["body"]);
+    }
+    checks.Cite(step["submit"], args["body"]);
+    TELIC_ASSIGN_OR_RETURN(payload, Call(client, "telic_submit_artifact", args));
+    checks.NoteDiff(payload);
+    text = fmt::format("{} — {} accepted", text, step["submit"].get<std::string>());
+  }
+  s.Update(payload);
+  say(fmt::format("  [v{}] {} → next: {}", s.run["version"].get<int64_t>(), text, PhaseOf(s.action)));
+  if (std::string line = ObservationLine(payload); !line.empty()) say(line);
+  return Ok();
+}
+
+// Says the run's UserReport, when it ended with one, and its replay check.
+Status SayOutcome(mcp::ChildClient& client, const RunState& s, const std::string& run_id, const Say& say) {
+  if (s.action.value("kind", "") == "terminal" && s.action["reportRef"].is_string()) {
+    std::string ref = s.action["reportRef"];
+    TELIC_ASSIGN_OR_RETURN(Json report, Call(client, "telic_get_artifact", {{"run_id", run_id}, {"artifact_id", ref.substr(ref.rfind('/') + 1)}}));
+    const Json& body = report["artifact"]["body"];
+    say(fmt::format("\nUserReport ({}): {}", body.value("terminalStatus", ""), body.value("summary", "")));
+    for (const Json& claim : body.value("completionClaims", Json::array())) {
+      say(fmt::format("  claim {}: {} [{}]", claim.value("id", ""), claim.value("text", ""),
+                      fmt::join(claim.value("evidenceRefs", std::vector<std::string>{}), ", ")));
+    }
+  }
+  TELIC_ASSIGN_OR_RETURN(Json replay, Call(client, "telic_replay_run", {{"run_id", run_id}}));
+  say(fmt::format("\nreplay: {} steps, state check {}", replay["report"]["steps"].size(),
+                  replay["report"]["stateCheck"]["consistent"].get<bool>() ? "consistent" : "INCONSISTENT"));
+  return Ok();
+}
+
+// Where the demo's ledger is, and the commands that read it.
+std::string LedgerLines(const DemoOptions& options, const fs::path& state, const std::string& run_id) {
+  std::string ledger = options.db.empty()                  ? (state / "telic.sqlite3").string()
+                       : store::IsPostgresUrl(options.db) ? store::RedactPostgresUrl(options.db)
+                                                          : options.db;
+  return fmt::format(
+      "\nledger: {}\nsee it with:\n  telic runs --db {}\n  telic show {} --db {}\n  telic trace {} --db {}\n"
+      "  telic verify {} --db {}\n  telic replay {} --db {}",
+      ledger, ledger, run_id, ledger, run_id, ledger, run_id, ledger, run_id, ledger);
+}
+
+}  // namespace
+
 Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
   TELIC_ASSIGN_OR_RETURN(Json scenario, LoadScenario(options.scenario));
   TELIC_ASSIGN_OR_RETURN(fs::path workdir, MakeWorkdir(options.workdir));
   fs::path repo = workdir / "repo";
   fs::path state = workdir / "state";
-  for (auto it = scenario["repository"].begin(); it != scenario["repository"].end(); ++it) {
-    TELIC_RETURN_IF_ERROR(WriteFile(repo / it.key(), it->get<std::string>()));
-  }
+  TELIC_ASSIGN_OR_RETURN(bool observed, WriteDemoRepository(scenario, repo));
   DemoChecks checks;
-  if (WritesAFix(scenario)) TELIC_RETURN_IF_ERROR(WriteFile(repo / kCheckScript, kCheckScriptText));
-  bool observed = CommitDemoRepository(repo);
   checks.enabled = observed && WritesAFix(scenario);
   checks.fix_claim = LastReportClaim(scenario);
   std::vector<std::string> argv = {options.telic_binary, "serve"};
@@ -311,64 +397,12 @@ Result<std::string> RunDemo(const DemoOptions& options, std::ostream& out) {
                   s.run["topology"].get<std::string>()));
   say(fmt::format("  [v{}] next: {}", s.run["version"].get<int64_t>(), PhaseOf(s.action)));
   for (const Json& step : scenario["steps"]) {
-    std::string text = step.value("say", "");
-    if (step.contains("write_file")) {
-      checks.Run(*client, s, say);  // the test fails before the fix...
-      TELIC_RETURN_IF_ERROR(WriteFile(repo / step["write_file"]["path"].get<std::string>(),
-                                      step["write_file"]["content"].get<std::string>()));
-      say(fmt::format("  host work: {}", text));
-      checks.Run(*client, s, say);  // ...and passes after it
-      continue;
-    }
-    Json payload;
-    if (step.contains("ground")) {
-      Json args = s.Tokens();
-      args.update(step["ground"]);
-      TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_ground_context", args));
-      names["manifest"] = payload["nextAction"].value("contextManifestRef", "");
-      size_t selected = payload["manifest"].value("/budget/selectedFiles"_json_pointer, 0);
-      text += fmt::format(" ({} file{} selected)", selected, selected == 1 ? "" : "s");
-    } else if (step.contains("answer")) {
-      Json args = s.Tokens();
-      args["clarification_response"] = step["answer"];
-      TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_submit_artifact", args));
-    } else {
-      Json args = s.Tokens();
-      args["artifact_type"] = step["submit"];
-      args["body"] = SubstituteNames(step["body"], names);
-      if (domain::ArtifactTypeNamed(step.value("submit", "")) == domain::ArtifactType::kWorkResult) {
-        checks.CiteInWorkResult(args["body"]);
-      }
-      checks.Cite(step["submit"], args["body"]);
-      TELIC_ASSIGN_OR_RETURN(payload, Call(*client, "telic_submit_artifact", args));
-      checks.NoteDiff(payload);
-      text = fmt::format("{} — {} accepted", text, step["submit"].get<std::string>());
-    }
-    s.Update(payload);
-    say(fmt::format("  [v{}] {} → next: {}", s.run["version"].get<int64_t>(), text, PhaseOf(s.action)));
-    if (std::string line = ObservationLine(payload); !line.empty()) say(line);
+    TELIC_RETURN_IF_ERROR(PlayStep(*client, step, repo, s, checks, names, say));
   }
-  if (s.action.value("kind", "") == "terminal" && s.action["reportRef"].is_string()) {
-    std::string ref = s.action["reportRef"];
-    TELIC_ASSIGN_OR_RETURN(Json report, Call(*client, "telic_get_artifact", {{"run_id", run_id}, {"artifact_id", ref.substr(ref.rfind('/') + 1)}}));
-    const Json& body = report["artifact"]["body"];
-    say(fmt::format("\nUserReport ({}): {}", body.value("terminalStatus", ""), body.value("summary", "")));
-    for (const Json& claim : body.value("completionClaims", Json::array())) {
-      say(fmt::format("  claim {}: {} [{}]", claim.value("id", ""), claim.value("text", ""),
-                      fmt::join(claim.value("evidenceRefs", std::vector<std::string>{}), ", ")));
-    }
-  }
-  TELIC_ASSIGN_OR_RETURN(Json replay, Call(*client, "telic_replay_run", {{"run_id", run_id}}));
-  say(fmt::format("\nreplay: {} steps, state check {}", replay["report"]["steps"].size(),
-                  replay["report"]["stateCheck"]["consistent"].get<bool>() ? "consistent" : "INCONSISTENT"));
+  TELIC_RETURN_IF_ERROR(SayOutcome(*client, s, run_id, say));
   int status = client->Close();
   if (status != 0) return Fail(ErrorCode::kInternal, fmt::format("telic serve exited with {}", status));
-  std::string ledger = options.db.empty()                  ? (state / "telic.sqlite3").string()
-                       : store::IsPostgresUrl(options.db) ? store::RedactPostgresUrl(options.db)
-                                                          : options.db;
-  say(fmt::format("\nledger: {}\nsee it with:\n  telic runs --db {}\n  telic show {} --db {}\n  telic trace {} --db {}\n"
-                  "  telic verify {} --db {}\n  telic replay {} --db {}",
-                  ledger, ledger, run_id, ledger, run_id, ledger, run_id, ledger, run_id, ledger));
+  say(LedgerLines(options, state, run_id));
   return run_id;
 }
 

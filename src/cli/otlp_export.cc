@@ -239,6 +239,54 @@ Result<OtlpEndpoint> ParseOtlpUrl(std::string_view url, bool allow_remote) {
   return OtlpEndpoint{scheme + "://" + authority, path};
 }
 
+namespace {
+
+// The run's whole trace as one OTLP/JSON export, its context costs attached.
+Result<Json> ExportableTrace(controller::RunService& service, const std::string& run_id) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, service.store().GetRun(run_id));
+  std::vector<store::TraceEventRecord> trace;
+  int64_t after = 0;
+  while (true) {
+    auto page = service.store().GetTrace(run_id, after, 500);
+    if (!page) return std::unexpected(page.error());
+    for (auto& e : page->events) {
+      after = e.sequence;
+      trace.push_back(std::move(e));
+    }
+    if (!page->has_more) break;
+  }
+  TELIC_ASSIGN_OR_RETURN(Json otlp, BuildOtlpTrace(run, trace));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ContextCost> costs, service.store().GetContextCost(run_id));
+  AddContextCostAttributes(otlp, costs);
+  return otlp;
+}
+
+// Posts `body` to the receiver: an unreachable receiver, a non-2xx answer or
+// a 2xx that rejects spans (ExportTracePartialSuccess) is kUnavailable.
+Status PostToReceiver(const HttpFeatures& http, const OtlpEndpoint& endpoint, const std::string& body) {
+  auto response = http.post_json(endpoint.scheme_host_port, endpoint.path, body);
+  if (!response) {
+    return Fail(ErrorCode::kUnavailable, fmt::format("OTLP export to {}{} failed: {}", endpoint.scheme_host_port,
+                                                     endpoint.path, response.error().message()));
+  }
+  if (response->status < 200 || response->status > 299) {
+    return Fail(ErrorCode::kUnavailable,
+                fmt::format("OTLP receiver answered HTTP {}: {}", response->status, CleanMessage(response->body, 300)));
+  }
+  Json answer = ParseJsonStrict(response->body).value_or(Json(Json::value_t::discarded));
+  if (answer.is_object() && answer.contains("partialSuccess") && answer["partialSuccess"].is_object()) {
+    const Json& partial = answer["partialSuccess"];
+    std::string rejected = partial.contains("rejectedSpans") ? partial["rejectedSpans"].dump() : "0";
+    if (rejected != "0" && rejected != "\"0\"") {
+      return Fail(ErrorCode::kUnavailable,
+                  fmt::format("OTLP receiver rejected {} spans: {}", rejected, partial.value("errorMessage", "")));
+    }
+  }
+  return Ok();
+}
+
+}  // namespace
+
 int RunOtlpExport(controller::RunService& service, const std::string& run_id, const std::string& url,
                   bool allow_remote, std::ostream& out, std::ostream& err) {
   auto fail = [&](const Error& e) {
@@ -257,48 +305,14 @@ int RunOtlpExport(controller::RunService& service, const std::string& run_id, co
     if (!linked) return fail(linked.error());
     http = *linked;
   }
-  auto run = service.store().GetRun(run_id);
-  if (!run) return fail(run.error());
-  std::vector<store::TraceEventRecord> trace;
-  int64_t after = 0;
-  while (true) {
-    auto page = service.store().GetTrace(run_id, after, 500);
-    if (!page) return fail(page.error());
-    for (auto& e : page->events) {
-      after = e.sequence;
-      trace.push_back(std::move(e));
-    }
-    if (!page->has_more) break;
-  }
-  auto otlp = BuildOtlpTrace(*run, trace);
+  auto otlp = ExportableTrace(service, run_id);
   if (!otlp) return fail(otlp.error());
-  auto costs = service.store().GetContextCost(run_id);
-  if (!costs) return fail(costs.error());
-  AddContextCostAttributes(*otlp, *costs);
   std::string body = otlp->dump();
   if (!endpoint) {
     out << body << "\n";
     return 0;
   }
-  auto response = http->post_json(endpoint->scheme_host_port, endpoint->path, body);
-  if (!response) {
-    return fail(Error(ErrorCode::kUnavailable, fmt::format("OTLP export to {}{} failed: {}", endpoint->scheme_host_port,
-                                                           endpoint->path, response.error().message())));
-  }
-  if (response->status < 200 || response->status > 299) {
-    return fail(Error(ErrorCode::kUnavailable, fmt::format("OTLP receiver answered HTTP {}: {}", response->status,
-                                                           CleanMessage(response->body, 300))));
-  }
-  // A 2xx may still reject spans (ExportTracePartialSuccess).
-  Json answer = ParseJsonStrict(response->body).value_or(Json(Json::value_t::discarded));
-  if (answer.is_object() && answer.contains("partialSuccess") && answer["partialSuccess"].is_object()) {
-    const Json& partial = answer["partialSuccess"];
-    std::string rejected = partial.contains("rejectedSpans") ? partial["rejectedSpans"].dump() : "0";
-    if (rejected != "0" && rejected != "\"0\"") {
-      return fail(Error(ErrorCode::kUnavailable, fmt::format("OTLP receiver rejected {} spans: {}", rejected,
-                                                             partial.value("errorMessage", ""))));
-    }
-  }
+  if (auto posted = PostToReceiver(*http, *endpoint, body); !posted) return fail(posted.error());
   err << fmt::format("telic: exported run {} ({} spans) to {}{}\n", run_id,
                      (*otlp)["resourceSpans"][0]["scopeSpans"][0]["spans"].size(), endpoint->scheme_host_port,
                      endpoint->path);

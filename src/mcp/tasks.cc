@@ -15,9 +15,22 @@ Clock& DefaultClock() {
   return clock;
 }
 
-bool IsTerminal(const std::string& status) { return status != "working" && status != "input_required"; }
+bool IsTerminal(McpTaskStatus status) {
+  return status != McpTaskStatus::kWorking && status != McpTaskStatus::kInputRequired;
+}
 
 }  // namespace
+
+std::string_view McpTaskStatusName(McpTaskStatus status) {
+  switch (status) {
+    case McpTaskStatus::kWorking: return "working";
+    case McpTaskStatus::kInputRequired: return "input_required";
+    case McpTaskStatus::kCompleted: return "completed";
+    case McpTaskStatus::kFailed: return "failed";
+    case McpTaskStatus::kCancelled: return "cancelled";
+  }
+  return "failed";  // unreachable: the switch names every status
+}
 
 bool DeclaresTasksExtension(const RequestContext& context) {
   const Json& capabilities = context.client_capabilities;
@@ -42,13 +55,13 @@ TaskRegistry::~TaskRegistry() {
 
 Json TaskRegistry::TaskJson(const std::string& task_id, const Entry& entry, bool detailed) const {
   Json task = {{"taskId", task_id},
-               {"status", entry.status},
+               {"status", McpTaskStatusName(entry.status)},
                {"createdAt", FormatIsoMillis(entry.created_ms)},
                {"lastUpdatedAt", FormatIsoMillis(entry.updated_ms)},
                {"ttlMs", limits_.ttl_ms},
                {"pollIntervalMs", limits_.poll_interval_ms}};
   if (!entry.status_message.empty()) task["statusMessage"] = entry.status_message;
-  if (detailed && entry.status == "completed") task["result"] = entry.result;
+  if (detailed && entry.status == McpTaskStatus::kCompleted) task["result"] = entry.result;
   return task;
 }
 
@@ -115,10 +128,10 @@ void TaskRegistry::Finish(const std::string& task_id, TaskOutcome outcome) {
   --working_;
   entry.updated_ms = clock_.NowMillis();
   if (outcome.cancelled) {
-    entry.status = "cancelled";
+    entry.status = McpTaskStatus::kCancelled;
     entry.status_message = "Cancelled; nothing was stored.";
   } else {
-    entry.status = "completed";
+    entry.status = McpTaskStatus::kCompleted;
     entry.status_message = outcome.result.value("isError", false) ? "Finished with a tool error." : "Finished.";
     entry.result = std::move(outcome.result);
   }

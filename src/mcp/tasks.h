@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "base/canonical_json.h"
@@ -43,6 +44,12 @@ struct TaskOutcome {
 };
 using TaskWork = std::function<TaskOutcome(const TaskControl& control)>;
 
+// An MCP task's status (the tasks extension's own vocabulary, not a run's or
+// a graph task's). working and input_required are live; the rest terminal.
+enum class McpTaskStatus { kWorking, kInputRequired, kCompleted, kFailed, kCancelled };
+// The status as the wire spells it ("working", "input_required", ...).
+std::string_view McpTaskStatusName(McpTaskStatus status);
+
 class TaskRegistry {
  public:
   explicit TaskRegistry(TaskLimits limits = {}, Clock* clock = nullptr);
@@ -64,7 +71,7 @@ class TaskRegistry {
 
  private:
   struct Entry {
-    std::string status = "working";
+    McpTaskStatus status = McpTaskStatus::kWorking;
     std::string status_message;
     int64_t created_ms = 0;
     int64_t updated_ms = 0;

@@ -57,6 +57,14 @@ TEST(TaskRegistryTest, WorkingThenCompletedWithProgressAndResult) {
   EXPECT_EQ(done["result"], ToolResult("done"));
 }
 
+TEST(TaskRegistryTest, StatusesPrintTheirWireNames) {
+  EXPECT_EQ(McpTaskStatusName(McpTaskStatus::kWorking), "working");
+  EXPECT_EQ(McpTaskStatusName(McpTaskStatus::kInputRequired), "input_required");
+  EXPECT_EQ(McpTaskStatusName(McpTaskStatus::kCompleted), "completed");
+  EXPECT_EQ(McpTaskStatusName(McpTaskStatus::kFailed), "failed");
+  EXPECT_EQ(McpTaskStatusName(McpTaskStatus::kCancelled), "cancelled");
+}
+
 TEST(TaskRegistryTest, CancelStopsTheWorkAndKeepsNoResult) {
   TaskRegistry registry;
   auto started = registry.Start([](const TaskControl& control) {

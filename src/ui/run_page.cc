@@ -335,23 +335,8 @@ void ArtifactTable(Html& out, const store::RunRecord& run, const std::vector<sto
   out.Raw("</tbody></table>");
 }
 
-}  // namespace
-
-Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
-  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, sources.runs.GetRun(run_id));
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::TraceEventRecord> trace, ReadWholeTrace(sources.runs, run_id));
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, sources.runs.ListArtifacts(run_id));
-  TELIC_ASSIGN_OR_RETURN(Json verify, controller::VerifyRun(sources.service, run_id));
-  Result<Json> replay = sources.service.ReplayRun(run_id);
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::RefusedCall> refused, ReadRefusedCalls(sources.runs, run_id));
-
-  TELIC_ASSIGN_OR_RETURN(std::vector<store::ContextCost> costs, sources.runs.GetContextCost(run_id));
-
-  Html out;
-  OutcomeCard(out, sources, run, trace, artifacts, refused.size(), costs);
-  Observation(out, run, artifacts);
-  out.Element("h2", {}, "The path this run took");
-  PathSteps(out, run, trace);
+// The whole phase state machine, folded, with the run's path on it.
+void StateMachine(Html& out, const store::RunRecord& run, const std::vector<store::TraceEventRecord>& trace) {
   out.Open("details", {{"class", "card"}, {"id", "machine"}});
   out.Element("summary", {}, "The whole state machine");
   DagOptions phase_options;
@@ -362,7 +347,12 @@ Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
   out.Open("div", {{"class", "scroll"}, {"id", "phase-diagram"}}).Raw(RenderDagSvg(PhaseDiagram(run, trace), phase_options)).Close("div");
   out.Element("p", {{"class", "muted"}}, "Blue: the path taken; orange: where the run is now. Hover an arrow for its condition.");
   out.Close("details");
+}
 
+// The trace timeline: its live-update cursor, the problems-only toggle and
+// every event's row.
+Status Timeline(Html& out, Sources& sources, const std::string& run_id, const store::RunRecord& run,
+                const std::vector<store::TraceEventRecord>& trace, const std::vector<store::RefusedCall>& refused) {
   out.Open("h2").Text("Trace timeline ").Element("span", {{"class", "muted"}}, "(").Element("span", {{"id", "event-count"}}, std::to_string(trace.size()));
   out.Element("span", {{"class", "muted"}}, " events) ").Close("h2");
   int64_t last = trace.empty() ? 0 : trace.back().sequence;
@@ -382,10 +372,12 @@ Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
   TELIC_ASSIGN_OR_RETURN(std::string rows,
                          TimelineRows(sources.runs, run_id, trace, refused, TimelineClock{ParseIsoMillis(run.created_at), std::nullopt}));
   out.Raw("<tbody id=\"timeline-body\">").Raw(rows).Raw("</tbody></table></div>");
+  return Ok();
+}
 
-  Header(out, sources, run, trace, artifacts.size());
-  Checks(out, verify, replay);
-
+// The graph of the run's artifacts and the references between them.
+void ArtifactGraphCard(Html& out, Sources& sources, const store::RunRecord& run,
+                       const std::vector<store::ArtifactMeta>& artifacts) {
   out.Element("h2", {}, "Artifacts and their references");
   DagOptions artifact_options;
   artifact_options.id_prefix = "artifacts";
@@ -394,6 +386,33 @@ Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
   out.Open("div", {{"class", "card scroll"}, {"id", "artifact-graph"}})
       .Raw(RenderDagSvg(ArtifactGraph(sources.runs, run, artifacts), artifact_options))
       .Close("div");
+}
+
+}  // namespace
+
+Result<std::string> RunPage(Sources& sources, const std::string& run_id) {
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord run, sources.runs.GetRun(run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::TraceEventRecord> trace, ReadWholeTrace(sources.runs, run_id));
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ArtifactMeta> artifacts, sources.runs.ListArtifacts(run_id));
+  TELIC_ASSIGN_OR_RETURN(Json verify, controller::VerifyRun(sources.service, run_id));
+  Result<Json> replay = sources.service.ReplayRun(run_id);
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::RefusedCall> refused, ReadRefusedCalls(sources.runs, run_id));
+
+  TELIC_ASSIGN_OR_RETURN(std::vector<store::ContextCost> costs, sources.runs.GetContextCost(run_id));
+
+  Html out;
+  OutcomeCard(out, sources, run, trace, artifacts, refused.size(), costs);
+  Observation(out, run, artifacts);
+  out.Element("h2", {}, "The path this run took");
+  PathSteps(out, run, trace);
+  StateMachine(out, run, trace);
+
+  TELIC_RETURN_IF_ERROR(Timeline(out, sources, run_id, run, trace, refused));
+
+  Header(out, sources, run, trace, artifacts.size());
+  Checks(out, verify, replay);
+
+  ArtifactGraphCard(out, sources, run, artifacts);
   ArtifactTable(out, run, artifacts);
   ReportClaims(out, sources.runs, run, artifacts);
   BudgetUse(out, trace);
