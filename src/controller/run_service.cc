@@ -77,15 +77,15 @@ Json BudgetSnapshot(const store::RunRecord& run) {
 }
 
 // The capabilities of a new run.
-struct RunAuthorization {
+struct StartCapabilities {
   std::vector<std::string> host;     // the host's, sorted
   std::vector<std::string> granted;  // asked for (or the mode's defaults) that the host has
   std::vector<std::string> denied;
   std::vector<std::string> domains;  // network read domains (CheckAuthorizationExtras)
 };
 
-Result<RunAuthorization> AuthorizeRun(const StartRunRequest& r) {
-  RunAuthorization auth;
+Result<StartCapabilities> AuthorizeRun(const StartRunRequest& r) {
+  StartCapabilities auth;
   auth.host = SortedUnique(r.host_capabilities);
   for (const auto& cap : SortedUnique(r.authorization_granted.value_or(policy::DefaultGrantsForMode(r.mode)))) {
     if (Contains(auth.host, cap)) auth.granted.push_back(cap);
@@ -108,7 +108,7 @@ Result<ObservationPolicy> RequestedObservationPolicy(const StartRunRequest& r, O
 
 // The RunEnvelope of the new `run`, whose original request is `request_ref`.
 Json RunEnvelopeBody(const StartRunRequest& r, const store::RunRecord& run, const std::string& request_ref,
-                     const RunAuthorization& auth) {
+                     const StartCapabilities& auth) {
   bool native = r.native_subagents == "available";
   return Json{
       {"schemaVersion", "1.0"},
@@ -193,7 +193,7 @@ store::TraceEventRecord RunService::NewEvent(const store::RunRecord& run, std::s
 Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   if (!HasNonWhitespace(r.original_request)) return Fail(ErrorCode::kInvalidArgument, "Original request is required");
   if (!HasNonWhitespace(r.host_name)) return Fail(ErrorCode::kInvalidArgument, "Host name is required");
-  TELIC_ASSIGN_OR_RETURN(RunAuthorization auth, AuthorizeRun(r));
+  TELIC_ASSIGN_OR_RETURN(StartCapabilities auth, AuthorizeRun(r));
   TELIC_ASSIGN_OR_RETURN(domain::Mode mode, domain::ParseMode(r.mode, "/mode"));
   std::optional<domain::Topology> topology_override;
   if (r.topology_override) {
