@@ -241,6 +241,67 @@ Result<PendingWork> PendingNode(const RunRecord& run, const std::vector<Artifact
   return work;
 }
 
+// The permissions a phase's action carries before execution narrows them:
+// repository read while grounding context, none otherwise.
+Json PhasePermissions(const RunRecord& run, const Json& envelope) {
+  Json permissions = policy::EmptyPermissionSet();
+  if (run.phase == Phase::kContextGrounding && envelope.contains("authorization")) {
+    const Json& authorization = envelope["authorization"];
+    Json effective = policy::EffectiveRunPermissions(domain::Name(run.requested_mode), authorization.value("granted", Json()),
+                                                     authorization.value("denied", Json()));
+    permissions["repository"]["read"] = effective["repository"]["read"];
+  }
+  return permissions;
+}
+
+// What a phase action lets its agent use.
+struct ActionGrant {
+  Json permissions;
+  Json work_node_id;  // null unless a work node is pending
+  int64_t workers;
+  int64_t depth;
+};
+
+// In the execute phase: the grant narrowed to the pending work node (refused
+// when the node asks for more than the run's authorization) and to the
+// plan's worker budget.
+Status NarrowToPendingNode(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load,
+                           const Json& envelope, ActionGrant& grant) {
+  TELIC_ASSIGN_OR_RETURN(PendingWork work, PendingNode(run, artifacts, load));
+  if (work.node != nullptr) {
+    std::string id = work.node->value("id", "");
+    const Json& authorization = MemberOr(envelope, "authorization", kEmptyObject);
+    Json run_permissions = policy::EffectiveRunPermissions(domain::Name(run.requested_mode), MemberOr(authorization, "granted", kNullJson),
+                                                           MemberOr(authorization, "denied", kNullJson));
+    const Json& node_permissions = MemberOr(*work.node, "permissions", kNullJson);
+    if (!policy::PermissionSetIsSubset(node_permissions, run_permissions)) {
+      return Fail(ErrorCode::kPermissionDenied, fmt::format("Work node {} exceeds the immutable run authorization", id));
+    }
+    grant.permissions = node_permissions;
+    grant.work_node_id = id;
+    grant.depth = std::min<int64_t>(grant.depth, node_permissions.value("/subagents/maximumDepth"_json_pointer, int64_t{0}));
+  } else {
+    grant.depth = std::min<int64_t>(grant.depth, 0);
+  }
+  grant.workers =
+      std::min<int64_t>(grant.workers, work.plan->value("/globalBudgets/maximumParallelWorkers"_json_pointer, grant.workers));
+  return Ok();
+}
+
+// The schemas of the phase's other accepted types, and Evidence's while executing.
+Result<Json> AdditionalOutputSchemas(const RunRecord& run, const PhaseInfo& phase, ActionSchemas form) {
+  Json additional = Json::object();
+  for (size_t i = 1; i < phase.accepted_types.size(); ++i) {
+    TELIC_ASSIGN_OR_RETURN(additional[std::string(domain::Name(phase.accepted_types[i]))],
+                           ArtifactSchema(phase.accepted_types[i], form));
+  }
+  if (run.phase == Phase::kAgent4Execute) {
+    TELIC_ASSIGN_OR_RETURN(additional[std::string(domain::Name(ArtifactType::kEvidence))],
+                           ArtifactSchema(ArtifactType::kEvidence, form));
+  }
+  return additional;
+}
+
 Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& artifacts, const BodyLoader& load,
                          int64_t reserved, ActionSchemas form) {
   const PhaseInfo* phase = &FindPhase(run.phase);
@@ -251,36 +312,11 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
   }
   const Json& envelope = loaded_envelope ? *loaded_envelope : kNoEnvelope;
   TELIC_ASSIGN_OR_RETURN(std::vector<std::string> inputs, ProjectInputs(run, *phase, artifacts, envelope, load));
-  Json permissions = policy::EmptyPermissionSet();
-  if (run.phase == Phase::kContextGrounding && envelope.contains("authorization")) {
-    const Json& authorization = envelope["authorization"];
-    Json effective = policy::EffectiveRunPermissions(domain::Name(run.requested_mode), authorization.value("granted", Json()),
-                                                     authorization.value("denied", Json()));
-    permissions["repository"]["read"] = effective["repository"]["read"];
-  }
   const Json& host_budgets = MemberOr(envelope, "budgets", kEmptyObject);
-  int64_t workers = host_budgets.value("maximumParallelWorkers", int64_t{1});
-  int64_t depth = host_budgets.value("maximumSubagentDepth", int64_t{0});
-  Json work_node_id = nullptr;
-  if (run.phase == Phase::kAgent4Execute) {
-    TELIC_ASSIGN_OR_RETURN(PendingWork work, PendingNode(run, artifacts, load));
-    if (work.node != nullptr) {
-      std::string id = work.node->value("id", "");
-      const Json& authorization = MemberOr(envelope, "authorization", kEmptyObject);
-      Json run_permissions = policy::EffectiveRunPermissions(domain::Name(run.requested_mode), MemberOr(authorization, "granted", kNullJson),
-                                                             MemberOr(authorization, "denied", kNullJson));
-      const Json& node_permissions = MemberOr(*work.node, "permissions", kNullJson);
-      if (!policy::PermissionSetIsSubset(node_permissions, run_permissions)) {
-        return Fail(ErrorCode::kPermissionDenied, fmt::format("Work node {} exceeds the immutable run authorization", id));
-      }
-      permissions = node_permissions;
-      work_node_id = id;
-      depth = std::min<int64_t>(depth, node_permissions.value("/subagents/maximumDepth"_json_pointer, int64_t{0}));
-    } else {
-      depth = std::min<int64_t>(depth, 0);
-    }
-    workers = std::min<int64_t>(workers, work.plan->value("/globalBudgets/maximumParallelWorkers"_json_pointer, workers));
-  }
+  ActionGrant grant{PhasePermissions(run, envelope), nullptr,
+                    host_budgets.value("maximumParallelWorkers", int64_t{1}),
+                    host_budgets.value("maximumSubagentDepth", int64_t{0})};
+  if (run.phase == Phase::kAgent4Execute) TELIC_RETURN_IF_ERROR(NarrowToPendingNode(run, artifacts, load, envelope, grant));
   const ArtifactMeta* manifest = Latest(artifacts, ArtifactType::kContextManifest);
   Json action = CommonFields(
       run,
@@ -294,19 +330,10 @@ Result<Json> PhaseAction(const RunRecord& run, const std::vector<ArtifactMeta>& 
   action["contextManifestRef"] = manifest ? Json(store::ArtifactUri(run.run_id, manifest->id)) : Json(nullptr);
   action["requiredOutputType"] = phase->accepted_types.front();
   TELIC_ASSIGN_OR_RETURN(action["requiredOutputSchema"], ArtifactSchema(phase->accepted_types.front(), form));
-  Json additional = Json::object();
-  for (size_t i = 1; i < phase->accepted_types.size(); ++i) {
-    TELIC_ASSIGN_OR_RETURN(additional[std::string(domain::Name(phase->accepted_types[i]))],
-                           ArtifactSchema(phase->accepted_types[i], form));
-  }
-  if (run.phase == Phase::kAgent4Execute) {
-    TELIC_ASSIGN_OR_RETURN(additional[std::string(domain::Name(ArtifactType::kEvidence))],
-                           ArtifactSchema(ArtifactType::kEvidence, form));
-  }
-  action["additionalOutputSchemas"] = std::move(additional);
-  action["workNodeId"] = std::move(work_node_id);
-  action["effectivePermissions"] = std::move(permissions);
-  action["remainingBudgets"] = Budgets(run, reserved, workers, depth);
+  TELIC_ASSIGN_OR_RETURN(action["additionalOutputSchemas"], AdditionalOutputSchemas(run, *phase, form));
+  action["workNodeId"] = std::move(grant.work_node_id);
+  action["effectivePermissions"] = std::move(grant.permissions);
+  action["remainingBudgets"] = Budgets(run, reserved, grant.workers, grant.depth);
   action["stopConditions"] = {
       "Do not broaden the user-selected intent mode or permissions.",
       "Stop at a materially divergent user-owned decision.",

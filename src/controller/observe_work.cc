@@ -322,6 +322,35 @@ Result<std::vector<std::pair<std::string, std::string>>> VerificationCitations(R
   return refs;
 }
 
+// Records the undeclared changes `listed` that a UserReport (`report_id`)
+// met as observed Evidence in `out`, and cites it in the note. The full list
+// is in the result; the Evidence keeps as many entries as fit its content limit.
+Status AddUndeclaredEvidence(ObservedSubmission& out, const RunSnapshot& snapshot, const std::string& report_id,
+                             const Json& listed, const std::vector<observation::UndeclaredChange>& undeclared,
+                             const std::string& now) {
+  const std::string& run_id = snapshot.run().run_id;
+  std::string id = "telic-undeclared-" + Sha256Hex(report_id).substr(0, 32);
+  Json kept = Json::array();
+  for (const Json& entry : listed) {
+    kept.push_back(entry);
+    if (CanonicalJson(kept).size() > 30'000) {
+      kept.erase(kept.size() - 1);
+      break;
+    }
+  }
+  std::string content = CanonicalJson(kept);
+  Json evidence = EvidenceBody(run_id, id, "repository",
+                               Clip(fmt::format("{} undeclared change(s) telic found in the work tree: {}",
+                                                undeclared.size(), observation::DescribeUndeclared(undeclared, 5)),
+                                    4000),
+                               "application/json", content, {}, {}, now);
+  TELIC_RETURN_IF_ERROR(ValidateArtifactBody("Evidence", evidence));
+  out.artifacts.push_back(ObservedEvidenceArtifact(run_id, evidence, {}, now));
+  out.summaries.push_back(ObservedEvidenceSummary(evidence));
+  out.note["evidenceRef"] = snapshot.Uri(id);
+  return Ok();
+}
+
 }  // namespace
 
 Status RunService::CheckRequireObserved(RunSnapshot& snapshot, const Json& body) {
@@ -391,28 +420,7 @@ Result<ObservedSubmission> RunService::ObserveUserReport(RunSnapshot& snapshot, 
   out.note = {{"observed", true},
               {"policy", std::string(ObservationPolicyName(observed.policy))},
               {"undeclaredChanges", listed}};
-  if (!undeclared->empty()) {
-    std::string id = "telic-undeclared-" + Sha256Hex(report_id).substr(0, 32);
-    // The full list is in the result; the Evidence keeps as many entries as fit its content limit.
-    Json kept = Json::array();
-    for (const Json& entry : listed) {
-      kept.push_back(entry);
-      if (CanonicalJson(kept).size() > 30'000) {
-        kept.erase(kept.size() - 1);
-        break;
-      }
-    }
-    std::string content = CanonicalJson(kept);
-    Json evidence = EvidenceBody(run.run_id, id, "repository",
-                                 Clip(fmt::format("{} undeclared change(s) telic found in the work tree: {}",
-                                                  undeclared->size(), observation::DescribeUndeclared(*undeclared, 5)),
-                                      4000),
-                                 "application/json", content, {}, {}, now);
-    TELIC_RETURN_IF_ERROR(ValidateArtifactBody("Evidence", evidence));
-    out.artifacts.push_back(ObservedEvidenceArtifact(run.run_id, evidence, {}, now));
-    out.summaries.push_back(ObservedEvidenceSummary(evidence));
-    out.note["evidenceRef"] = snapshot.Uri(id);
-  }
+  if (!undeclared->empty()) TELIC_RETURN_IF_ERROR(AddUndeclaredEvidence(out, snapshot, report_id, listed, *undeclared, now));
   return out;
 }
 

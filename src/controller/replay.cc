@@ -100,14 +100,8 @@ Json StateJson(const store::RunRecord& r) {
           {"outcomeHint", r.outcome_hint ? Json(*r.outcome_hint) : Json(nullptr)}};
 }
 
-}  // namespace
-
-Result<Json> RunService::ReplayRun(const std::string& run_id) {
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::Load(store_, run_id));
-  TELIC_ASSIGN_OR_RETURN(const std::vector<store::TraceEventRecord>* trace, snapshot.Trace());
-  const store::RunRecord& run = snapshot.run();
-
-  // The rebuilt state: the initial record of every run, then each state event.
+// The record every run starts from, in the topology its envelope classified.
+store::RunRecord InitialState(const store::RunRecord& run, const Json& envelope) {
   store::RunRecord state = run;
   state.status = RunStatus::kRunning;
   state.phase = Phase::kContextGrounding;
@@ -117,15 +111,16 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
   state.prompt_revisions_remaining = 1;
   state.remediations_remaining = 1;
   state.outcome_hint = std::nullopt;
-  const store::TraceEventRecord* classified = nullptr;
-  for (const auto& e : *trace) {
-    if (e.event_type == "topology_classified" && !classified) classified = &e;
-  }
-  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody(domain::ArtifactType::kRunEnvelope));
-  state.topology = domain::TopologyNamed(envelope->value("topology", std::string(domain::Name(run.topology))))
+  state.topology = domain::TopologyNamed(envelope.value("topology", std::string(domain::Name(run.topology))))
                        .value_or(run.topology);
+  return state;
+}
+
+// telic's state check: `state` advanced by each state event of `trace`, then
+// compared field by field with the stored run record.
+Json StateCheck(RunSnapshot& snapshot, const std::vector<store::TraceEventRecord>& trace, store::RunRecord state) {
   Json differences = Json::array();
-  for (const auto& e : *trace) {
+  for (const auto& e : trace) {
     if (!IsStateEvent(e)) continue;
     auto problem = ApplyEvent(snapshot, state, e);
     if (!problem) {
@@ -135,29 +130,29 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
     }
     state.version += 1;
   }
-  Json stored = StateJson(run);
+  Json stored = StateJson(snapshot.run());
   Json rebuilt = StateJson(state);
   for (auto it = stored.begin(); it != stored.end(); ++it) {
     if (rebuilt[it.key()] != *it) {
       differences.push_back(fmt::format("{}: stored {} but replay derives {}", it.key(), it->dump(), rebuilt[it.key()].dump()));
     }
   }
-  Json check = {{"consistent", differences.empty()}, {"differences", differences}, {"rebuilt", rebuilt}};
-  (void)classified;
+  return {{"consistent", differences.empty()}, {"differences", differences}, {"rebuilt", rebuilt}};
+}
 
-  if (run.topology == Topology::kMicro) {
-    return Json{{"runId", run_id}, {"topology", Topology::kMicro}, {"steps", Json::array()}, {"traceHighlights", Json::array()},
-                {"degraded", true}, {"reason", "micro_topology"}, {"stateCheck", check}};
-  }
+// One step per stored artifact, at the last event that output it, with
+// whether its stored bytes still match their digest; in trace order.
+Json ReplaySteps(store::Store& store, const RunSnapshot& snapshot, const std::vector<store::TraceEventRecord>& trace) {
+  const store::RunRecord& run = snapshot.run();
   Json steps = Json::array();
   for (size_t i = 0; i < snapshot.artifacts().size(); ++i) {
     const store::ArtifactMeta& meta = snapshot.artifacts()[i];
     std::string uri = snapshot.Uri(meta.id);
     const store::TraceEventRecord* last = nullptr;
-    for (const auto& e : *trace) {
+    for (const auto& e : trace) {
       if (std::find(e.output_refs.begin(), e.output_refs.end(), uri) != e.output_refs.end()) last = &e;
     }
-    auto body = store_.GetArtifact(run_id, meta.id);
+    auto body = store.GetArtifact(run.run_id, meta.id);
     std::string digest = body ? "ok" : (body.error().code() == ErrorCode::kDataLoss ? "mismatch" : "missing");
     Json step = {{"sequence", last ? last->sequence : static_cast<int64_t>(i)},
                  {"phase", last ? last->phase : std::string(domain::Name(run.phase))},
@@ -168,15 +163,37 @@ Result<Json> RunService::ReplayRun(const std::string& run_id) {
     steps.push_back(step);
   }
   std::stable_sort(steps.begin(), steps.end(), [](const Json& a, const Json& b) { return a["sequence"] < b["sequence"]; });
+  return steps;
+}
+
+// The escalations, then the broker's denials, each by its summary.
+Json TraceHighlights(const std::vector<store::TraceEventRecord>& trace) {
   Json highlights = Json::array();
-  for (const auto& e : *trace) {
+  for (const auto& e : trace) {
     if (e.event_type == "topology_escalated") highlights.push_back(e.summary);
   }
-  for (const auto& e : *trace) {
+  for (const auto& e : trace) {
     if (e.event_type == "broker_decision" && e.permission_decision && e.permission_decision->value("decision", "") == "deny") {
       highlights.push_back(e.summary);
     }
   }
+  return highlights;
+}
+
+}  // namespace
+
+Result<Json> RunService::ReplayRun(const std::string& run_id) {
+  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::Load(store_, run_id));
+  TELIC_ASSIGN_OR_RETURN(const std::vector<store::TraceEventRecord>* trace, snapshot.Trace());
+  const store::RunRecord& run = snapshot.run();
+  TELIC_ASSIGN_OR_RETURN(const Json* envelope, snapshot.LatestBody(domain::ArtifactType::kRunEnvelope));
+  Json check = StateCheck(snapshot, *trace, InitialState(run, *envelope));
+  if (run.topology == Topology::kMicro) {
+    return Json{{"runId", run_id}, {"topology", Topology::kMicro}, {"steps", Json::array()}, {"traceHighlights", Json::array()},
+                {"degraded", true}, {"reason", "micro_topology"}, {"stateCheck", check}};
+  }
+  Json steps = ReplaySteps(store_, snapshot, *trace);
+  Json highlights = TraceHighlights(*trace);
   return Json{{"runId", run_id}, {"topology", run.topology}, {"steps", steps}, {"traceHighlights", highlights},
               {"stateCheck", check}};
 }

@@ -76,6 +76,103 @@ Json BudgetSnapshot(const store::RunRecord& run) {
           {"postExecutionRemediationsRemaining", run.remediations_remaining}};
 }
 
+// The capabilities of a new run.
+struct StartCapabilities {
+  std::vector<std::string> host;     // the host's, sorted
+  std::vector<std::string> granted;  // asked for (or the mode's defaults) that the host has
+  std::vector<std::string> denied;
+  std::vector<std::string> domains;  // network read domains (CheckAuthorizationExtras)
+};
+
+Result<StartCapabilities> AuthorizeRun(const StartRunRequest& r) {
+  StartCapabilities auth;
+  auth.host = SortedUnique(r.host_capabilities);
+  for (const auto& cap : SortedUnique(r.authorization_granted.value_or(policy::DefaultGrantsForMode(r.mode)))) {
+    if (Contains(auth.host, cap)) auth.granted.push_back(cap);
+  }
+  auth.denied = SortedUnique(r.authorization_denied);
+  TELIC_ASSIGN_OR_RETURN(auth.domains, CheckAuthorizationExtras(r, auth.host, auth.granted));
+  return auth;
+}
+
+// The request's observation policy, or `fallback` when it names none.
+Result<ObservationPolicy> RequestedObservationPolicy(const StartRunRequest& r, ObservationPolicy fallback) {
+  if (!r.observation) return fallback;
+  auto parsed = ParseObservationPolicy(*r.observation);
+  if (!parsed) {
+    return Fail(ErrorCode::kInvalidArgument, "observation must be \"checked\" or \"require_observed\"",
+                {Issue{"/observation", "invalid_enum_value", "observation must be \"checked\" or \"require_observed\""}});
+  }
+  return *parsed;
+}
+
+// The RunEnvelope of the new `run`, whose original request is `request_ref`.
+Json RunEnvelopeBody(const StartRunRequest& r, const store::RunRecord& run, const std::string& request_ref,
+                     const StartCapabilities& auth) {
+  bool native = r.native_subagents == "available";
+  return Json{
+      {"schemaVersion", "1.0"},
+      {"runId", run.run_id},
+      {"createdAt", run.created_at},
+      {"originalRequestRef", request_ref},
+      {"followupRequestRefs", Json::array()},
+      {"requestedMode", r.mode},
+      {"topology", run.topology},
+      {"status", "active"},
+      {"workingContext",
+       {{"repositoryRoot", run.repository_root}, {"activeFiles", Json::array()}, {"applicableRuleRefs", Json::array()}}},
+      {"host",
+       {{"name", r.host_name}, {"version", nullptr}, {"nativeSubagents", r.native_subagents}, {"capabilities", auth.host}}},
+      {"authorization",
+       {{"granted", policy::CapabilitiesToPermissionSet(auth.granted, r.shell_execute_allowlist, false, auth.domains)},
+        {"denied", policy::CapabilitiesToPermissionSet(auth.denied, {}, true)}}},
+      {"budgets",
+       {{"promptRevisions", 1},
+        {"postExecutionRemediations", 1},
+        {"maximumParallelWorkers", native ? 3 : 1},
+        {"maximumSubagentDepth", native ? 1 : 0}}},
+      {"policyRefs", Json::array()},
+  };
+}
+
+// A new run's record, in its first phase.
+store::RunRecord NewRunRecord(std::string run_id, const std::string& repository_root, domain::Mode mode,
+                              domain::Topology topology, const std::optional<std::string>& prior_run_id,
+                              const std::string& now) {
+  store::RunRecord run;
+  run.run_id = std::move(run_id);
+  run.repository_root = repository_root;
+  run.requested_mode = mode;
+  run.topology = topology;
+  run.prior_run_id = prior_run_id;
+  run.status = domain::RunStatus::kRunning;
+  run.phase = domain::Phase::kContextGrounding;
+  run.created_at = run.updated_at = now;
+  return run;
+}
+
+// The first action of a new run is computed from what was just written
+// (`change`), in memory, not read back from the ledger: the metadata of its
+// two artifacts (a new run has no others; the action does not use the store's
+// seq) and the trees their canonical bytes were made from (strings,
+// integers, arrays and objects only, so parsing those bytes gives these
+// trees again). Nothing is cached: a later read indexes the run and
+// caches its action (RunServiceTest pins that both actions are equal).
+Result<Json> FirstAction(const store::RunRecord& run, const store::Change& change,
+                         const std::shared_ptr<const Json>& request_body, const std::shared_ptr<const Json>& envelope,
+                         BodyCache& bodies, store::Store& store, ActionSchemas form) {
+  const std::string& request_id = change.artifacts[0].meta.id;
+  std::vector<store::ArtifactMeta> written;
+  written.reserve(change.artifacts.size());
+  for (const store::StoredArtifact& artifact : change.artifacts) written.push_back(artifact.meta);
+  auto load = [&](const store::ArtifactMeta& meta) -> Result<std::shared_ptr<const Json>> {
+    if (meta.run_id == run.run_id && meta.id == request_id) return request_body;
+    if (meta.run_id == run.run_id && meta.id == run.run_id) return envelope;
+    return bodies.Load(store, meta);
+  };
+  return ComputeNextAction(run, written, load, form);
+}
+
 }  // namespace
 
 store::TraceEventRecord RunService::NewEvent(const store::RunRecord& run, std::string actor, std::string type,
@@ -96,70 +193,27 @@ store::TraceEventRecord RunService::NewEvent(const store::RunRecord& run, std::s
 Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   if (!HasNonWhitespace(r.original_request)) return Fail(ErrorCode::kInvalidArgument, "Original request is required");
   if (!HasNonWhitespace(r.host_name)) return Fail(ErrorCode::kInvalidArgument, "Host name is required");
-  std::vector<std::string> host = SortedUnique(r.host_capabilities);
-  std::vector<std::string> granted;
-  for (const auto& cap : SortedUnique(r.authorization_granted.value_or(policy::DefaultGrantsForMode(r.mode)))) {
-    if (Contains(host, cap)) granted.push_back(cap);
-  }
-  std::vector<std::string> denied = SortedUnique(r.authorization_denied);
-  TELIC_ASSIGN_OR_RETURN(std::vector<std::string> domains, CheckAuthorizationExtras(r, host, granted));
+  TELIC_ASSIGN_OR_RETURN(StartCapabilities auth, AuthorizeRun(r));
   TELIC_ASSIGN_OR_RETURN(domain::Mode mode, domain::ParseMode(r.mode, "/mode"));
   std::optional<domain::Topology> topology_override;
   if (r.topology_override) {
     TELIC_ASSIGN_OR_RETURN(topology_override, domain::ParseTopology(*r.topology_override, "/topology_override"));
   }
   TELIC_ASSIGN_OR_RETURN(Classification topology,
-                         ClassifyRun({r.original_request, mode, granted, r.shell_execute_allowlist,
+                         ClassifyRun({r.original_request, mode, auth.granted, r.shell_execute_allowlist,
                                       r.network_read_domains, topology_override}));
   if (r.prior_run_id) TELIC_RETURN_IF_ERROR(CheckPriorRun(store_, *r.prior_run_id, repository_root_));
 
   std::string now = FormatIsoMillis(clock_.NowMillis());
-  store::RunRecord run;
-  run.run_id = ids_.NewUuid();
-  run.repository_root = repository_root_;
-  run.requested_mode = mode;
-  run.topology = topology.topology;
-  run.prior_run_id = r.prior_run_id;
-  run.status = domain::RunStatus::kRunning;
-  run.phase = domain::Phase::kContextGrounding;
-  run.created_at = run.updated_at = now;
-  ObservationPolicy observation_policy = default_observation_policy_;
-  if (r.observation) {
-    auto parsed = ParseObservationPolicy(*r.observation);
-    if (!parsed) {
-      return Fail(ErrorCode::kInvalidArgument, "observation must be \"checked\" or \"require_observed\"",
-                  {Issue{"/observation", "invalid_enum_value", "observation must be \"checked\" or \"require_observed\""}});
-    }
-    observation_policy = *parsed;
-  }
+  store::RunRecord run = NewRunRecord(ids_.NewUuid(), repository_root_, mode, topology.topology, r.prior_run_id, now);
+  TELIC_ASSIGN_OR_RETURN(ObservationPolicy observation_policy,
+                         RequestedObservationPolicy(r, default_observation_policy_));
   SetRunObservation(run, NewRunObservation(observation_policy));
 
   std::string request_id = ids_.NewUuid();
   std::string request_ref = store::ArtifactUri(run.run_id, request_id);
-  bool native = r.native_subagents == "available";
   // Shared: the first action reads them from memory (below).
-  const auto envelope = std::make_shared<const Json>(Json{
-      {"schemaVersion", "1.0"},
-      {"runId", run.run_id},
-      {"createdAt", now},
-      {"originalRequestRef", request_ref},
-      {"followupRequestRefs", Json::array()},
-      {"requestedMode", r.mode},
-      {"topology", topology.topology},
-      {"status", "active"},
-      {"workingContext",
-       {{"repositoryRoot", repository_root_}, {"activeFiles", Json::array()}, {"applicableRuleRefs", Json::array()}}},
-      {"host", {{"name", r.host_name}, {"version", nullptr}, {"nativeSubagents", r.native_subagents}, {"capabilities", host}}},
-      {"authorization",
-       {{"granted", policy::CapabilitiesToPermissionSet(granted, r.shell_execute_allowlist, false, domains)},
-        {"denied", policy::CapabilitiesToPermissionSet(denied, {}, true)}}},
-      {"budgets",
-       {{"promptRevisions", 1},
-        {"postExecutionRemediations", 1},
-        {"maximumParallelWorkers", native ? 3 : 1},
-        {"maximumSubagentDepth", native ? 1 : 0}}},
-      {"policyRefs", Json::array()},
-  });
+  const auto envelope = std::make_shared<const Json>(RunEnvelopeBody(r, run, request_ref, auth));
   const auto request_body = std::make_shared<const Json>(
       Json{{"schemaVersion", "1.0"}, {"id", request_id}, {"runId", run.run_id}, {"content", r.original_request}});
 
@@ -181,23 +235,8 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   // actions, its submissions' rules) take them from memory too.
   bodies_.Put(change.artifacts[0].meta.sha256, request_body, change.artifacts[0].canonical_body.size());
   bodies_.Put(change.artifacts[1].meta.sha256, envelope, change.artifacts[1].canonical_body.size());
-  // The first action of the new run is computed from what was just written,
-  // in memory, not read back from the ledger: the metadata of its two
-  // artifacts (a new run has no others; the action does not use the store's
-  // seq) and the trees their canonical bytes were made from (strings,
-  // integers, arrays and objects only, so parsing those bytes gives these
-  // trees again). Nothing is cached: a later read indexes the run and
-  // caches its action (RunServiceTest pins that both actions are equal).
-  std::vector<store::ArtifactMeta> written;
-  written.reserve(change.artifacts.size());
-  for (const store::StoredArtifact& artifact : change.artifacts) written.push_back(artifact.meta);
-  auto load = [&](const store::ArtifactMeta& meta) -> Result<std::shared_ptr<const Json>> {
-    if (meta.run_id == run.run_id && meta.id == request_id) return request_body;
-    if (meta.run_id == run.run_id && meta.id == run.run_id) return envelope;
-    return bodies_.Load(store_, meta);
-  };
-  const ActionSchemas form = action_schemas_.load(std::memory_order_relaxed);
-  TELIC_ASSIGN_OR_RETURN(Json action, ComputeNextAction(run, written, load, form));
+  TELIC_ASSIGN_OR_RETURN(Json action, FirstAction(run, change, request_body, envelope, bodies_, store_,
+                                                  action_schemas_.load(std::memory_order_relaxed)));
   return RunAndAction{std::move(run), std::move(action)};
 }
 

@@ -1,8 +1,8 @@
-// RunService::SubmitArtifact and its paths: phase artifacts, supporting
-// artifacts (Evidence, ScenarioSpec) and clarification answers.
+// RunService::SubmitArtifact and its phase artifacts; the other submissions
+// (supporting artifacts, clarification answers) are in submit_supporting.cc.
 #include <algorithm>
+#include <functional>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -31,7 +31,6 @@ using domain::Topology;
 
 constexpr int kMaxClarificationsPerRun = 1;
 constexpr int kMaxEscalationsPerRun = 2;
-constexpr size_t kMaxEvidencePerWorkPlan = 128;
 
 std::unexpected<Error> Reject(std::string message) { return Fail(ErrorCode::kInvalidArgument, std::move(message)); }
 
@@ -88,28 +87,6 @@ std::vector<std::string> PendingClarificationLineage(const RunSnapshot& snapshot
   return {request_ref, answer_ref};
 }
 
-// Canonical padded base64 (re-encodes identically); returns the decoded bytes.
-Result<std::string> DecodeCanonicalBase64(const std::string& content) {
-  static const std::regex kPattern(R"(^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$)");
-  auto fail = [] { return Fail(ErrorCode::kInvalidArgument, "Evidence content is not canonical base64"); };
-  if (!std::regex_match(content, kPattern)) return fail();
-  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : content) {
-    if (c == '=') break;
-    buffer = (buffer << 6) | static_cast<uint32_t>(kAlphabet.find(c));
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  if (bits > 0 && (buffer & ((1u << bits) - 1)) != 0) return fail();  // non-zero padding bits
-  if (out.size() > 2 * 1024 * 1024) return Fail(ErrorCode::kInvalidArgument, "Decoded evidence exceeds 2097152 bytes");
-  return out;
-}
 
 // "/" + `key` escaped as one RFC 6901 reference token.
 std::string PointerToken(const std::string& key) {
@@ -160,59 +137,172 @@ Status CheckNoLikelyCredential(const Json& body) {
   return RuleViolation(found->pointer, std::move(message));
 }
 
-bool ContainsSecretInValue(const Json& value) {
-  if (value.is_string()) return grounding::ContainsLikelySecret(value.get_ref<const std::string&>());
-  if (value.is_array() || value.is_object()) {
-    return std::any_of(value.begin(), value.end(), [](const Json& v) { return ContainsSecretInValue(v); });
+
+// Makes one trace event of the submission (RunService::NewEvent, bound to the
+// run and the time of the submission).
+using EventMaker = std::function<store::TraceEventRecord(std::string actor, std::string type, std::string summary)>;
+
+// The clarification rules of a phase artifact: a phase that does not accept
+// another ClarificationRequest refuses one over the run's budget, and a
+// resumed phase artifact cites the clarification request and answer it
+// resumes from (PROTOCOL §10.5). Returns whether the artifact is a
+// ClarificationRequest over the budget.
+Result<bool> CheckClarificationBoundary(const RunSnapshot& snapshot, const store::RunRecord& run,
+                                        std::optional<ArtifactType> kind, const std::vector<std::string>& source_refs) {
+  const std::vector<ArtifactType>& accepted = AcceptedArtifactTypes(run);
+  auto accepts = [&](ArtifactType t) { return std::find(accepted.begin(), accepted.end(), t) != accepted.end(); };
+  bool clarification_exhausted = kind == ArtifactType::kClarificationRequest &&
+                                 snapshot.Count(ArtifactType::kClarificationRequest) >= kMaxClarificationsPerRun;
+  if (clarification_exhausted && !accepts(ArtifactType::kClarificationRequest)) {
+    return Reject(fmt::format("Phase {} cannot record another clarification boundary", domain::Name(run.phase)));
   }
-  return false;
+  std::vector<std::string> lineage = PendingClarificationLineage(snapshot);
+  if (!lineage.empty() && kind && *kind != ArtifactType::kClarificationRequest && accepts(*kind) &&
+      !std::all_of(lineage.begin(), lineage.end(), [&](const std::string& ref) { return ContainsString(source_refs, ref); })) {
+    return Reject("The resumed phase artifact must cite the exact clarification request and answer");
+  }
+  return clarification_exhausted;
 }
 
-// The references a ProblemFrame cites: the frame itself, its original request,
-// every fact's and inference's source, the evidence its unknowns inspected, its
-// rule references and its clarification request.
-std::vector<std::string> FrameCitedRefs(const std::string& frame_uri, const Json& frame) {
-  std::vector<std::string> refs{frame_uri, frame.value("originalRequestRef", "")};
-  for (const Json& fact : frame.value("knownFacts", Json::array())) refs.push_back(fact.value("sourceRef", ""));
-  for (const Json& inference : frame.value("inferences", Json::array())) {
-    for (const auto& ref : StringArray(inference, "sourceRefs")) refs.push_back(ref);
-  }
-  for (const Json& unknown : frame.value("unknowns", Json::array())) {
-    for (const auto& ref : StringArray(unknown, "evidenceInspected")) refs.push_back(ref);
-  }
-  for (const auto& ref : StringArray(frame, "applicableRuleRefs")) refs.push_back(ref);
-  if (frame.contains("clarification")) refs.push_back(frame["clarification"].value("requestRef", ""));
-  return refs;
-}
+struct Escalation {
+  Topology topology;
+  Phase phase;
+  const char* reason;
+};
 
-// TEL-091: a ScenarioSpec presents its ProblemFrame and may not add to it.
-// Every source-map entry names one of the spec's own presentation fields
-// (optionally with a path below it: "observableSymptoms[0]") and rests it only
-// on references the frame itself cites (D56).
-Status CheckScenarioSourceMap(const Json& spec, const std::string& frame_uri, const Json& frame) {
-  static const std::vector<std::string> kPresentationFields = {"title", "narrative", "actor", "observableSymptoms",
-                                                               "desiredOutcome"};
-  std::vector<std::string> cited = FrameCitedRefs(frame_uri, frame);
-  const Json& map = spec.contains("sourceMap") ? spec["sourceMap"] : Json::array();
-  for (size_t i = 0; i < map.size(); ++i) {
-    std::string field = map[i].value("field", "");
-    std::string head = field.substr(0, field.find_first_of("[./"));
-    if (!ContainsString(kPresentationFields, head)) {
-      return Reject(fmt::format("ScenarioSpec /sourceMap/{}/field: '{}' is not a presentation field of a ScenarioSpec "
-                                "(title, narrative, actor, observableSymptoms, desiredOutcome); a ScenarioSpec may not "
-                                "add requirements or permissions to its ProblemFrame",
-                                i, field));
-    }
-    std::vector<std::string> refs = StringArray(map[i], "sourceRefs");
-    for (size_t j = 0; j < refs.size(); ++j) {
-      if (!ContainsString(cited, refs[j])) {
-        return Reject(fmt::format("ScenarioSpec /sourceMap/{}/sourceRefs/{}: {} is not cited by its ProblemFrame; a "
-                                  "ScenarioSpec may not add facts absent from the frame",
-                                  i, j, refs[j]));
+// A micro run's UserReport with a user_reported claim, or a standard run's
+// ReleaseAudit with a user_reported basis, is refused by escalating the run.
+std::optional<Escalation> EscalationForUserReported(const store::RunRecord& run, std::optional<ArtifactType> kind,
+                                                    const Json& body) {
+  if (run.topology == Topology::kMicro && kind == ArtifactType::kUserReport) {
+    for (const Json& claim : body.value("completionClaims", Json::array())) {
+      if (claim.value("status", "") == "user_reported") {
+        return Escalation{Topology::kStandard, Phase::kAgent1Review, "MICRO_USER_REPORTED"};
       }
     }
   }
-  return {};
+  if (run.topology == Topology::kStandard && kind == ArtifactType::kReleaseAudit) {
+    for (const Json& entry : body.value("claimEvidenceMatrix", Json::array())) {
+      if (entry.value("basis", "") == "user_reported") {
+        return Escalation{Topology::kForensic, Phase::kAgent5Audit, "STANDARD_USER_REPORTED_CLAIMS"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+struct WorkResultChecks {
+  std::vector<Json> permission_decisions;
+  std::optional<bool> execution_complete;  // set for a WorkResult only
+};
+
+// A WorkResult's permission decisions and whether it completes the plan.
+Result<WorkResultChecks> CheckWorkResult(RunSnapshot& snapshot, std::optional<ArtifactType> kind, const Json& body) {
+  WorkResultChecks checks;
+  if (kind == ArtifactType::kWorkResult) {
+    TELIC_ASSIGN_OR_RETURN(checks.permission_decisions, WorkResultPermissionDecisions(snapshot, body));
+    TELIC_ASSIGN_OR_RETURN(ExecutionProgress progress, ComputeExecutionProgress(snapshot, &body));
+    checks.execution_complete = progress.remaining_after == 0;
+  }
+  return checks;
+}
+
+// The run record after `transition`, one version on; a topology change
+// spends one of the run's escalations.
+Result<store::RunRecord> NextRunRecord(const store::RunRecord& run, const Transition& transition, const std::string& now) {
+  store::RunRecord next = transition.run;
+  next.version = run.version + 1;
+  next.updated_at = now;
+  if (next.topology != run.topology) {
+    if (run.escalation_count >= kMaxEscalationsPerRun) return Fail(ErrorCode::kResourceExhausted, "escalation budget exhausted");
+    next.escalation_count = run.escalation_count + 1;
+  }
+  return next;
+}
+
+// The permission checks that authorized the artifact at `uri`, then telic's
+// own evidence of it (provenance observed): these events come before the
+// submission's, so a terminal report's event stays the last. Returns the
+// observed artifacts, which are stored after the submitted one.
+std::vector<store::StoredArtifact> AppendCheckedAndObserved(store::Change& change, const RunSnapshot& snapshot,
+                                                            const std::string& uri,
+                                                            const std::vector<Json>& permission_decisions,
+                                                            ObservedSubmission& observed, const EventMaker& new_event) {
+  for (const Json& decision : permission_decisions) {
+    auto event = new_event("controller", "permission_checked", PermissionEventSummary(decision));
+    event.input_refs = decision.value("policyRefs", std::vector<std::string>{});
+    event.output_refs = {uri};  // PROTOCOL §17.1: the checks name the artifact they authorized
+    event.permission_decision = decision;  // the store redacts it and says so (RedactTraceEvent)
+    change.events.push_back(std::move(event));
+  }
+  std::vector<store::StoredArtifact> observed_artifacts;
+  for (size_t i = 0; i < observed.artifacts.size(); ++i) {
+    auto event = new_event("controller", std::string(store::kEvidenceObservedEvent), observed.summaries[i]);
+    event.input_refs = {uri};
+    event.output_refs = {snapshot.Uri(observed.artifacts[i].meta.id)};
+    observed_artifacts.push_back(std::move(observed.artifacts[i]));
+    change.events.push_back(std::move(event));
+  }
+  return observed_artifacts;
+}
+
+std::string PhaseEventType(bool clarification_exhausted, std::optional<ArtifactType> kind) {
+  return clarification_exhausted                     ? "budget_consumed"
+         : kind == ArtifactType::kClarificationRequest ? "clarification_requested"
+                                                       : "phase_submitted";
+}
+
+// An accepted ProblemFrame of a micro run that goes on to review or execute
+// brings the run's companion pack (BuildMicroPack).
+Status AppendMicroPack(store::Change& change, RunSnapshot& snapshot, const store::RunRecord& run,
+                       const store::RunRecord& next, std::optional<ArtifactType> kind, const std::string& id,
+                       const Json& body, const std::string& now) {
+  if (kind == ArtifactType::kProblemFrame && run.topology == Topology::kMicro &&
+      (next.phase == Phase::kAgent4Execute || next.phase == Phase::kAgent3Review)) {
+    TELIC_ASSIGN_OR_RETURN(std::vector<Companion> pack, BuildMicroPack(snapshot, id, body));
+    for (Companion& companion : pack) {
+      TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(companion.type)), companion.body));
+      change.artifacts.push_back(store::MakeArtifact(
+          {companion.id, run.run_id, companion.type, "1.0", companion.producer, "", companion.source_refs, "none", now},
+          companion.body));
+    }
+  }
+  return Ok();
+}
+
+// A passing QualityReview of a micro or standard run without a receipt audit
+// yet brings one (CertifyReview), and digest_verified when it verified.
+Status AppendReceipt(store::Change& change, RunSnapshot& snapshot, const store::RunRecord& run,
+                     std::optional<ArtifactType> kind, const std::string& id, const Json& body, const std::string& uri,
+                     const std::string& now, const EventMaker& new_event) {
+  if ((run.topology == Topology::kMicro || run.topology == Topology::kStandard) && kind == ArtifactType::kQualityReview &&
+      body.value("decision", "") == "pass" && !snapshot.Latest(ArtifactType::kReceiptAudit)) {
+    TELIC_ASSIGN_OR_RETURN(Receipt receipt, CertifyReview(snapshot, id, body, now));
+    TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(ArtifactType::kReceiptAudit)), receipt.artifact.body));
+    change.artifacts.push_back(store::MakeArtifact({receipt.artifact.id, run.run_id, ArtifactType::kReceiptAudit, "1.0", "controller", "",
+                                                    receipt.artifact.source_refs, "none", now},
+                                                   receipt.artifact.body));
+    if (receipt.verified) {
+      auto digest = new_event("controller", "digest_verified", DigestSummaryForRefs(receipt.verified_refs));
+      digest.input_refs = receipt.verified_refs;
+      digest.output_refs = {uri};
+      change.events.push_back(std::move(digest));
+    }
+  }
+  return Ok();
+}
+
+// A micro run's QualityReview that moved the run to standard records why.
+void AppendMicroEscalation(store::Change& change, const store::RunRecord& run, const store::RunRecord& next,
+                           std::optional<ArtifactType> kind, const Json& body, const std::string& uri,
+                           const EventMaker& new_event) {
+  if (run.topology == Topology::kMicro && next.topology == Topology::kStandard && kind == ArtifactType::kQualityReview) {
+    std::string reason = body.value("decision", "") == "remediate" ? "MICRO_SPOT_REMEDIATE" : "MICRO_SPOT_PARTIAL";
+    auto escalated = new_event("controller", "topology_escalated", reason);
+    escalated.input_refs = {uri};
+    escalated.output_refs = {uri};
+    change.events.push_back(std::move(escalated));
+  }
 }
 
 }  // namespace
@@ -296,32 +386,10 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   std::string id = body["id"];
   std::string uri = snapshot.Uri(id);
   const std::optional<ArtifactType> kind = domain::ArtifactTypeNamed(type);
-  const std::vector<ArtifactType>& accepted = AcceptedArtifactTypes(run);
-  auto accepts = [&](ArtifactType t) { return std::find(accepted.begin(), accepted.end(), t) != accepted.end(); };
-  bool clarification_exhausted = kind == ArtifactType::kClarificationRequest &&
-                                 snapshot.Count(ArtifactType::kClarificationRequest) >= kMaxClarificationsPerRun;
-  if (clarification_exhausted && !accepts(ArtifactType::kClarificationRequest)) {
-    return Reject(fmt::format("Phase {} cannot record another clarification boundary", domain::Name(run.phase)));
-  }
-  std::vector<std::string> lineage = PendingClarificationLineage(snapshot);
-  if (!lineage.empty() && kind && *kind != ArtifactType::kClarificationRequest && accepts(*kind) &&
-      !std::all_of(lineage.begin(), lineage.end(), [&](const std::string& ref) { return ContainsString(source_refs, ref); })) {
-    return Reject("The resumed phase artifact must cite the exact clarification request and answer");
-  }
+  TELIC_ASSIGN_OR_RETURN(bool clarification_exhausted, CheckClarificationBoundary(snapshot, run, kind, source_refs));
   TELIC_RETURN_IF_ERROR(CheckArtifactReferences(snapshot, type, body, source_refs));
-  if (run.topology == Topology::kMicro && kind == ArtifactType::kUserReport) {
-    for (const Json& claim : body.value("completionClaims", Json::array())) {
-      if (claim.value("status", "") == "user_reported") {
-        return EscalateByRejection(run, uri, Topology::kStandard, Phase::kAgent1Review, "MICRO_USER_REPORTED");
-      }
-    }
-  }
-  if (run.topology == Topology::kStandard && kind == ArtifactType::kReleaseAudit) {
-    for (const Json& entry : body.value("claimEvidenceMatrix", Json::array())) {
-      if (entry.value("basis", "") == "user_reported") {
-        return EscalateByRejection(run, uri, Topology::kForensic, Phase::kAgent5Audit, "STANDARD_USER_REPORTED_CLAIMS");
-      }
-    }
+  if (std::optional<Escalation> escalation = EscalationForUserReported(run, kind, body)) {
+    return EscalateByRejection(run, uri, escalation->topology, escalation->phase, escalation->reason);
   }
   Submission submission{id, type, body, source_refs};
   std::optional<PermissionDenial> denial;
@@ -338,27 +406,11 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
   } else if (kind == ArtifactType::kUserReport) {
     TELIC_ASSIGN_OR_RETURN(observed, ObserveUserReport(snapshot, id, body, now));
   }
-  std::vector<Json> permission_decisions;
-  std::optional<bool> execution_complete;
-  if (kind == ArtifactType::kWorkResult) {
-    TELIC_ASSIGN_OR_RETURN(permission_decisions, WorkResultPermissionDecisions(snapshot, body));
-    TELIC_ASSIGN_OR_RETURN(ExecutionProgress progress, ComputeExecutionProgress(snapshot, &body));
-    execution_complete = progress.remaining_after == 0;
-  }
-  Transition transition;
-  if (clarification_exhausted) {
-    transition = ClarificationBudgetExhausted(run);
-  } else {
-    TELIC_ASSIGN_OR_RETURN(transition, AdvanceRun(run, type, body, execution_complete));
-  }
-  store::RunRecord next = transition.run;
-  next.version = run.version + 1;
-  next.updated_at = now;
-  if (next.topology != run.topology) {
-    if (run.escalation_count >= kMaxEscalationsPerRun) return Fail(ErrorCode::kResourceExhausted, "escalation budget exhausted");
-    next.escalation_count = run.escalation_count + 1;
-  }
-
+  TELIC_ASSIGN_OR_RETURN(WorkResultChecks work, CheckWorkResult(snapshot, kind, body));
+  TELIC_ASSIGN_OR_RETURN(Transition transition,
+                         clarification_exhausted ? Result<Transition>(ClarificationBudgetExhausted(run))
+                                                 : AdvanceRun(run, type, body, work.execution_complete));
+  TELIC_ASSIGN_OR_RETURN(store::RunRecord next, NextRunRecord(run, transition, now));
   store::Change change;
   change.run = next;
   std::string producer = ProducerFor(run, kind);
@@ -367,68 +419,23 @@ Result<SubmitResult> RunService::SubmitPhaseArtifact(const store::RunRecord& run
       store::MakeArtifact({id, run.run_id, *kind, "1.0", producer, "", source_refs, "none", now}, body));
   store::RunRecord event_run = next;
   event_run.phase = run.phase;  // events carry the phase the artifact was submitted in
-  for (const Json& decision : permission_decisions) {
-    auto event = NewEvent(event_run, "controller", "permission_checked", PermissionEventSummary(decision), now);
-    event.input_refs = decision.value("policyRefs", std::vector<std::string>{});
-    event.output_refs = {uri};  // PROTOCOL §17.1: the checks name the artifact they authorized
-    event.permission_decision = decision;  // the store redacts it and says so (RedactTraceEvent)
-    change.events.push_back(std::move(event));
-  }
-  std::string event_type = clarification_exhausted           ? "budget_consumed"
-                           : kind == ArtifactType::kClarificationRequest ? "clarification_requested"
-                                                             : "phase_submitted";
-  // telic's own evidence of this submission (provenance observed): its events
-  // come before the submission's, so a terminal report's event stays the last.
-  std::vector<store::StoredArtifact> observed_artifacts;
-  for (size_t i = 0; i < observed.artifacts.size(); ++i) {
-    auto event = NewEvent(event_run, "controller", std::string(store::kEvidenceObservedEvent), observed.summaries[i], now);
-    event.input_refs = {uri};
-    event.output_refs = {snapshot.Uri(observed.artifacts[i].meta.id)};
-    observed_artifacts.push_back(std::move(observed.artifacts[i]));
-    change.events.push_back(std::move(event));
-  }
-  auto main_event = NewEvent(event_run, producer, event_type, transition.summary, now);
+  EventMaker new_event = [&](std::string actor, std::string event_type, std::string summary) {
+    return NewEvent(event_run, std::move(actor), std::move(event_type), std::move(summary), now);
+  };
+  std::vector<store::StoredArtifact> observed_artifacts =
+      AppendCheckedAndObserved(change, snapshot, uri, work.permission_decisions, observed, new_event);
+  auto main_event = new_event(producer, PhaseEventType(clarification_exhausted, kind), transition.summary);
   main_event.input_refs = source_refs;
   main_event.output_refs = {uri};
   change.events.push_back(std::move(main_event));
   for (auto& artifact : observed_artifacts) change.artifacts.push_back(std::move(artifact));
-
-  if (kind == ArtifactType::kProblemFrame && run.topology == Topology::kMicro &&
-      (next.phase == Phase::kAgent4Execute || next.phase == Phase::kAgent3Review)) {
-    TELIC_ASSIGN_OR_RETURN(std::vector<Companion> pack, BuildMicroPack(snapshot, id, body));
-    for (Companion& companion : pack) {
-      TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(companion.type)), companion.body));
-      change.artifacts.push_back(store::MakeArtifact(
-          {companion.id, run.run_id, companion.type, "1.0", companion.producer, "", companion.source_refs, "none", now},
-          companion.body));
-    }
-  }
-  if ((run.topology == Topology::kMicro || run.topology == Topology::kStandard) && kind == ArtifactType::kQualityReview &&
-      body.value("decision", "") == "pass" && !snapshot.Latest(ArtifactType::kReceiptAudit)) {
-    TELIC_ASSIGN_OR_RETURN(Receipt receipt, CertifyReview(snapshot, id, body, now));
-    TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(ArtifactType::kReceiptAudit)), receipt.artifact.body));
-    change.artifacts.push_back(store::MakeArtifact({receipt.artifact.id, run.run_id, ArtifactType::kReceiptAudit, "1.0", "controller", "",
-                                                    receipt.artifact.source_refs, "none", now},
-                                                   receipt.artifact.body));
-    if (receipt.verified) {
-      auto digest = NewEvent(event_run, "controller", "digest_verified", DigestSummaryForRefs(receipt.verified_refs), now);
-      digest.input_refs = receipt.verified_refs;
-      digest.output_refs = {uri};
-      change.events.push_back(std::move(digest));
-    }
-  }
-  if (run.topology == Topology::kMicro && next.topology == Topology::kStandard && kind == ArtifactType::kQualityReview) {
-    std::string reason = body.value("decision", "") == "remediate" ? "MICRO_SPOT_REMEDIATE" : "MICRO_SPOT_PARTIAL";
-    auto escalated = NewEvent(event_run, "controller", "topology_escalated", reason, now);
-    escalated.input_refs = {uri};
-    escalated.output_refs = {uri};
-    change.events.push_back(std::move(escalated));
-  }
+  TELIC_RETURN_IF_ERROR(AppendMicroPack(change, snapshot, run, next, kind, id, body, now));
+  TELIC_RETURN_IF_ERROR(AppendReceipt(change, snapshot, run, kind, id, body, uri, now, new_event));
+  AppendMicroEscalation(change, run, next, kind, body, uri, new_event);
   snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
   TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
   TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(next));
-  std::optional<Json> note;
-  if (!observed.note.is_null()) note = std::move(observed.note);
+  std::optional<Json> note = observed.note.is_null() ? std::nullopt : std::optional<Json>(std::move(observed.note));
   return SubmitResult{std::move(next), std::move(action), std::nullopt, std::move(note)};
 }
 
@@ -463,166 +470,6 @@ Status RunService::RecordDenial(const store::RunRecord& run, RunSnapshot& snapsh
     }
     snapshot.ForgetTrace();
   }
-}
-
-Result<SubmitResult> RunService::SubmitSupporting(const store::RunRecord& run, ArtifactType type, Json body,
-                                                  const std::vector<std::string>& supplied_refs) {
-  bool evidence = type == ArtifactType::kEvidence;
-  if (run.status != RunStatus::kRunning || run.phase != (evidence ? Phase::kAgent4Execute : Phase::kAgent2Compile)) {
-    return Reject(evidence ? "Evidence may be captured only during the bounded executor phase"
-                           : "Optional ScenarioSpec must immediately follow its accepted ProblemFrame");
-  }
-  TELIC_RETURN_IF_ERROR(ValidateArtifactBody(std::string(domain::Name(type)), body));
-  constexpr int kMaxAttempts = 16;
-  for (int attempt = 1;; ++attempt) {
-    auto result = SubmitSupportingAttempt(run, type, body, supplied_refs);
-    if (result || attempt == kMaxAttempts || result.error().code() != ErrorCode::kConflict ||
-        result.error().message() != store::kConcurrentAppend) {
-      return result;
-    }
-  }
-}
-
-Result<SubmitResult> RunService::SubmitSupportingAttempt(const store::RunRecord& run, ArtifactType type,
-                                                         const Json& body, const std::vector<std::string>& supplied_refs) {
-  bool evidence = type == ArtifactType::kEvidence;
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_, &bodies_));
-  TELIC_ASSIGN_OR_RETURN(std::vector<std::string> source_refs, StoredSourceRefs(snapshot, body, supplied_refs));
-  std::string id = body["id"];
-  if (evidence) {
-    std::string content = body.value("content", "");
-    if (body.value("encoding", "") == "base64") {
-      TELIC_ASSIGN_OR_RETURN(content, DecodeCanonicalBase64(content));
-    }
-    if (ContainsSecretInValue(body) || grounding::ContainsLikelySecret(content) || ContainsSecretInValue(Json(source_refs))) {
-      return Reject("Evidence contains a likely credential; redact the value before submission");
-    }
-  }
-  TELIC_RETURN_IF_ERROR(CheckArtifactReferences(snapshot, std::string(domain::Name(type)), body, source_refs));
-  if (evidence) {
-    for (const auto& ref : StringArray(body, "sourceRefs")) {
-      if (ref.rfind("artifact://", 0) != 0) continue;
-      auto aid = ArtifactIdFromUri(ref);
-      if (!aid || ref != snapshot.Uri(*aid) || !snapshot.Find(*aid)) {
-        return Reject(fmt::format("Evidence source reference is missing or belongs to another run: {}", ref));
-      }
-    }
-  } else {
-    auto fid = ArtifactIdFromUri(body.value("problemFrameRef", ""));
-    const store::ArtifactMeta* frame = fid ? snapshot.Find(*fid) : nullptr;
-    if (!frame || body.value("problemFrameRef", "") != snapshot.Uri(*fid) || frame->type != ArtifactType::kProblemFrame) {
-      return Reject("ScenarioSpec must reference an existing ProblemFrame in the same run");
-    }
-    TELIC_ASSIGN_OR_RETURN(const Json* frame_body, snapshot.Body(*frame));
-    TELIC_RETURN_IF_ERROR(CheckScenarioSourceMap(body, snapshot.Uri(*fid), *frame_body));
-  }
-  std::string producer = evidence ? "executor" : "scenario_author";
-  std::string now = FormatIsoMillis(clock_.NowMillis());
-  store::StoredArtifact artifact =
-      store::MakeArtifact({id, run.run_id, type, "1.0", producer, "", source_refs, "none", now}, body);
-  if (const store::ArtifactMeta* existing = snapshot.Find(id)) {
-    if (existing->type == type && existing->schema_version == "1.0" && existing->producer == producer &&
-        existing->sha256 == artifact.meta.sha256 && existing->source_refs == source_refs && existing->redaction == "none") {
-      TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
-      return SubmitResult{run, std::move(action), *existing, std::nullopt};
-    }
-    return Fail(ErrorCode::kAlreadyExists, fmt::format("Supporting artifact replay conflicts with immutable artifact: {}", id));
-  }
-  if (evidence) {
-    size_t after_plan = 0;
-    bool seen_plan = false;
-    for (const auto& meta : snapshot.artifacts()) {
-      if (meta.type == ArtifactType::kWorkPlan) {
-        seen_plan = true;
-        after_plan = 0;
-      } else if (meta.type == ArtifactType::kEvidence && seen_plan && meta.producer != store::kObservedEvidenceProducer) {
-        ++after_plan;
-      }
-    }
-    if (after_plan >= kMaxEvidencePerWorkPlan) {
-      return Fail(ErrorCode::kResourceExhausted, fmt::format("Evidence quota of {} per WorkPlan reached", kMaxEvidencePerWorkPlan));
-    }
-  } else {
-    for (const auto* meta : snapshot.All(ArtifactType::kScenarioSpec)) {
-      TELIC_ASSIGN_OR_RETURN(const Json* spec, snapshot.Body(*meta));
-      if (spec->value("problemFrameRef", "") == body.value("problemFrameRef", "")) {
-        return Fail(ErrorCode::kResourceExhausted, "Only one ScenarioSpec may be stored for the current ProblemFrame");
-      }
-    }
-  }
-  store::Change change;
-  change.run = run;  // supporting artifacts do not bump the version...
-  // ...so the checks above (replay, quota, one spec per frame) hold only if
-  // no artifact was appended since the snapshot: the store compares counts.
-  change.expected_artifact_count = static_cast<int64_t>(snapshot.artifacts().size());
-  change.artifacts.push_back(artifact);
-  auto event = evidence ? NewEvent(run, "executor", "evidence_captured",
-                                   fmt::format("Captured a redacted {} evidence artifact.", body.value("kind", "")), now)
-                        : NewEvent(run, "scenario_author", "scenario_presentation_stored",
-                                   "Stored an optional sourced scenario presentation; the ProblemFrame remains authoritative.",
-                                   now);
-  event.input_refs = source_refs;
-  event.output_refs = {snapshot.Uri(id)};
-  change.events.push_back(std::move(event));
-  snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
-  TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
-  TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(run));
-  return SubmitResult{run, std::move(action), artifact.meta, std::nullopt};
-}
-
-Result<SubmitResult> RunService::AnswerClarification(const store::RunRecord& run, const std::string& response) {
-  std::string trimmed(TrimJs(response));
-  if (trimmed.empty()) return Fail(ErrorCode::kInvalidArgument, "Clarification response is required");
-  if (run.status != RunStatus::kAwaitingClarification) {
-    return Fail(ErrorCode::kFailedPrecondition, fmt::format("Run {} is not awaiting clarification", run.run_id));
-  }
-  TELIC_ASSIGN_OR_RETURN(RunSnapshot snapshot, RunSnapshot::LoadAt(store_, run, &artifact_index_, &bodies_));
-  const store::ArtifactMeta* request = snapshot.Latest(ArtifactType::kClarificationRequest);
-  if (!request) return Fail(ErrorCode::kDataLoss, "Awaiting-clarification run has no request artifact");
-  TELIC_ASSIGN_OR_RETURN(const Json* request_body, snapshot.Body(*request));
-  const Json choices = request_body->value("responseChoices", Json::array());
-  const Json* choice = nullptr;
-  for (const Json& candidate : choices) {
-    if (candidate.is_object() && candidate.value("id", "") == trimmed) choice = &candidate;
-  }
-  if (!choice) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "Clarification response must equal one of the typed response choice identifiers");
-  }
-  std::string effect = choice->value("runEffect", "");
-  store::RunRecord next = run;
-  if (effect == "resume") {
-    TELIC_ASSIGN_OR_RETURN(next, ResumeAfterClarification(run));
-  } else if (effect == "cancel" || effect == "new_run") {
-    next.status = RunStatus::kCancelled;
-    next.resume_phase = std::nullopt;
-  } else {
-    return Fail(ErrorCode::kDataLoss, "Clarification choice has no valid typed run effect");
-  }
-  std::string now = FormatIsoMillis(clock_.NowMillis());
-  next.version = run.version + 1;
-  next.updated_at = now;
-  std::string answer_id = ids_.NewUuid();
-  std::string request_ref = snapshot.Uri(request->id);
-  Json answer = {{"schemaVersion", "1.0"}, {"id", answer_id}, {"runId", run.run_id}, {"content", response}};
-  store::Change change;
-  change.run = next;
-  change.artifacts.push_back(
-      store::MakeArtifact({answer_id, run.run_id, ArtifactType::kUserMessage, "1.0", "user", "", {request_ref}, "none", now},
-                          answer));
-  std::string summary =
-      effect == "resume"    ? "User supplied a bounded decision; the paused phase resumed without broader authority."
-      : effect == "new_run" ? "User selected a choice that requires a newly authorized run; the current run terminated "
-                              "without broader authority."
-                            : "User cancelled the paused run without broadening authority.";
-  auto event = NewEvent(next, "user", "clarification_answered", summary, now);
-  event.input_refs = {request_ref};
-  event.output_refs = {snapshot.Uri(answer_id)};
-  change.events.push_back(std::move(event));
-  snapshot.Release();  // so the run's cached index can take the append in place (ArtifactIndexCache)
-  TELIC_RETURN_IF_ERROR(store_.ApplyChange(run.run_id, run.version, change));
-  TELIC_ASSIGN_OR_RETURN(Json action, NextActionFor(next));
-  return SubmitResult{std::move(next), std::move(action), std::nullopt, std::nullopt};
 }
 
 }  // namespace telic::controller
