@@ -55,17 +55,33 @@ class TailBuffer {
   std::string data_;
 };
 
+}  // namespace
+
+Result<std::string> MakeFreshDirectory(const std::string& prefix, uint64_t first) {
+  std::string dir;
+  for (uint64_t n = first; n < first + 64; ++n) {
+    dir = prefix + std::to_string(n);
+    if (::mkdir(dir.c_str(), 0700) == 0) return dir;
+    if (errno != EEXIST) break;
+    // Taken: a stale empty one is removed and its name used; a live one is kept.
+    if (::rmdir(dir.c_str()) == 0 && ::mkdir(dir.c_str(), 0700) == 0) return dir;
+  }
+  return Fail(ErrorCode::kFailedPrecondition, fmt::format("{}: {}", dir, std::strerror(errno)));
+}
+
+namespace {
+
 // A child cgroup of the pids controller holding one run (root only).
 class PidsCgroup {
  public:
   // Creates <parent>/telic-check-<pid>-<n> with pids.max = `max_processes`.
   static Result<PidsCgroup> Create(const std::string& parent, int64_t max_processes) {
     static std::atomic<uint64_t> counter{0};
-    std::string dir = fmt::format("{}/telic-check-{}-{}", parent, ::getpid(), counter.fetch_add(1));
-    if (::mkdir(dir.c_str(), 0700) != 0) {
-      return Fail(ErrorCode::kFailedPrecondition,
-                  fmt::format("cannot create the pids cgroup {}: {}", dir, std::strerror(errno)));
+    auto made = MakeFreshDirectory(fmt::format("{}/telic-check-{}-", parent, ::getpid()), counter.fetch_add(64));
+    if (!made) {
+      return Fail(ErrorCode::kFailedPrecondition, "cannot create the pids cgroup " + made.error().message());
     }
+    const std::string& dir = *made;
     PidsCgroup cgroup(dir);
     std::ofstream max(dir + "/pids.max");
     max << max_processes;

@@ -106,6 +106,14 @@ const std::vector<std::string>& ScrubbedEnvironment();
 std::vector<std::string> BubblewrapCommandLine(const SandboxCommand& command, const SandboxConfig& config,
                                                ProcessLimitMechanism mechanism, int64_t max_processes);
 
+// Makes a new directory `<prefix><n>` (mode 0700) for the first n from
+// `first` whose name is free or held by an empty directory: a cgroup left
+// by a process that died before removing it, whose pid a later process now
+// has (rmdir removes a cgroup only when no process is in it, so a live
+// one is never taken). Tries at most 64 names; returns the path made.
+// Exposed for tests.
+[[nodiscard]] Result<std::string> MakeFreshDirectory(const std::string& prefix, uint64_t first);
+
 // Whether a sandbox can start here: bwrap exists and runs `true` with the
 // same namespaces. kFailedPrecondition with bwrap's own message otherwise
 // ("bwrap: No permissions to creating new namespace, ..."). Always OK in

@@ -271,5 +271,26 @@ TEST(SandboxCommandLineTest, NamesEveryIsolation) {
             "make test ");
 }
 
+// A process killed inside a check leaves its cgroup behind, and a later
+// process with the same pid must still get one: a stale (empty) name is
+// taken over, a live (non-empty) one is skipped, never removed.
+TEST(MakeFreshDirectoryTest, TakesOverAStaleEmptyNameAndSkipsALiveOne) {
+  testing::TempDir dir;
+  const std::string prefix = (dir.path() / "telic-check-7-").string();
+  fs::create_directory(prefix + "0");  // left by a dead process
+  fs::create_directory(prefix + "1");
+  std::ofstream(prefix + "1/cgroup.procs") << "4242\n";  // a live one
+  auto first = MakeFreshDirectory(prefix, 0);
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_EQ(*first, prefix + "0");
+  auto second = MakeFreshDirectory(prefix, 1);
+  ASSERT_TRUE(second) << second.error().message();
+  EXPECT_EQ(*second, prefix + "2");
+  EXPECT_TRUE(fs::exists(prefix + "1/cgroup.procs")) << "a live directory is never removed";
+  auto nowhere = MakeFreshDirectory((dir.path() / "missing/x-").string(), 0);
+  ASSERT_FALSE(nowhere);
+  EXPECT_NE(nowhere.error().message().find("missing/x-0"), std::string::npos) << nowhere.error().message();
+}
+
 }  // namespace
 }  // namespace telic::observation
