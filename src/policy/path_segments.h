@@ -9,18 +9,22 @@
 
 namespace telic::policy::path_segments {
 
-// The parts of `text` between slashes, empty ones included ("a//b" has three).
-inline std::vector<std::string_view> SplitSlash(std::string_view text) {
+// The parts of `text` between `separator`s, empty ones included ("a//b"
+// split on '/' has three).
+inline std::vector<std::string_view> SplitOn(std::string_view text, char separator) {
   std::vector<std::string_view> parts;
   size_t start = 0;
   while (true) {
-    size_t slash = text.find('/', start);
-    parts.push_back(text.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
+    size_t at = text.find(separator, start);
+    parts.push_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) break;
+    start = at + 1;
   }
   return parts;
 }
+
+// The parts of `text` between slashes, empty ones included.
+inline std::vector<std::string_view> SplitSlash(std::string_view text) { return SplitOn(text, '/'); }
 
 // `segments` from index `from` on, joined with '/'.
 inline std::string JoinSegments(const std::vector<std::string>& segments, size_t from = 0) {

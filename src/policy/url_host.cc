@@ -1,5 +1,7 @@
 #include "policy/url_host.h"
 
+#include "policy/path_segments.h"
+
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -21,17 +23,7 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
-std::vector<std::string_view> SplitDots(std::string_view text) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    size_t dot = text.find('.', start);
-    parts.push_back(text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
+std::vector<std::string_view> SplitDots(std::string_view text) { return path_segments::SplitOn(text, '.'); }
 
 // WHATWG's "ends in a number": the last label is all digits or 0x-hex, so a
 // browser would read the host as an IPv4 address in some form.
