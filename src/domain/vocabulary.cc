@@ -146,7 +146,15 @@ Result<E> Parse(const std::array<Word<E>, N>& table, std::string_view text, std:
     allowed += word.name;
   }
   std::string message = "must be one of: " + allowed;
-  std::string shown(text.substr(0, 64));
+  std::string shown;  // the word as read, cut to 64 bytes, C0 controls and DEL as \xNN
+  for (unsigned char c : text.substr(0, 64)) {
+    if (c < 0x20 || c == 0x7F) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      shown += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    } else {
+      shown += static_cast<char>(c);
+    }
+  }
   return Fail(ErrorCode::kInvalidArgument, std::string(pointer) + ": '" + shown + "' " + message,
               {Issue{std::string(pointer), "invalid_enum_value", message}});
 }

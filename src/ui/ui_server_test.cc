@@ -128,6 +128,17 @@ TEST_F(UiServerTest, UnknownThingsAre404AndBadQueriesAre400) {
   EXPECT_EQ(cursor->status, 400);
   EXPECT_EQ(cursor->body.find("<script>"), std::string::npos);
   EXPECT_NE(cursor->body.find("&lt;script&gt;"), std::string::npos);
+  // A filter word none of its vocabulary has is a 400 naming the allowed
+  // words, the word shown escaped, never an empty listing.
+  for (const std::string& query : std::vector<std::string>{"status=%3Cscript%3Ebogus", "mode=fix%1B%5B2J",
+                                                         "topology=" + std::string(3000, 'x')}) {
+    auto bad = client.Get(("/ui/?" + query).c_str());
+    ASSERT_TRUE(bad) << query;
+    EXPECT_EQ(bad->status, 400) << query;
+    EXPECT_NE(bad->body.find("must be one of"), std::string::npos) << query;
+    EXPECT_EQ(bad->body.find("<script>"), std::string::npos) << query;
+    EXPECT_EQ(bad->body.find('\x1b'), std::string::npos) << query;
+  }
 }
 
 // covers issue 40 item 3: ids in viewer URLs are checked against the identifier grammar before any lookup
