@@ -30,12 +30,13 @@ void ContextMeter::WriteAll() {
     all.swap(pending_);
   }
   for (auto& [run_id, pending] : all) Write(run_id, std::move(pending));
+  (void)store_.FlushContextCosts();  // a statistic: a failed write loses only these counts
 }
 
 void ContextMeter::Write(const std::string& run_id, Pending pending) {
   std::vector<store::ContextCost> costs;
   for (auto& [tool, cost] : pending.tools) costs.push_back(std::move(cost));
-  (void)store_.AddContextCost(run_id, costs);  // a statistic: a failed write loses only these counts
+  store_.DeferContextCost(run_id, std::move(costs));
 }
 
 }  // namespace telic::mcp

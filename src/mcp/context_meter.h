@@ -2,11 +2,13 @@
 // tool, the calls and the bytes of their text content, added to the store's
 // context cost (store::Store::AddContextCost) in batches.
 //
-// Counting a read must not write the ledger each time (reads are the calls
-// hosts make most): a run's counts are written with its next state-changing
-// call, after kFlushCalls calls, and when the meter is destroyed (the server
-// stops). A failed write is dropped (the cost is a statistic; the run is
-// unaffected).
+// Counting must not cost a commit of its own (reads are the calls hosts make
+// most, and a state-changing call has just committed): after a
+// state-changing call or kFlushCalls calls, a run's counts go to
+// Store::DeferContextCost, which a store may hold until the run's next
+// change commits and write in that transaction; WriteAll (and destroying the
+// meter, when the server stops) flushes everything. A failed write is
+// dropped (the cost is a statistic; the run is unaffected).
 #pragma once
 
 #include <map>

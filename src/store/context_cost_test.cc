@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "store/open_store.h"
+#include "store/sqlite_store.h"
 #include "store/store.h"
 #include "testing/postgres_server.h"
 #include "testing/temp_dir.h"
@@ -77,6 +78,44 @@ TEST_P(ContextCostTest, CostsStayOutsideTheRunAndGoWithIt) {
   EXPECT_TRUE(store_->GetContextCost("nope")->empty());
   ASSERT_TRUE(store_->DeleteRun("r1", 1, {"2026-12-03T00:00:00.000Z", "tester@host", "delete"}));
   EXPECT_TRUE(store_->GetContextCost("r1")->empty());
+}
+
+// covers issue 41 item 1 (D-S28): deferred costs are visible to their store
+// at once, reach the ledger with the run's next change (on SQLite in that
+// change's transaction, no commit of their own) or with a flush, and a clean
+// close flushes what is left.
+TEST_P(ContextCostTest, DeferredCostsArriveWithTheRunsNextChangeOrAFlush) {
+  ASSERT_TRUE(store_->CreateRun(RunChange("r1")));
+  ASSERT_TRUE(store_->CreateRun(RunChange("r2")));
+  store_->DeferContextCost("r1", {{"telic_start_run", 1, 4000}});
+  store_->DeferContextCost("r1", {{"telic_start_run", 1, 10}, {"telic_get_run", 1, 5}});
+  store_->DeferContextCost("r2", {{"telic_get_run", 1, 7}});
+  const std::vector<ContextCost> r1 = {{"telic_get_run", 1, 5}, {"telic_start_run", 2, 4010}};
+  const std::vector<ContextCost> r2 = {{"telic_get_run", 1, 7}};
+  EXPECT_EQ(*store_->GetContextCost("r1"), r1);
+  auto other = OpenStore(location_);
+  ASSERT_TRUE(other);
+  auto* sqlite = dynamic_cast<SqliteStore*>(store_.get());
+  if (sqlite) {
+    EXPECT_TRUE((*other)->GetContextCost("r1")->empty()) << "held until the run's next change";
+  }
+  const int64_t commits = sqlite ? sqlite->commit_count() : 0;
+  Change next = RunChange("r1");
+  next.run.version = 2;
+  next.events[0].event_id = "r1-e2";
+  ASSERT_TRUE(store_->ApplyChange("r1", 1, next));
+  if (sqlite) {
+    EXPECT_EQ(sqlite->commit_count(), commits + 1) << "the costs ride in the change's commit";
+  }
+  EXPECT_EQ(*(*other)->GetContextCost("r1"), r1);
+  if (sqlite) {
+    EXPECT_TRUE((*other)->GetContextCost("r2")->empty()) << "r2 had no change";
+  }
+  ASSERT_TRUE(store_->FlushContextCosts());
+  EXPECT_EQ(*(*other)->GetContextCost("r2"), r2);
+  store_->DeferContextCost("r2", {{"telic_get_run", 1, 3}});
+  store_.reset();
+  EXPECT_EQ(*(*other)->GetContextCost("r2"), (std::vector<ContextCost>{{"telic_get_run", 2, 10}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ContextCostTest, ::testing::Values(CostBackend::kSqlite, CostBackend::kPostgres),

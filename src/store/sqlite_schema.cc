@@ -175,6 +175,104 @@ CREATE TRIGGER refused_calls_append_only BEFORE DELETE ON refused_calls
   WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
   BEGIN SELECT RAISE(ABORT, 'refused calls are append-only'); END;
 )sql",
+    // 8 (issue 41): a start_run commits in fewer pages (D-S28). runs is keyed
+    // by run_id without a rowid (one B-tree instead of a table and its key);
+    // trace_events drops the ledger-wide event_id index (ids are generated, a
+    // run's chain is keyed by (run_id, sequence)) and stays a rowid table, so
+    // its rows append at the right edge and only the small key lands at a
+    // random place; artifacts carry their body (verified against sha256 on
+    // every read), so blobs, its key and artifacts_by_sha256 go, and seq is
+    // a plain rowid (no AUTOINCREMENT counter row). The runs indexes keep
+    // their queries (each is walked backwards for "newest first, then
+    // run_id"), but a new run's entry now lands at the right edge, where
+    // SQLite appends without splitting a page in half. The new
+    // tables reference runs_v8 so that dropping the old ones checks no
+    // foreign key, and renaming runs_v8 renames those references.
+    R"sql(
+CREATE TABLE runs_v8 (
+  run_id TEXT NOT NULL PRIMARY KEY,
+  schema_version TEXT NOT NULL,
+  repository_root TEXT NOT NULL,
+  requested_mode TEXT NOT NULL,
+  topology TEXT NOT NULL,
+  escalation_count INTEGER NOT NULL CHECK (escalation_count >= 0),
+  prior_run_id TEXT,
+  status TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  resume_phase TEXT,
+  version INTEGER NOT NULL CHECK (version >= 1),
+  prompt_revisions_remaining INTEGER NOT NULL CHECK (prompt_revisions_remaining >= 0),
+  remediations_remaining INTEGER NOT NULL CHECK (remediations_remaining >= 0),
+  outcome_hint TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  extra_json TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+INSERT INTO runs_v8 SELECT run_id, schema_version, repository_root, requested_mode, topology, escalation_count,
+  prior_run_id, status, phase, resume_phase, version, prompt_revisions_remaining, remediations_remaining,
+  outcome_hint, created_at, updated_at, extra_json FROM runs;
+CREATE TABLE artifacts_v8 (
+  seq INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs_v8 (run_id),
+  artifact_id TEXT NOT NULL,
+  type TEXT NOT NULL,
+  schema_version TEXT NOT NULL,
+  producer TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  source_refs_json TEXT NOT NULL,
+  redaction TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  body TEXT
+);
+INSERT INTO artifacts_v8 SELECT a.seq, a.run_id, a.artifact_id, a.type, a.schema_version, a.producer, a.sha256,
+  a.source_refs_json, a.redaction, a.created_at, b.body FROM artifacts a LEFT JOIN blobs b USING (sha256);
+CREATE TABLE trace_events_v8 (
+  run_id TEXT NOT NULL REFERENCES runs_v8 (run_id),
+  sequence INTEGER NOT NULL CHECK (sequence >= 1),
+  event_id TEXT NOT NULL,
+  timestamp TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  input_refs_json TEXT NOT NULL,
+  output_refs_json TEXT NOT NULL,
+  permission_decision_json TEXT,
+  summary TEXT NOT NULL,
+  budget_snapshot_json TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  redactions_json TEXT NOT NULL DEFAULT '[]',
+  traceparent TEXT,
+  tracestate TEXT,
+  PRIMARY KEY (run_id, sequence)
+) STRICT;
+INSERT INTO trace_events_v8 SELECT run_id, sequence, event_id, timestamp, actor, phase, event_type, input_refs_json,
+  output_refs_json, permission_decision_json, summary, budget_snapshot_json, prev_hash, hash, redactions_json,
+  traceparent, tracestate FROM trace_events;
+DROP TABLE artifacts;
+DROP TABLE trace_events;
+DROP TABLE blobs;
+DROP TABLE runs;
+ALTER TABLE runs_v8 RENAME TO runs;
+ALTER TABLE artifacts_v8 RENAME TO artifacts;
+ALTER TABLE trace_events_v8 RENAME TO trace_events;
+CREATE INDEX runs_by_update ON runs (updated_at, run_id DESC);
+CREATE INDEX runs_by_creation ON runs (created_at, run_id DESC);
+CREATE INDEX runs_by_status_creation ON runs (status, created_at, run_id DESC);
+CREATE INDEX runs_by_mode_creation ON runs (requested_mode, created_at, run_id DESC);
+CREATE UNIQUE INDEX artifacts_by_run_id ON artifacts (run_id, artifact_id);
+CREATE TRIGGER artifacts_immutable BEFORE UPDATE ON artifacts BEGIN SELECT RAISE(ABORT, 'artifacts are immutable'); END;
+CREATE TRIGGER artifacts_append_only BEFORE DELETE ON artifacts
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'artifacts are append-only'); END;
+CREATE TRIGGER trace_immutable BEFORE UPDATE ON trace_events BEGIN SELECT RAISE(ABORT, 'trace events are immutable'); END;
+CREATE TRIGGER trace_append_only BEFORE DELETE ON trace_events
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'trace events are append-only'); END;
+CREATE TRIGGER runs_kept BEFORE DELETE ON runs
+  WHEN NOT EXISTS (SELECT 1 FROM run_deletion_marker WHERE run_id = OLD.run_id)
+  BEGIN SELECT RAISE(ABORT, 'runs are deleted only through telic runs delete'); END;
+)sql",
 };
 
 constexpr int kSchemaVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));

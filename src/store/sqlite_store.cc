@@ -75,17 +75,15 @@ Status WriteRunRow(StmtCache& stmts, std::string_view run_id, std::optional<int6
 
 Status InsertArtifact(StmtCache& cache, const StoredArtifact& a) {
   sqlite3* db = cache.db();
-  Stmt blob(cache, "INSERT INTO blobs (sha256, body) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING");
-  blob.Bind(1, a.meta.sha256).Bind(2, a.canonical_body);
-  if (blob.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "blob insert"));
   Stmt exists(cache, "SELECT 1 FROM artifacts WHERE run_id = ? AND artifact_id = ?");
   exists.Bind(1, a.meta.run_id).Bind(2, a.meta.id);
   if (exists.Step() == SQLITE_ROW) return std::unexpected(ArtifactAlreadyExists(a.meta.id));
   static const std::string insert =
-      fmt::format("INSERT INTO artifacts ({}) VALUES ({})", ArtifactColumns(), Placeholders(kArtifactColumnCount));
+      fmt::format("INSERT INTO artifacts ({}, body) VALUES ({})", ArtifactColumns(), Placeholders(kArtifactColumnCount + 1));
   Stmt s(cache, insert);
   SqliteBinder bind(s);
   EncodeArtifactMeta(a.meta, bind);
+  s.Bind(kArtifactColumnCount + 1, a.canonical_body);
   if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "artifact insert"));
   return Ok();
 }
@@ -196,6 +194,7 @@ Status SqliteStore::OpenReadConnection(const std::string& path) {
 SqliteStore::SqliteStore(sqlite3* db) : db_(db), stmts_(std::make_unique<StmtCache>(db)) {}
 
 SqliteStore::~SqliteStore() {
+  (void)FlushContextCosts();  // a statistic: a failed write loses only these counts
   checkpointer_.reset();
   read_stmts_.reset();
   sqlite3_close(read_db_);
@@ -293,6 +292,7 @@ void SqliteStore::CommitGroup(const std::vector<PendingWrite*>& group) {
                                                : SqlError(db_, "group transaction"));
     }
   }
+  WriteDeferredCostsOf(group);
   if (before_commit_for_test_) before_commit_for_test_(group.size());
   if (auto committed = tx.Commit(); !committed) return fail_all(committed.error());
   commits_.fetch_add(1);
@@ -377,9 +377,9 @@ Result<RunPage> SqliteStore::QueryRuns(const RunQuery& query) {
   if (query.mode) filters += " AND requested_mode = ?4";
   if (query.topology) filters += " AND topology = ?6";
   constexpr std::string_view kRequestHas =
-      "EXISTS (SELECT 1 FROM artifacts a JOIN blobs b ON b.sha256 = a.sha256 WHERE a.run_id = runs.run_id"
+      "EXISTS (SELECT 1 FROM artifacts a WHERE a.run_id = runs.run_id"
       " AND a.type = 'UserMessage' AND a.source_refs_json = '[]'"
-      " AND instr(lower(json_extract(b.body, '$.content')), lower({0})) > 0)";
+      " AND instr(lower(json_extract(a.body, '$.content')), lower({0})) > 0)";
   if (query.request_contains) filters += " AND " + fmt::format(fmt::runtime(kRequestHas), "?7");
   if (query.search) {
     filters += " AND (lower(substr(run_id, 1, length(?8))) = lower(?8) OR " + fmt::format(fmt::runtime(kRequestHas), "?8") + ")";
@@ -428,8 +428,7 @@ Result<std::vector<ArtifactMeta>> SqliteStore::ListArtifactsAfter(std::string_vi
 
 Result<StoredArtifact> SqliteStore::GetArtifact(std::string_view run_id, std::string_view artifact_id) {
   TELIC_ASSIGN_OR_RETURN(auto reader, LockReader());
-  Stmt s(*read_stmts_, fmt::format("SELECT {}, b.body FROM artifacts a LEFT JOIN blobs b USING (sha256) "
-                          "WHERE a.run_id = ? AND a.artifact_id = ?",
+  Stmt s(*read_stmts_, fmt::format("SELECT {}, body FROM artifacts WHERE run_id = ? AND artifact_id = ?",
                           ArtifactColumns()));
   s.Bind(1, run_id).Bind(2, artifact_id);
   int rc = s.Step();

@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -47,6 +48,12 @@ class SqliteStore final : public Store {
   Result<int64_t> RecordRefusedCall(const RefusedCall& call) override;
   Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) override;
   Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) override;
+  // Held until the run's next change commits (written in its transaction),
+  // until more than kMaxDeferredRuns runs hold costs, or FlushContextCosts;
+  // the destructor flushes.
+  void DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) override;
+  Status FlushContextCosts() override;
+  static constexpr size_t kMaxDeferredRuns = 256;
   Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) override;
 
   // PRAGMA integrity_check; Ok when SQLite answers "ok".
@@ -113,6 +120,9 @@ class SqliteStore final : public Store {
   Status WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
   void CommitGroup(const std::vector<PendingWrite*>& group);
   Status ApplyInTransaction(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
+  // In the group's open transaction: adds the held costs of the runs whose
+  // change applied; a failed cost write is undone alone and its costs dropped.
+  void WriteDeferredCostsOf(const std::vector<PendingWrite*>& group);
 
   sqlite3* db_;
   std::string path_;  // the ledger file, for the connections opened later
@@ -126,6 +136,9 @@ class SqliteStore final : public Store {
   // waits for a checkpoint's copying and fsyncs (issue 18 target 2).
   std::unique_ptr<Checkpointer> checkpointer_;
   std::mutex mutex_;  // one connection, serialised; each process opens its own
+  // DeferContextCost's held costs by run, each tool once (summed).
+  std::mutex deferred_mutex_;
+  std::map<std::string, std::vector<ContextCost>, std::less<>> deferred_costs_;
   // Group commit (see commit_count): queued writers, whether a leader is committing.
   std::mutex queue_mutex_;
   std::deque<PendingWrite*> queue_;

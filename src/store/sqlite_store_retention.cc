@@ -3,6 +3,9 @@
 // beside a run and the one route that deletes them.
 #include "store/sqlite_store.h"
 
+#include <algorithm>
+#include <map>
+
 #include <fmt/format.h>
 
 #include "store/record_codec.h"
@@ -30,7 +33,7 @@ Status DeleteContextCostRows(sqlite3* db, std::string_view run_id) {
 }
 
 // Deletes the rows of `run_id` (whose marker is in place): task graph rows
-// when the ledger has them, artifacts and the blobs only they used, trace, run.
+// when the ledger has them, artifacts (with their bodies), trace, run.
 Status DeleteRunRows(sqlite3* db, std::string_view run_id) {
   TELIC_ASSIGN_OR_RETURN(int64_t has_graph, QueryInt(db, "SELECT count(*) FROM sqlite_master WHERE name = ?", "graph_tasks"));
   if (has_graph > 0) {
@@ -41,20 +44,7 @@ Status DeleteRunRows(sqlite3* db, std::string_view run_id) {
     TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM graph_stories WHERE run_id = ?1", run_id, "story delete"));
     TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM graph_tasks WHERE run_id = ?1", run_id, "task delete"));
   }
-  std::vector<std::string> digests;
-  {
-    Stmt s(db, "SELECT DISTINCT sha256 FROM artifacts WHERE run_id = ?");
-    s.Bind(1, run_id);
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) digests.push_back(s.Text(0));
-    if (rc != SQLITE_DONE) return std::unexpected(SqlError(db, "artifact digests read"));
-  }
   TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM artifacts WHERE run_id = ?1", run_id, "artifact delete"));
-  for (const std::string& digest : digests) {
-    Stmt s(db, "DELETE FROM blobs WHERE sha256 = ?1 AND NOT EXISTS (SELECT 1 FROM artifacts WHERE sha256 = ?1)");
-    s.Bind(1, digest);
-    if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "blob delete"));
-  }
   TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM trace_events WHERE run_id = ?1", run_id, "trace delete"));
   TELIC_RETURN_IF_ERROR(ExecForRun(db, "DELETE FROM refused_calls WHERE run_id = ?1", run_id, "refused call delete"));
   TELIC_RETURN_IF_ERROR(DeleteContextCostRows(db, run_id));
@@ -200,7 +190,34 @@ namespace {
 // read-only too) unchanged: the migration is this one additive table.
 constexpr const char* kContextCostTable =
     "CREATE TABLE IF NOT EXISTS context_costs (run_id TEXT NOT NULL, tool TEXT NOT NULL, calls INTEGER NOT NULL, "
-    "bytes INTEGER NOT NULL, PRIMARY KEY (run_id, tool)) STRICT";
+    "bytes INTEGER NOT NULL, PRIMARY KEY (run_id, tool)) STRICT, WITHOUT ROWID";
+
+// Adds `costs` to the rows of `run_id` in `db`'s open write transaction.
+Status WriteContextCostRows(sqlite3* db, std::string_view run_id, const std::vector<ContextCost>& costs) {
+  TELIC_RETURN_IF_ERROR(Exec(db, kContextCostTable));
+  for (const ContextCost& cost : costs) {
+    Stmt s(db, "INSERT INTO context_costs (run_id, tool, calls, bytes) SELECT ?1, ?2, ?3, ?4 "
+               "WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ?1) ON CONFLICT (run_id, tool) DO UPDATE SET "
+               "calls = calls + excluded.calls, bytes = bytes + excluded.bytes");
+    if (!s.ok()) return std::unexpected(SqlError(db, "context cost write"));
+    s.Bind(1, run_id).Bind(2, cost.tool).Bind(3, cost.calls).Bind(4, cost.bytes);
+    if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db, "context cost write"));
+  }
+  return Ok();
+}
+
+// Adds each of `more` to the entry of its tool in `into`.
+void MergeCosts(std::vector<ContextCost>& into, const std::vector<ContextCost>& more) {
+  for (const ContextCost& cost : more) {
+    auto same = std::find_if(into.begin(), into.end(), [&](const ContextCost& c) { return c.tool == cost.tool; });
+    if (same == into.end()) {
+      into.push_back(cost);
+      continue;
+    }
+    same->calls += cost.calls;
+    same->bytes += cost.bytes;
+  }
+}
 
 }  // namespace
 
@@ -209,30 +226,78 @@ Status SqliteStore::AddContextCost(std::string_view run_id, const std::vector<Co
   std::lock_guard lock(mutex_);
   Transaction tx(db_);
   TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
-  TELIC_RETURN_IF_ERROR(Exec(db_, kContextCostTable));
-  for (const ContextCost& cost : costs) {
-    Stmt s(db_, "INSERT INTO context_costs (run_id, tool, calls, bytes) SELECT ?1, ?2, ?3, ?4 "
-                "WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ?1) ON CONFLICT (run_id, tool) DO UPDATE SET "
-                "calls = calls + excluded.calls, bytes = bytes + excluded.bytes");
-    if (!s.ok()) return std::unexpected(SqlError(db_, "context cost write"));
-    s.Bind(1, run_id).Bind(2, cost.tool).Bind(3, cost.calls).Bind(4, cost.bytes);
-    if (s.Step() != SQLITE_DONE) return std::unexpected(SqlError(db_, "context cost write"));
-  }
+  TELIC_RETURN_IF_ERROR(WriteContextCostRows(db_, run_id, costs));
   return tx.Commit();
 }
 
-Result<std::vector<ContextCost>> SqliteStore::GetContextCost(std::string_view run_id) {
+void SqliteStore::DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) {
+  if (costs.empty()) return;
+  bool full;
+  {
+    std::lock_guard lock(deferred_mutex_);
+    auto held = deferred_costs_.find(run_id);
+    if (held == deferred_costs_.end()) held = deferred_costs_.emplace(std::string(run_id), std::vector<ContextCost>{}).first;
+    MergeCosts(held->second, costs);
+    full = deferred_costs_.size() > kMaxDeferredRuns;
+  }
+  if (full) (void)FlushContextCosts();  // a statistic: a failed write loses only these counts
+}
+
+Status SqliteStore::FlushContextCosts() {
+  std::map<std::string, std::vector<ContextCost>, std::less<>> held;
+  {
+    std::lock_guard lock(deferred_mutex_);
+    held.swap(deferred_costs_);
+  }
+  if (held.empty()) return Ok();
   std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  TELIC_RETURN_IF_ERROR(tx.BeginImmediate());
+  for (const auto& [run_id, costs] : held) TELIC_RETURN_IF_ERROR(WriteContextCostRows(db_, run_id, costs));
+  return tx.Commit();
+}
+
+void SqliteStore::WriteDeferredCostsOf(const std::vector<PendingWrite*>& group) {
+  std::vector<std::pair<std::string, std::vector<ContextCost>>> riding;
+  {
+    std::lock_guard lock(deferred_mutex_);
+    if (deferred_costs_.empty()) return;
+    for (const PendingWrite* w : group) {
+      auto held = w->result && *w->result ? deferred_costs_.find(w->run_id) : deferred_costs_.end();
+      if (held == deferred_costs_.end()) continue;
+      riding.emplace_back(held->first, std::move(held->second));
+      deferred_costs_.erase(held);
+    }
+  }
+  if (riding.empty() || !Exec(db_, "SAVEPOINT telic_costs")) return;
+  for (const auto& [run_id, costs] : riding) {
+    if (WriteContextCostRows(db_, run_id, costs)) continue;
+    (void)Exec(db_, "ROLLBACK TO telic_costs");  // a statistic: only these counts are lost
+    break;
+  }
+  (void)Exec(db_, "RELEASE telic_costs");
+}
+
+Result<std::vector<ContextCost>> SqliteStore::GetContextCost(std::string_view run_id) {
   std::vector<ContextCost> costs;
-  TELIC_ASSIGN_OR_RETURN(int64_t has_costs,
-                         QueryInt(db_, "SELECT count(*) FROM sqlite_master WHERE name = ?", "context_costs"));
-  if (has_costs == 0) return costs;
-  Stmt s(db_, "SELECT tool, calls, bytes FROM context_costs WHERE run_id = ? ORDER BY tool");
-  if (!s.ok()) return std::unexpected(SqlError(db_, "context cost read"));
-  s.Bind(1, run_id);
-  int rc;
-  while ((rc = s.Step()) == SQLITE_ROW) costs.push_back(ContextCost{s.Text(0), s.Int(1), s.Int(2)});
-  if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "context cost read"));
+  {
+    std::lock_guard lock(mutex_);
+    TELIC_ASSIGN_OR_RETURN(int64_t has_costs,
+                           QueryInt(db_, "SELECT count(*) FROM sqlite_master WHERE name = ?", "context_costs"));
+    if (has_costs > 0) {
+      Stmt s(db_, "SELECT tool, calls, bytes FROM context_costs WHERE run_id = ?");
+      if (!s.ok()) return std::unexpected(SqlError(db_, "context cost read"));
+      s.Bind(1, run_id);
+      int rc;
+      while ((rc = s.Step()) == SQLITE_ROW) costs.push_back(ContextCost{s.Text(0), s.Int(1), s.Int(2)});
+      if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "context cost read"));
+    }
+  }
+  {
+    std::lock_guard lock(deferred_mutex_);
+    if (auto held = deferred_costs_.find(run_id); held != deferred_costs_.end()) MergeCosts(costs, held->second);
+  }
+  std::sort(costs.begin(), costs.end(), [](const ContextCost& a, const ContextCost& b) { return a.tool < b.tool; });
   return costs;
 }
 

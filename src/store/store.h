@@ -165,6 +165,16 @@ class Store {
     (void)run_id, (void)costs;
     return Ok();
   }
+  // Adds `costs` like AddContextCost, but may hold them until a later write
+  // of the same run commits and store them in that transaction (no commit of
+  // their own), or until FlushContextCosts. What is held is lost if the
+  // process dies first: a statistic, never an acknowledged write. Default:
+  // AddContextCost at once, its error dropped.
+  virtual void DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) {
+    (void)AddContextCost(run_id, costs);
+  }
+  // Stores every cost DeferContextCost holds.
+  virtual Status FlushContextCosts() { return Ok(); }
   // The run's context cost per tool, by tool name; empty when none was kept.
   virtual Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) {
     (void)run_id;
@@ -225,9 +235,9 @@ class Store {
   virtual Result<TracePage> GetTrace(std::string_view run_id, int64_t after_sequence, int limit) = 0;
 
   // Deletes a run through the one route the append-only guards allow, in one
-  // transaction: records its tombstone, then removes its artifacts, the blobs
-  // no other run references, its trace, its task graph rows (tasks, events,
-  // stories, approvals) and the run row. Applies only if the stored version
+  // transaction: records its tombstone, then removes its artifacts with their
+  // bodies (on PostgreSQL, the blobs no other run references), its trace,
+  // its task graph rows (tasks, events, stories, approvals) and the run row. Applies only if the stored version
   // equals `expected_version` (kConflict otherwise; kNotFound for no run).
   // The run's state is not judged here: callers cancel a live run first.
   virtual Result<RunTombstone> DeleteRun(std::string_view run_id, int64_t expected_version,

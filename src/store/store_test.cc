@@ -268,6 +268,15 @@ TEST_P(StoreTest, NonArrayRedactionsAreRefused) {
   EXPECT_FALSE(store_->GetRun("r1"));
 }
 
+// SQLite only: the blobs table a ledger had before schema version 8, filled
+// from the artifacts' bodies, so that migrations from an older version run
+// again over the current tables (PostgreSQL keeps blobs: nothing to add).
+std::string SqliteBlobsAsBefore8(Backend backend) {
+  if (backend == Backend::kPostgres) return "";
+  return "CREATE TABLE blobs (sha256 TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT; "
+         "INSERT INTO blobs SELECT DISTINCT sha256, body FROM artifacts; ";
+}
+
 // A ledger written before trace events had redactions (the column dropped and
 // the schema version set back one, as the previous release left it) is
 // migrated on open: its events read as [], keep their hashes and verify, its
@@ -290,7 +299,8 @@ TEST_P(StoreTest, ALedgerFromBeforeRedactionsMigratesAndKeepsVerifying) {
   // indexes are re-runnable or add what this rollback dropped, so they apply
   // again over what it left.)
   int previous = GetParam() == Backend::kPostgres ? 3 : 2;
-  ASSERT_EQ(RawExec("DROP INDEX runs_by_creation; DROP INDEX runs_by_status_creation; DROP INDEX runs_by_mode_creation; "
+  ASSERT_EQ(RawExec(SqliteBlobsAsBefore8(GetParam()) +
+                    "DROP INDEX runs_by_creation; DROP INDEX runs_by_status_creation; DROP INDEX runs_by_mode_creation; "
                     "ALTER TABLE trace_events DROP COLUMN redactions_json; "
                     "ALTER TABLE trace_events DROP COLUMN traceparent; ALTER TABLE trace_events DROP COLUMN tracestate; "
                     "UPDATE telic_meta SET value = '" + std::to_string(previous) + "' WHERE key = 'schema_version'"),
@@ -363,7 +373,8 @@ TEST_P(StoreTest, ALedgerFromBeforeTraceContextMigratesAndKeepsVerifying) {
   // The schema version just before the trace-context migration (SQLite's
   // 6th, PostgreSQL's 7th); the migrations after it are re-runnable.
   int previous = GetParam() == Backend::kPostgres ? 6 : 5;
-  ASSERT_EQ(RawExec("ALTER TABLE trace_events DROP COLUMN traceparent; ALTER TABLE trace_events DROP COLUMN tracestate; "
+  ASSERT_EQ(RawExec(SqliteBlobsAsBefore8(GetParam()) +
+                    "ALTER TABLE trace_events DROP COLUMN traceparent; ALTER TABLE trace_events DROP COLUMN tracestate; "
                     "UPDATE telic_meta SET value = '" + std::to_string(previous) + "' WHERE key = 'schema_version'"),
             "");
   auto reopened = Open();
@@ -872,10 +883,12 @@ TEST_P(StoreTest, ArtifactsAndTraceRowsCannotBeUpdatedOrDeleted) {
   store_.reset();
   std::vector<std::string> statements = {"UPDATE artifacts SET type = 'X'", "DELETE FROM artifacts",
                                          "UPDATE trace_events SET summary = 'x'", "DELETE FROM trace_events",
-                                         "UPDATE trace_events SET redactions_json = '[{}]'",
-                                         "UPDATE blobs SET body = '{}'", "DELETE FROM blobs"};
+                                         "UPDATE trace_events SET redactions_json = '[{}]'"};
   if (GetParam() == Backend::kPostgres) {
-    statements.insert(statements.end(), {"TRUNCATE artifacts CASCADE", "TRUNCATE trace_events", "TRUNCATE blobs CASCADE"});
+    statements.insert(statements.end(), {"UPDATE blobs SET body = '{}'", "DELETE FROM blobs", "TRUNCATE artifacts CASCADE",
+                                         "TRUNCATE trace_events", "TRUNCATE blobs CASCADE"});
+  } else {
+    statements.push_back("UPDATE artifacts SET body = '{}'");  // SQLite keeps the body in the artifact row
   }
   for (const auto& sql : statements) EXPECT_NE(RawExec(sql), "") << sql;
   auto reopened = Open();
@@ -888,9 +901,10 @@ TEST_P(StoreTest, ArtifactsAndTraceRowsCannotBeUpdatedOrDeleted) {
 TEST_P(StoreTest, TamperedBlobFailsTheIntegrityCheckOnRead) {
   ASSERT_TRUE(store_->CreateRun(NewRunChange("r1")));
   store_.reset();
-  std::string disable = GetParam() == Backend::kPostgres ? "ALTER TABLE blobs DISABLE TRIGGER USER; "
-                                                         : "DROP TRIGGER blobs_immutable; ";
-  ASSERT_EQ(RawExec(disable + "UPDATE blobs SET body = '{\"content\":\"forged\"}'"), "");
+  std::string forge = GetParam() == Backend::kPostgres
+                          ? "ALTER TABLE blobs DISABLE TRIGGER USER; UPDATE blobs SET body = '{\"content\":\"forged\"}'"
+                          : "DROP TRIGGER artifacts_immutable; UPDATE artifacts SET body = '{\"content\":\"forged\"}'";
+  ASSERT_EQ(RawExec(forge), "");
   auto reopened = Open();
   ASSERT_TRUE(reopened);
   auto artifact = (*reopened)->GetArtifact("r1", "req");
@@ -1240,12 +1254,14 @@ TEST_P(StoreTest, DeleteRunRemovesTheRunAndRecordsOneTombstone) {
   EXPECT_TRUE((*tasks)->ListEvents("gone-task")->empty());
   EXPECT_TRUE((*tasks)->ListStories(std::string("gone"))->empty());
   EXPECT_EQ((*tasks)->ListStories(std::string("kept"))->size(), 1u);
-  // The blob only "gone" used is gone; the shared one and the other run stay whole.
-  // (An INSERT of a blob row succeeds only when no row has that digest.)
-  std::string only_gone = MakeArtifact({}, Json{{"by", "w-v1"}}).meta.sha256;
-  std::string shared = MakeArtifact({}, Json{{"content", "exact request"}}).meta.sha256;
-  EXPECT_EQ(RawExec("INSERT INTO blobs (sha256, body) VALUES ('" + only_gone + "', '{}')"), "");
-  EXPECT_NE(RawExec("INSERT INTO blobs (sha256, body) VALUES ('" + shared + "', '{}')"), "");
+  if (GetParam() == Backend::kPostgres) {
+    // The blob only "gone" used is gone; the shared one and the other run stay whole.
+    // (An INSERT of a blob row succeeds only when no row has that digest.)
+    std::string only_gone = MakeArtifact({}, Json{{"by", "w-v1"}}).meta.sha256;
+    std::string shared = MakeArtifact({}, Json{{"content", "exact request"}}).meta.sha256;
+    EXPECT_EQ(RawExec("INSERT INTO blobs (sha256, body) VALUES ('" + only_gone + "', '{}')"), "");
+    EXPECT_NE(RawExec("INSERT INTO blobs (sha256, body) VALUES ('" + shared + "', '{}')"), "");
+  }
   EXPECT_TRUE(store_->GetArtifact("kept", "req"));
   EXPECT_EQ(CheckedTrace(*store_, "kept").size(), 1u);
   EXPECT_EQ((*tasks)->ListTasks(std::string("kept"))->size(), 1u);

@@ -78,6 +78,15 @@ Status StoreWrapper::AddContextCost(std::string_view run_id, const std::vector<C
   return store->AddContextCost(run_id, costs);
 }
 
+void StoreWrapper::DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) {
+  if (auto store = Target()) (*store)->DeferContextCost(run_id, std::move(costs));
+}
+
+Status StoreWrapper::FlushContextCosts() {
+  TELIC_ASSIGN_OR_RETURN(Store * store, Target());
+  return store->FlushContextCosts();
+}
+
 Result<std::vector<ContextCost>> StoreWrapper::GetContextCost(std::string_view run_id) {
   TELIC_ASSIGN_OR_RETURN(Store * store, Target());
   return store->GetContextCost(run_id);

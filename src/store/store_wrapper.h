@@ -31,6 +31,8 @@ class StoreWrapper : public Store {
   Result<int64_t> RecordRefusedCall(const RefusedCall& call) override;
   Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) override;
   Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) override;
+  void DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) override;
+  Status FlushContextCosts() override;
   Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) override;
 
  protected:

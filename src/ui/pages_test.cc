@@ -404,7 +404,7 @@ TEST(UiArtifactIntegrityTest, ATamperedBodyIsShownAsFailingItsCheck) {
   const store::ArtifactMeta request = artifacts->front();
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  std::string sql = "DROP TRIGGER blobs_immutable; UPDATE blobs SET body = '{\"content\":\"changed\"}' WHERE sha256 = '" +
+  std::string sql = "DROP TRIGGER artifacts_immutable; UPDATE artifacts SET body = '{\"content\":\"changed\"}' WHERE sha256 = '" +
                     request.sha256 + "';";
   ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);

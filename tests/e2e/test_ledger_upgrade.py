@@ -8,9 +8,11 @@ completed run replays to the same state, run statuses and task states are as
 written, and the migrated ledger takes a new complete run. Run as
 `python3 test_ledger_upgrade.py <telic>`."""
 
+import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import unittest
@@ -69,6 +71,30 @@ class SqliteLedgerUpgradeTest(LedgerUpgradeMixin, unittest.TestCase):
         self.db = os.path.join(self.ws.base, "ledger", "main.sqlite3")
         shutil.copyfile(os.path.join(FIXTURES, "main.sqlite3"), self.db)
         self.facts = MANIFEST["sqlite"]
+
+    # covers issue 41 item 1 (D-S28): schema 8 rebuilt the tables in place.
+    # Read with Python's sqlite3 as a second opinion: no blobs table is left,
+    # every artifact carries the body its sha256 names, the foreign keys and
+    # the file are whole, and the append-only guards are back.
+    def test_schema_8_moved_every_body_into_its_artifact(self):
+        self.check_the_written_facts()
+        db = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchall(), [("ok",)])
+            self.assertEqual(db.execute("PRAGMA foreign_key_check").fetchall(), [])
+            self.assertEqual(db.execute("SELECT value FROM telic_meta WHERE key = 'schema_version'").fetchone(), ("8",))
+            self.assertIsNone(db.execute("SELECT name FROM sqlite_master WHERE name = 'blobs'").fetchone())
+            rows = db.execute("SELECT sha256, CAST(body AS BLOB) FROM artifacts").fetchall()
+            self.assertGreater(len(rows), 10)
+            for sha, body in rows:
+                self.assertEqual("sha256:" + hashlib.sha256(body).hexdigest(), sha)
+            for sql in ("UPDATE artifacts SET body = '{}'", "DELETE FROM artifacts", "DELETE FROM trace_events",
+                        "DELETE FROM runs"):
+                with self.assertRaises(sqlite3.DatabaseError, msg=sql):
+                    db.execute(sql)
+                db.rollback()
+        finally:
+            db.close()
 
 
 class PostgresLedgerUpgradeTest(LedgerUpgradeMixin, unittest.TestCase):

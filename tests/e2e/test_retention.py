@@ -127,8 +127,8 @@ class SqliteRetentionTest(RetentionBase, unittest.TestCase):
         self.cli("runs", "delete", ended[1])  # a tombstone to try deleting
         db = sqlite3.connect(self.ledger())
         try:
-            for sql in ("DELETE FROM trace_events", "DELETE FROM artifacts", "DELETE FROM runs", "DELETE FROM blobs",
-                        "DELETE FROM run_tombstones"):
+            for sql in ("DELETE FROM trace_events", "DELETE FROM artifacts", "DELETE FROM runs",
+                        "UPDATE artifacts SET body = '{}'", "DELETE FROM run_tombstones"):
                 with self.assertRaises(sqlite3.DatabaseError, msg=sql):
                     db.execute(sql)
                 db.rollback()
