@@ -1,7 +1,6 @@
 #include "base/ids.h"
 
 #include <cctype>
-#include <chrono>
 #include <cerrno>
 #include <stdexcept>
 
@@ -61,25 +60,6 @@ std::string RandomIdSource::NewUuid() {
   std::string hex = LowerHex(std::string_view(reinterpret_cast<const char*>(b), sizeof b));
   return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) +
          "-" + hex.substr(20);
-}
-
-std::string TimeOrderedUuid(unsigned long long unix_ms, const unsigned char* random) {
-  unsigned char b[16];
-  for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(unix_ms >> (8 * (5 - i)));
-  for (int i = 6; i < 16; ++i) b[i] = random[i];
-  b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x70);
-  b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);
-  std::string hex = LowerHex(std::string_view(reinterpret_cast<const char*>(b), sizeof b));
-  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) +
-         "-" + hex.substr(20);
-}
-
-std::string RandomIdSource::NewRunId() {
-  unsigned char random[16];
-  FillRandom(random, sizeof random);
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  return TimeOrderedUuid(static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()),
-                         random);
 }
 
 std::string SequentialIdSource::NewUuid() { return fmt::format("00000000-0000-4000-8000-{:012x}", next_++); }

@@ -11,23 +11,13 @@ class IdSource {
  public:
   virtual ~IdSource() = default;
   virtual std::string NewUuid() = 0;
-  // A run's id: a UUID like NewUuid's, by default NewUuid itself.
-  virtual std::string NewRunId() { return NewUuid(); }
 };
 
-// Lowercase RFC 4122 version-4 UUIDs from the OS CSPRNG (FillRandomBytes);
-// run ids are RFC 9562 version-7 UUIDs (D-S28): the first 48 bits are the
-// Unix time in milliseconds, the other 74 free bits random, so a new run's
-// rows land at the right edge of every index keyed by run_id.
+// Lowercase RFC 4122 version-4 UUIDs from the OS CSPRNG (FillRandomBytes).
 class RandomIdSource final : public IdSource {
  public:
   std::string NewUuid() override;
-  std::string NewRunId() override;
 };
-
-// The version-7 UUID of `unix_ms` with `random` (16 bytes, of which the
-// version and variant bits are overwritten): lowercase 8-4-4-4-12.
-std::string TimeOrderedUuid(unsigned long long unix_ms, const unsigned char* random);
 
 // Deterministic UUID-shaped ids (00000000-0000-4000-8000-<counter>) for tests.
 class SequentialIdSource final : public IdSource {

@@ -65,30 +65,6 @@ TEST(RandomIdSourceTest, VariantNibbleTakesAllFourValues) {
   EXPECT_EQ(variants, (std::set<char>{'8', '9', 'a', 'b'}));
 }
 
-// covers issue 41 (D-S28): run ids are version-7 UUIDs, ordered by their
-// millisecond, valid wherever a UUID is (IsUuid, prior_run_id).
-TEST(RandomIdSourceTest, RunIdsAreTimeOrderedV7Uuids) {
-  RandomIdSource source;
-  std::string previous;
-  for (int i = 0; i < 200; ++i) {
-    std::string id = source.NewRunId();
-    ASSERT_EQ(id.size(), 36u) << id;
-    EXPECT_EQ(id[14], '7') << id;
-    EXPECT_TRUE(id[19] == '8' || id[19] == '9' || id[19] == 'a' || id[19] == 'b') << id;
-    EXPECT_TRUE(IsUuid(id)) << id;
-    EXPECT_GE(id.substr(0, 13), previous.substr(0, std::min<size_t>(previous.size(), 13))) << id;
-    previous = id;
-  }
-}
-
-TEST(TimeOrderedUuidTest, PutsTheMillisecondFirstAndKeepsTheRandomBits) {
-  unsigned char random[16];
-  for (int i = 0; i < 16; ++i) random[i] = static_cast<unsigned char>(0xff - i);
-  // 0x0193_2a6b_4c5d ms; bytes 6-15 random with the version and variant set.
-  EXPECT_EQ(TimeOrderedUuid(0x01932a6b4c5dULL, random), "01932a6b-4c5d-79f8-b7f6-f5f4f3f2f1f0");
-  EXPECT_LT(TimeOrderedUuid(1000, random), TimeOrderedUuid(1001, random));
-}
-
 TEST(SequentialIdSourceTest, CountsFromOne) {
   SequentialIdSource source;
   EXPECT_EQ(source.NewUuid(), "00000000-0000-4000-8000-000000000001");

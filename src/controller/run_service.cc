@@ -205,7 +205,7 @@ Result<RunAndAction> RunService::StartRun(const StartRunRequest& r) {
   if (r.prior_run_id) TELIC_RETURN_IF_ERROR(CheckPriorRun(store_, *r.prior_run_id, repository_root_));
 
   std::string now = FormatIsoMillis(clock_.NowMillis());
-  store::RunRecord run = NewRunRecord(ids_.NewRunId(), repository_root_, mode, topology.topology, r.prior_run_id, now);
+  store::RunRecord run = NewRunRecord(ids_.NewUuid(), repository_root_, mode, topology.topology, r.prior_run_id, now);
   TELIC_ASSIGN_OR_RETURN(ObservationPolicy observation_policy,
                          RequestedObservationPolicy(r, default_observation_policy_));
   SetRunObservation(run, NewRunObservation(observation_policy));
