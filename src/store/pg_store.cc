@@ -277,6 +277,7 @@ void PgStore::Release(PGconn* conn) {
 }
 
 PgStore::~PgStore() {
+  (void)FlushContextCosts();  // a statistic: a failed write loses only these counts
   for (PGconn* conn : pool_.TakeIdle()) {
     ForgetPreparedStatements(conn);
     pq::finish(conn);

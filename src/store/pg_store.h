@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/fair_pool.h"
+#include "store/held_costs.h"
 #include "store/pg_schema.h"
 #include "store/store.h"
 
@@ -54,6 +55,10 @@ class PgStore final : public Store {
   Result<int64_t> RecordRefusedCall(const RefusedCall& call) override;
   Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) override;
   Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) override;
+  // Held until HeldContextCosts::Due (then every run's in one transaction),
+  // or FlushContextCosts; the destructor flushes.
+  void DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) override;
+  Status FlushContextCosts() override;
   Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) override;
 
   // A round trip to the server (readiness).
@@ -74,8 +79,12 @@ class PgStore final : public Store {
   Status Migrate();
   Status WriteChange(std::string_view run_id, std::optional<int64_t> expected_version, const Change& change);
 
+  // Adds every run's costs in `by_run` in one transaction, under the deletion lock.
+  Status WriteContextCosts(const HeldContextCosts::ByRun& by_run);
+
   std::string url_;
   FairPool<pg_conn> pool_;  // first come first served (fair_pool.h)
+  HeldContextCosts held_costs_;  // DeferContextCost's
 };
 
 // A pooled connection, returned to the pool when the lease ends. A

@@ -162,35 +162,55 @@ constexpr const char* kContextCostTable =
 
 }  // namespace
 
-Status PgStore::AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) {
-  if (costs.empty()) return Ok();
-  std::string id(run_id);
+Status PgStore::WriteContextCosts(const HeldContextCosts::ByRun& by_run) {
   return InTransaction([this] { return Acquire(); }, [&](PGconn* conn) -> Attempt {
     PG_DO(Run(conn, fmt::format("SELECT pg_advisory_xact_lock({})", kDeletionLockKey)));
     PG_DO(Run(conn, kContextCostTable));
-    for (const ContextCost& cost : costs) {
-      PG_DO(Run(conn,
-                "INSERT INTO context_costs (run_id, tool, calls, bytes) SELECT $1::text, $2::text, $3::bigint, "
-                "$4::bigint WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = $1::text) ON CONFLICT (run_id, tool) DO "
-                "UPDATE SET calls = context_costs.calls + excluded.calls, bytes = context_costs.bytes + excluded.bytes",
-                Params().Add(id).Add(cost.tool).Add(cost.calls).Add(cost.bytes)));
+    for (const auto& [run_id, costs] : by_run) {
+      for (const ContextCost& cost : costs) {
+        PG_DO(Run(conn,
+                  "INSERT INTO context_costs (run_id, tool, calls, bytes) SELECT $1::text, $2::text, $3::bigint, "
+                  "$4::bigint WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = $1::text) ON CONFLICT (run_id, tool) DO "
+                  "UPDATE SET calls = context_costs.calls + excluded.calls, bytes = context_costs.bytes + excluded.bytes",
+                  Params().Add(run_id).Add(cost.tool).Add(cost.calls).Add(cost.bytes)));
+      }
     }
     return {};
   });
+}
+
+Status PgStore::AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) {
+  if (costs.empty()) return Ok();
+  HeldContextCosts::ByRun one;
+  one.emplace(std::string(run_id), costs);
+  return WriteContextCosts(one);
+}
+
+void PgStore::DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) {
+  held_costs_.Add(run_id, costs);
+  if (held_costs_.Due()) (void)FlushContextCosts();  // a statistic: a failed write loses only these counts
+}
+
+Status PgStore::FlushContextCosts() {
+  HeldContextCosts::ByRun held = held_costs_.TakeAll();
+  if (held.empty()) return Ok();
+  return WriteContextCosts(held);
 }
 
 Result<std::vector<ContextCost>> PgStore::GetContextCost(std::string_view run_id) {
   std::vector<ContextCost> costs;
   TELIC_ASSIGN_OR_RETURN(auto exists, ReadWithReconnect([this] { return Acquire(); }, "context cost read",
                                                         "SELECT to_regclass('context_costs') IS NOT NULL"));
-  if (Text(exists.get(), 0, 0) != "t") return costs;
-  TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "context cost read",
-                                                      "SELECT tool, calls, bytes FROM context_costs WHERE run_id = $1 "
-                                                      "ORDER BY tool",
-                                                      Params().Add(std::string(run_id))));
-  for (int i = 0; i < pq::ntuples(rows.get()); ++i) {
-    costs.push_back(ContextCost{Text(rows.get(), i, 0), Int(rows.get(), i, 1), Int(rows.get(), i, 2)});
+  if (Text(exists.get(), 0, 0) == "t") {
+    TELIC_ASSIGN_OR_RETURN(auto rows, ReadWithReconnect([this] { return Acquire(); }, "context cost read",
+                                                        "SELECT tool, calls, bytes FROM context_costs WHERE run_id = $1",
+                                                        Params().Add(std::string(run_id))));
+    for (int i = 0; i < pq::ntuples(rows.get()); ++i) {
+      costs.push_back(ContextCost{Text(rows.get(), i, 0), Int(rows.get(), i, 1), Int(rows.get(), i, 2)});
+    }
   }
+  held_costs_.AddHeldTo(run_id, costs);
+  std::sort(costs.begin(), costs.end(), [](const ContextCost& a, const ContextCost& b) { return a.tool < b.tool; });
   return costs;
 }
 

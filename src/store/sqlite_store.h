@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "store/held_costs.h"
 #include "store/store.h"
 
 struct sqlite3;
@@ -49,11 +50,10 @@ class SqliteStore final : public Store {
   Result<std::vector<RefusedCall>> ListRefusedCalls(std::string_view run_id, int64_t after_seq, int limit) override;
   Status AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) override;
   // Held until the run's next change commits (written in its transaction),
-  // until more than kMaxDeferredRuns runs hold costs, or FlushContextCosts;
-  // the destructor flushes.
+  // or until HeldContextCosts::Due (then all in one commit), or
+  // FlushContextCosts; the destructor flushes.
   void DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) override;
   Status FlushContextCosts() override;
-  static constexpr size_t kMaxDeferredRuns = 256;
   Result<std::vector<ContextCost>> GetContextCost(std::string_view run_id) override;
 
   // PRAGMA integrity_check; Ok when SQLite answers "ok".
@@ -136,9 +136,7 @@ class SqliteStore final : public Store {
   // waits for a checkpoint's copying and fsyncs (issue 18 target 2).
   std::unique_ptr<Checkpointer> checkpointer_;
   std::mutex mutex_;  // one connection, serialised; each process opens its own
-  // DeferContextCost's held costs by run, each tool once (summed).
-  std::mutex deferred_mutex_;
-  std::map<std::string, std::vector<ContextCost>, std::less<>> deferred_costs_;
+  HeldContextCosts held_costs_;  // DeferContextCost's
   // Group commit (see commit_count): queued writers, whether a leader is committing.
   std::mutex queue_mutex_;
   std::deque<PendingWrite*> queue_;

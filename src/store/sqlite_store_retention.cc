@@ -4,7 +4,6 @@
 #include "store/sqlite_store.h"
 
 #include <algorithm>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -206,19 +205,6 @@ Status WriteContextCostRows(sqlite3* db, std::string_view run_id, const std::vec
   return Ok();
 }
 
-// Adds each of `more` to the entry of its tool in `into`.
-void MergeCosts(std::vector<ContextCost>& into, const std::vector<ContextCost>& more) {
-  for (const ContextCost& cost : more) {
-    auto same = std::find_if(into.begin(), into.end(), [&](const ContextCost& c) { return c.tool == cost.tool; });
-    if (same == into.end()) {
-      into.push_back(cost);
-      continue;
-    }
-    same->calls += cost.calls;
-    same->bytes += cost.bytes;
-  }
-}
-
 }  // namespace
 
 Status SqliteStore::AddContextCost(std::string_view run_id, const std::vector<ContextCost>& costs) {
@@ -231,24 +217,12 @@ Status SqliteStore::AddContextCost(std::string_view run_id, const std::vector<Co
 }
 
 void SqliteStore::DeferContextCost(std::string_view run_id, std::vector<ContextCost> costs) {
-  if (costs.empty()) return;
-  bool full;
-  {
-    std::lock_guard lock(deferred_mutex_);
-    auto held = deferred_costs_.find(run_id);
-    if (held == deferred_costs_.end()) held = deferred_costs_.emplace(std::string(run_id), std::vector<ContextCost>{}).first;
-    MergeCosts(held->second, costs);
-    full = deferred_costs_.size() > kMaxDeferredRuns;
-  }
-  if (full) (void)FlushContextCosts();  // a statistic: a failed write loses only these counts
+  held_costs_.Add(run_id, costs);
+  if (held_costs_.Due()) (void)FlushContextCosts();  // a statistic: a failed write loses only these counts
 }
 
 Status SqliteStore::FlushContextCosts() {
-  std::map<std::string, std::vector<ContextCost>, std::less<>> held;
-  {
-    std::lock_guard lock(deferred_mutex_);
-    held.swap(deferred_costs_);
-  }
+  HeldContextCosts::ByRun held = held_costs_.TakeAll();
   if (held.empty()) return Ok();
   std::lock_guard lock(mutex_);
   Transaction tx(db_);
@@ -258,16 +232,11 @@ Status SqliteStore::FlushContextCosts() {
 }
 
 void SqliteStore::WriteDeferredCostsOf(const std::vector<PendingWrite*>& group) {
-  std::vector<std::pair<std::string, std::vector<ContextCost>>> riding;
-  {
-    std::lock_guard lock(deferred_mutex_);
-    if (deferred_costs_.empty()) return;
-    for (const PendingWrite* w : group) {
-      auto held = w->result && *w->result ? deferred_costs_.find(w->run_id) : deferred_costs_.end();
-      if (held == deferred_costs_.end()) continue;
-      riding.emplace_back(held->first, std::move(held->second));
-      deferred_costs_.erase(held);
-    }
+  if (held_costs_.empty()) return;
+  std::vector<std::pair<std::string_view, std::vector<ContextCost>>> riding;
+  for (const PendingWrite* w : group) {
+    if (!w->result || !*w->result) continue;
+    if (auto costs = held_costs_.Take(w->run_id)) riding.emplace_back(w->run_id, std::move(*costs));
   }
   if (riding.empty() || !Exec(db_, "SAVEPOINT telic_costs")) return;
   for (const auto& [run_id, costs] : riding) {
@@ -293,10 +262,7 @@ Result<std::vector<ContextCost>> SqliteStore::GetContextCost(std::string_view ru
       if (rc != SQLITE_DONE) return std::unexpected(SqlError(db_, "context cost read"));
     }
   }
-  {
-    std::lock_guard lock(deferred_mutex_);
-    if (auto held = deferred_costs_.find(run_id); held != deferred_costs_.end()) MergeCosts(costs, held->second);
-  }
+  held_costs_.AddHeldTo(run_id, costs);
   std::sort(costs.begin(), costs.end(), [](const ContextCost& a, const ContextCost& b) { return a.tool < b.tool; });
   return costs;
 }
