@@ -1,6 +1,6 @@
 // Counts what telic's tool results cost a host model (issue 39): per run and
 // tool, the calls and the bytes of their text content, added to the store's
-// context cost (store::Store::AddContextCost) in batches.
+// context cost through store::Store::DeferContextCost, in batches.
 //
 // Counting must not cost a commit of its own (reads are the calls hosts make
 // most, and a state-changing call has just committed): after a

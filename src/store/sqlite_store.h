@@ -8,7 +8,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <map>
 #include <mutex>
 #include <string>
 
