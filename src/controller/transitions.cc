@@ -35,121 +35,164 @@ Transition WithHint(Transition t, std::optional<RunStatus> hint) {
   return t;
 }
 
-// pass keeps the hint, block → blocked, partial → partial.
-std::optional<RunStatus> ReviewHint(const RunRecord& run, const std::string& decision) {
-  if (decision == "pass") return run.outcome_hint;
-  return decision == "block" ? RunStatus::kBlocked : RunStatus::kPartial;
-}
+// A review's decision: its word (shown when it is refused) and the decision
+// it names, if any (a word of no review type is refused by each caller).
+struct Decision {
+  std::string word;
+  std::optional<domain::ReviewDecision> kind;
+};
 
-Result<std::string> DecisionOf(const Json& body) {
+Result<Decision> DecisionOf(const Json& body) {
   if (!body.is_object() || !body.contains("decision")) return Fail(ErrorCode::kInvalidArgument, "Review artifact is missing its decision field");
   if (!body["decision"].is_string()) return Fail(ErrorCode::kInvalidArgument, "Review decision must be a string");
-  return body["decision"].get<std::string>();
+  std::string word = body["decision"].get<std::string>();
+  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(word);
+  return Decision{std::move(word), kind};
 }
 
-Result<Transition> AfterPromptReview(const RunRecord& run, const std::string& decision) {
-  if (decision == "pass") return To(run, Phase::kAgent3Plan, "Contract review passed; work planning is next.");
-  if (decision == "revise") {
-    if (run.prompt_revisions_remaining == 0) {
-      return WithHint(To(run, Phase::kAgent5Report, "Prompt revision budget exhausted; a final blocked report is required."),
-                      RunStatus::kBlocked);
+std::unexpected<Error> Unsupported(std::string_view review, const Decision& decision) {
+  return Reject(fmt::format("Unsupported {} decision: {}", review, decision.word));
+}
+
+// pass keeps the hint, block → blocked, partial → partial.
+std::optional<RunStatus> ReviewHint(const RunRecord& run, domain::ReviewDecision decision) {
+  if (decision == domain::ReviewDecision::kPass) return run.outcome_hint;
+  return decision == domain::ReviewDecision::kBlock ? RunStatus::kBlocked : RunStatus::kPartial;
+}
+
+Result<Transition> AfterPromptReview(const RunRecord& run, const Decision& decision) {
+  if (!decision.kind) return Unsupported("PromptReview", decision);
+  switch (*decision.kind) {
+    case domain::ReviewDecision::kPass:
+      return To(run, Phase::kAgent3Plan, "Contract review passed; work planning is next.");
+    case domain::ReviewDecision::kRevise: {
+      if (run.prompt_revisions_remaining == 0) {
+        return WithHint(To(run, Phase::kAgent5Report, "Prompt revision budget exhausted; a final blocked report is required."),
+                        RunStatus::kBlocked);
+      }
+      Transition t = To(run, Phase::kAgent2Revise, "One bounded task-contract revision was authorized.");
+      t.run.prompt_revisions_remaining -= 1;
+      t.budget_consumed = "prompt_revision";
+      return t;
     }
-    Transition t = To(run, Phase::kAgent2Revise, "One bounded task-contract revision was authorized.");
-    t.run.prompt_revisions_remaining -= 1;
-    t.budget_consumed = "prompt_revision";
-    return t;
+    case domain::ReviewDecision::kBlock:
+      return WithHint(To(run, Phase::kAgent5Report,
+                         "Contract review found an uncorrectable hard gate; a final blocked report is required."),
+                      RunStatus::kBlocked);
+    default:
+      return Unsupported("PromptReview", decision);
   }
-  if (decision == "block") {
-    return WithHint(To(run, Phase::kAgent5Report,
-                       "Contract review found an uncorrectable hard gate; a final blocked report is required."),
+}
+
+Result<Transition> AfterMicroReview(const RunRecord& run, const Decision& decision) {
+  if (!decision.kind) return Unsupported("QualityReview", decision);
+  switch (*decision.kind) {
+    case domain::ReviewDecision::kProceedToFix:
+      return Reject("Micro topology does not support proceed_to_fix");
+    case domain::ReviewDecision::kPass:
+    case domain::ReviewDecision::kBlock:
+      return WithHint(
+          To(run, Phase::kAgent5Report, fmt::format("Micro spot-check recorded {}; final report is next.", decision.word)),
+          *decision.kind == domain::ReviewDecision::kPass ? run.outcome_hint : std::optional<RunStatus>(RunStatus::kBlocked));
+    case domain::ReviewDecision::kPartial:
+    case domain::ReviewDecision::kRemediate: {
+      Transition t = To(run, Phase::kAgent1Review,
+                        *decision.kind == domain::ReviewDecision::kRemediate
+                            ? "MICRO_SPOT_REMEDIATE: micro spot-check escalated to standard contract review."
+                            : "MICRO_SPOT_PARTIAL: micro spot-check escalated to standard contract review.");
+      t.run.topology = Topology::kStandard;
+      return t;
+    }
+    default:
+      return Unsupported("QualityReview", decision);
+  }
+}
+
+// remediate after a quality review: the shared remediation, once.
+Transition QualityRemediation(const RunRecord& run) {
+  if (run.remediations_remaining == 0) {
+    return WithHint(To(run, Phase::kAgent5Audit, "Shared remediation budget exhausted; release audit must report the defect."),
                     RunStatus::kBlocked);
   }
-  return Reject(fmt::format("Unsupported PromptReview decision: {}", decision));
+  Transition t = To(run, Phase::kAgent3Plan, "The shared post-execution remediation was consumed; scoped replanning is next.");
+  t.run.remediations_remaining -= 1;
+  t.budget_consumed = "post_execution_remediation";
+  return t;
 }
 
-Result<Transition> AfterMicroReview(const RunRecord& run, const std::string& decision) {
-  if (decision == "proceed_to_fix") return Reject("Micro topology does not support proceed_to_fix");
-  if (decision == "pass" || decision == "block") {
-    return WithHint(To(run, Phase::kAgent5Report, fmt::format("Micro spot-check recorded {}; final report is next.", decision)),
-                    decision == "pass" ? run.outcome_hint : std::optional<RunStatus>(RunStatus::kBlocked));
-  }
-  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
-  if (kind == domain::ReviewDecision::kPartial || kind == domain::ReviewDecision::kRemediate) {
-    Transition t = To(run, Phase::kAgent1Review,
-                      decision == "remediate"
-                          ? "MICRO_SPOT_REMEDIATE: micro spot-check escalated to standard contract review."
-                          : "MICRO_SPOT_PARTIAL: micro spot-check escalated to standard contract review.");
-    t.run.topology = Topology::kStandard;
-    return t;
-  }
-  return Reject(fmt::format("Unsupported QualityReview decision: {}", decision));
-}
-
-Result<Transition> AfterQualityReview(const RunRecord& run, const std::string& decision) {
+Result<Transition> AfterQualityReview(const RunRecord& run, const Decision& decision) {
   if (run.topology == Topology::kMicro) return AfterMicroReview(run, decision);
-  if (decision == "proceed_to_fix") {
-    if (run.requested_mode != Mode::kAnalyzeAndFix) {
-      return Reject("Only analyze_and_fix may progress from diagnosis to a fix plan");
+  if (!decision.kind) return Unsupported("QualityReview", decision);
+  switch (*decision.kind) {
+    case domain::ReviewDecision::kProceedToFix:
+      if (run.requested_mode != Mode::kAnalyzeAndFix) {
+        return Reject("Only analyze_and_fix may progress from diagnosis to a fix plan");
+      }
+      return To(run, Phase::kAgent3Plan, "Diagnosis review passed the mutation gate; a separately bounded fix plan is next.");
+    case domain::ReviewDecision::kPass:
+    case domain::ReviewDecision::kPartial:
+    case domain::ReviewDecision::kBlock: {
+      bool forensic = run.topology == Topology::kForensic;
+      std::string summary =
+          forensic ? fmt::format("Quality review recorded {}; forensic evidence reverify is next.", decision.word)
+                   : fmt::format("Quality review recorded {}; independent release audit is next.", decision.word);
+      return WithHint(To(run, forensic ? Phase::kAgent3EvidenceReverify : Phase::kAgent5Audit, summary),
+                      ReviewHint(run, *decision.kind));
     }
-    return To(run, Phase::kAgent3Plan, "Diagnosis review passed the mutation gate; a separately bounded fix plan is next.");
+    case domain::ReviewDecision::kRemediate:
+      return QualityRemediation(run);
+    default:
+      return Unsupported("QualityReview", decision);
   }
-  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
-  if (kind == domain::ReviewDecision::kPass || kind == domain::ReviewDecision::kPartial ||
-      kind == domain::ReviewDecision::kBlock) {
-    bool forensic = run.topology == Topology::kForensic;
-    std::string summary = forensic
-                              ? fmt::format("Quality review recorded {}; forensic evidence reverify is next.", decision)
-                              : fmt::format("Quality review recorded {}; independent release audit is next.", decision);
-    return WithHint(To(run, forensic ? Phase::kAgent3EvidenceReverify : Phase::kAgent5Audit, summary), ReviewHint(run, decision));
-  }
-  if (decision == "remediate") {
-    if (run.remediations_remaining == 0) {
-      return WithHint(To(run, Phase::kAgent5Audit, "Shared remediation budget exhausted; release audit must report the defect."),
-                      RunStatus::kBlocked);
-    }
-    Transition t = To(run, Phase::kAgent3Plan, "The shared post-execution remediation was consumed; scoped replanning is next.");
-    t.run.remediations_remaining -= 1;
-    t.budget_consumed = "post_execution_remediation";
-    return t;
-  }
-  return Reject(fmt::format("Unsupported QualityReview decision: {}", decision));
 }
 
-Result<Transition> AfterReverify(const RunRecord& run, const Json& body, const std::string& decision) {
+Result<Transition> AfterReverify(const RunRecord& run, const Json& body, const Decision& decision) {
   std::string kind = body.contains("reviewKind") && body["reviewKind"].is_string() ? body["reviewKind"].get<std::string>() : "spot";
   if (kind != "evidence_reverify") return Reject("Forensic evidence reverify requires reviewKind evidence_reverify");
-  std::optional<domain::ReviewDecision> decided = domain::ReviewDecisionNamed(decision);
-  if (decided == domain::ReviewDecision::kPass || decided == domain::ReviewDecision::kPartial ||
-      decided == domain::ReviewDecision::kBlock) {
-    return WithHint(To(run, Phase::kAgent5Audit, fmt::format("Forensic evidence reverify recorded {}; release audit is next.", decision)),
-                    ReviewHint(run, decision));
+  if (decision.kind == domain::ReviewDecision::kPass || decision.kind == domain::ReviewDecision::kPartial ||
+      decision.kind == domain::ReviewDecision::kBlock) {
+    return WithHint(
+        To(run, Phase::kAgent5Audit, fmt::format("Forensic evidence reverify recorded {}; release audit is next.", decision.word)),
+        ReviewHint(run, *decision.kind));
   }
-  return Reject(fmt::format("Unsupported forensic evidence reverify decision: {}", decision));
+  return Unsupported("forensic evidence reverify", decision);
 }
 
-Result<Transition> AfterReleaseAudit(const RunRecord& run, const std::string& decision) {
-  std::optional<domain::ReviewDecision> kind = domain::ReviewDecisionNamed(decision);
-  if (kind == domain::ReviewDecision::kRelease || kind == domain::ReviewDecision::kPartial ||
-      kind == domain::ReviewDecision::kBlock) {
-    RunStatus hint = kind == domain::ReviewDecision::kRelease   ? run.outcome_hint.value_or(RunStatus::kCompleted)
-                     : kind == domain::ReviewDecision::kPartial ? RunStatus::kPartial
-                                                                : RunStatus::kBlocked;
-    return WithHint(To(run, Phase::kAgent5Report, fmt::format("Release audit recorded {}; final evidence report is next.", decision)),
-                    hint);
+// remediate after a release audit: the shared remediation, once.
+Transition AuditRemediation(const RunRecord& run) {
+  if (run.remediations_remaining == 0) {
+    return WithHint(
+        To(run, Phase::kAgent5Report, "Release audit found a defect after the shared remediation budget was exhausted."),
+        RunStatus::kBlocked);
   }
-  if (decision == "remediate") {
-    if (run.remediations_remaining == 0) {
-      return WithHint(
-          To(run, Phase::kAgent5Report, "Release audit found a defect after the shared remediation budget was exhausted."),
-          RunStatus::kBlocked);
-    }
-    Transition t = To(run, Phase::kAgent3Plan, "Release audit consumed the shared remediation; control returned to Agent 3.");
-    t.run.outcome_hint = std::nullopt;
-    t.run.remediations_remaining -= 1;
-    t.budget_consumed = "post_execution_remediation";
-    return t;
+  Transition t = To(run, Phase::kAgent3Plan, "Release audit consumed the shared remediation; control returned to Agent 3.");
+  t.run.outcome_hint = std::nullopt;
+  t.run.remediations_remaining -= 1;
+  t.budget_consumed = "post_execution_remediation";
+  return t;
+}
+
+Result<Transition> AfterReleaseAudit(const RunRecord& run, const Decision& decision) {
+  if (!decision.kind) return Unsupported("ReleaseAudit", decision);
+  std::optional<RunStatus> hint;
+  switch (*decision.kind) {
+    case domain::ReviewDecision::kRelease:
+      hint = run.outcome_hint.value_or(RunStatus::kCompleted);
+      break;
+    case domain::ReviewDecision::kPartial:
+      hint = RunStatus::kPartial;
+      break;
+    case domain::ReviewDecision::kBlock:
+      hint = RunStatus::kBlocked;
+      break;
+    case domain::ReviewDecision::kRemediate:
+      return AuditRemediation(run);
+    default:
+      return Unsupported("ReleaseAudit", decision);
   }
-  return Reject(fmt::format("Unsupported ReleaseAudit decision: {}", decision));
+  return WithHint(
+      To(run, Phase::kAgent5Report, fmt::format("Release audit recorded {}; final evidence report is next.", decision.word)),
+      hint);
 }
 
 Result<Transition> AfterUserReport(const RunRecord& run, const Json& body) {
@@ -213,7 +256,7 @@ Result<Transition> AfterPhaseArtifact(const RunRecord& run, const Json& body, st
     case Phase::kAgent5Audit:
       break;
   }
-  TELIC_ASSIGN_OR_RETURN(std::string decision, DecisionOf(body));
+  TELIC_ASSIGN_OR_RETURN(Decision decision, DecisionOf(body));
   if (run.phase == Phase::kAgent1Review) return AfterPromptReview(run, decision);
   if (run.phase == Phase::kAgent3Review) return AfterQualityReview(run, decision);
   if (run.phase == Phase::kAgent3EvidenceReverify) return AfterReverify(run, body, decision);
