@@ -52,7 +52,7 @@ Result<bool> AnalysisFixUnlocked(RunSnapshot& snapshot) {
   std::set<std::string> authorizing;
   for (const auto* meta : snapshot.All("QualityReview")) {
     TELIC_ASSIGN_OR_RETURN(QualityReviewView review, rules::ViewOf(snapshot, *meta, ViewQualityReview));
-    if (review.decision == ReviewDecision::kProceedToFix && review.correction_work_order) {
+    if (review.decision == QualityDecision::kProceedToFix && review.correction_work_order) {
       authorizing.insert(snapshot.Uri(meta->id));
     }
   }

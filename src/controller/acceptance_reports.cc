@@ -56,7 +56,7 @@ Status CheckMicroReport(RunSnapshot& snapshot, const Submission& s, const UserRe
   // QualityReview cannot be downgraded" and the audited path's
   // failed_verification rule apply to it too.
   TELIC_ASSIGN_OR_RETURN(QualityReviewView quality, LatestView(snapshot, "QualityReview", ViewQualityReview));
-  if (quality.decision == ReviewDecision::kBlock && status != TerminalStatus::kBlocked) {
+  if (quality.decision == QualityDecision::kBlock && status != TerminalStatus::kBlocked) {
     return Reject("/terminalStatus", "A blocked QualityReview cannot be downgraded by the UserReport");
   }
   if (status == TerminalStatus::kFailedVerification) {

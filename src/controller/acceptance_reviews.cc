@@ -47,8 +47,8 @@ bool DiagnosisStage(RunSnapshot& snapshot, const ReviewContext& c) {
 
 Status CheckReviewCompletion(RunSnapshot& snapshot, const QualityReviewView& review, const ReviewContext& c) {
   std::optional<domain::Mode> mode = RunMode(snapshot);
-  ReviewDecision decision = review.decision;
-  if (!IsReportOrPlan(mode) && (decision == ReviewDecision::kPass || decision == ReviewDecision::kProceedToFix)) {
+  QualityDecision decision = review.decision;
+  if (!IsReportOrPlan(mode) && (decision == QualityDecision::kPass || decision == QualityDecision::kProceedToFix)) {
     std::vector<std::string> planned;
     for (const WorkNodeView& node : c.plan.nodes) planned.push_back(node.id);
     std::vector<std::string> completed;
@@ -57,7 +57,7 @@ Status CheckReviewCompletion(RunSnapshot& snapshot, const QualityReviewView& rev
     }
     if (!EqualStringSets(completed, planned)) return Reject("/decision", "Passing QualityReview requires every planned node to complete");
   }
-  if (decision == ReviewDecision::kPass && (mode == domain::Mode::kFixOnly || (mode == domain::Mode::kAnalyzeAndFix && c.unlocked))) {
+  if (decision == QualityDecision::kPass && (mode == domain::Mode::kFixOnly || (mode == domain::Mode::kAnalyzeAndFix && c.unlocked))) {
     TELIC_ASSIGN_OR_RETURN(std::vector<WorkResultView> results, AllViews(snapshot, "WorkResult", ViewWorkResult));
     bool mutated = std::any_of(results.begin(), results.end(), [](const WorkResultView& r) {
       return std::any_of(r.actions.begin(), r.actions.end(), [](const WorkActionView& a) { return a.Completed() && a.mutating; });
@@ -116,7 +116,7 @@ Result<bool> PassedAtDiagnosis(RunSnapshot& snapshot, const VerificationRequirem
                                const VerificationResultView& result) {
   TELIC_ASSIGN_OR_RETURN(std::vector<QualityReviewView> reviews, AllViews(snapshot, "QualityReview", ViewQualityReview));
   for (const QualityReviewView& review : reviews) {
-    if (review.decision != ReviewDecision::kProceedToFix) continue;
+    if (review.decision != QualityDecision::kProceedToFix) continue;
     for (const VerificationResultView& prior : review.verification_results) {
       if (prior.requirement_id == requirement.id && prior.capability == requirement.capability &&
           prior.status == VerificationStatus::kPass && EqualStringSets(prior.evidence_refs, result.evidence_refs)) {
@@ -174,7 +174,7 @@ Status CheckVerificationResults(RunSnapshot& snapshot, const QualityReviewView& 
   if (!EqualStringSets(result_ids, requirement_ids)) {
     return Reject("/verificationResults", "QualityReview must cover every verification requirement exactly once");
   }
-  bool progressing = review.decision == ReviewDecision::kPass || review.decision == ReviewDecision::kProceedToFix;
+  bool progressing = review.decision == QualityDecision::kPass || review.decision == QualityDecision::kProceedToFix;
   for (const VerificationRequirementView* requirement : requirements) {
     const std::string& id = requirement->id;
     auto found = std::find_if(results.begin(), results.end(), [&](const VerificationResultView& r) { return r.requirement_id == id; });
@@ -203,14 +203,14 @@ Status CheckReviewWorkOrder(RunSnapshot& snapshot, const QualityReviewView& revi
   std::optional<domain::Mode> mode = RunMode(snapshot);
   Json authorized = EnvelopeAuthorization(snapshot, envelope);
   const Json& contract_permissions = *c.contract.permissions;
-  if (review.decision == ReviewDecision::kProceedToFix) {
+  if (review.decision == QualityDecision::kProceedToFix) {
     ScopedWorkOrderRules rules{"Diagnosis correction work order", "targetCriterionIds",
                                c.contract.CriterionIds(CriterionStage::kCompletion), contract_permissions, authorized, {},
                                true, true, "/diagnosisGate/correctionWorkOrder"};
     rules.eligible_source_refs.insert(review.direct_evidence_refs.begin(), review.direct_evidence_refs.end());
     TELIC_RETURN_IF_ERROR(CheckScopedWorkOrder(review.correction_work_order ? *review.correction_work_order : Json(), rules));
   }
-  if (review.decision == ReviewDecision::kRemediate) {
+  if (review.decision == QualityDecision::kRemediate) {
     bool diagnosis_stage = DiagnosisStage(snapshot, c);
     ScopedWorkOrderRules rules{"Quality remediation work order", "failedCriterionIds",
                                c.contract.CriterionIds(diagnosis_stage ? std::optional(CriterionStage::kDiagnosis) : std::nullopt),
@@ -252,10 +252,10 @@ Status CheckAuditCompliance(const ReleaseAuditView& audit) {
 // ReleaseAudit: the decision against the controlling review.
 Status CheckAuditDecision(const ReleaseAuditView& audit, const QualityReviewView& quality) {
   AuditDecision decision = audit.decision;
-  if (quality.decision == ReviewDecision::kBlock && decision != AuditDecision::kBlock) {
+  if (quality.decision == QualityDecision::kBlock && decision != AuditDecision::kBlock) {
     return Reject("/decision", "A blocked QualityReview cannot be downgraded by the ReleaseAudit");
   }
-  if (decision == AuditDecision::kRelease && quality.decision != ReviewDecision::kPass) {
+  if (decision == AuditDecision::kRelease && quality.decision != QualityDecision::kPass) {
     return Reject("/decision", "Release requires a passing current QualityReview");
   }
   if (decision == AuditDecision::kRelease && audit.claim_evidence_matrix.empty()) {
@@ -309,10 +309,10 @@ Status CheckQualityReview(RunSnapshot& snapshot, const Submission& s, const Json
   }
   TELIC_RETURN_IF_ERROR(CheckVerificationResults(snapshot, review, c));
   TELIC_RETURN_IF_ERROR(CheckReviewWorkOrder(snapshot, review, c, envelope));
-  if (review.decision == ReviewDecision::kProceedToFix && !DiagnosisStage(snapshot, c)) {
+  if (review.decision == QualityDecision::kProceedToFix && !DiagnosisStage(snapshot, c)) {
     return Reject("/decision", "proceed_to_fix is legal only after the first analyze_and_fix diagnosis");
   }
-  if (DiagnosisStage(snapshot, c) && review.decision == ReviewDecision::kPass) {
+  if (DiagnosisStage(snapshot, c) && review.decision == QualityDecision::kPass) {
     return Reject("/decision", "Analyze-and-fix diagnosis must pass through proceed_to_fix before release");
   }
   return CheckEvidenceSemantics(snapshot, s.type, s.body);

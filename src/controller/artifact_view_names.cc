@@ -41,13 +41,13 @@ std::string_view Name(CriterionStage value) {
   return "";
 }
 
-std::string_view Name(ReviewDecision value) {
+std::string_view Name(QualityDecision value) {
   switch (value) {
-    case ReviewDecision::kPass: return "pass";
-    case ReviewDecision::kProceedToFix: return "proceed_to_fix";
-    case ReviewDecision::kRemediate: return "remediate";
-    case ReviewDecision::kBlock: return "block";
-    case ReviewDecision::kPartial: return "partial";
+    case QualityDecision::kPass: return "pass";
+    case QualityDecision::kProceedToFix: return "proceed_to_fix";
+    case QualityDecision::kRemediate: return "remediate";
+    case QualityDecision::kBlock: return "block";
+    case QualityDecision::kPartial: return "partial";
   }
   return "";
 }

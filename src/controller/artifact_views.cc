@@ -140,8 +140,8 @@ constexpr std::array kCheckStatuses = {CheckStatus::kPass, CheckStatus::kFail, C
 constexpr std::array kVerificationStatuses = {VerificationStatus::kPass, VerificationStatus::kFail,
                                               VerificationStatus::kUnverified, VerificationStatus::kUnavailable};
 constexpr std::array kCriterionStages = {CriterionStage::kDiagnosis, CriterionStage::kCompletion};
-constexpr std::array kReviewDecisions = {ReviewDecision::kPass, ReviewDecision::kProceedToFix,
-                                         ReviewDecision::kRemediate, ReviewDecision::kBlock, ReviewDecision::kPartial};
+constexpr std::array kQualityDecisions = {QualityDecision::kPass, QualityDecision::kProceedToFix,
+                                          QualityDecision::kRemediate, QualityDecision::kBlock, QualityDecision::kPartial};
 constexpr std::array kAuditDecisions = {AuditDecision::kRelease, AuditDecision::kRemediate, AuditDecision::kPartial,
                                         AuditDecision::kBlock};
 constexpr std::array kPromptDecisions = {PromptDecision::kPass, PromptDecision::kRevise, PromptDecision::kBlock};
@@ -431,7 +431,7 @@ Result<QualityReviewView> ViewQualityReview(const Json& body) {
   TELIC_ASSIGN_OR_RETURN(view.rule_compliance_subjects, r.SubjectRefs("ruleCompliance"));
   TELIC_RETURN_IF_ERROR(ReadList(r, "verificationResults", view.verification_results, ReadVerificationResult));
   TELIC_ASSIGN_OR_RETURN(view.remaining_remediations, r.Integer("remainingRemediations"));
-  TELIC_ASSIGN_OR_RETURN(view.decision, r.Enum("decision", kReviewDecisions));
+  TELIC_ASSIGN_OR_RETURN(view.decision, r.Enum("decision", kQualityDecisions));
   TELIC_RETURN_IF_ERROR(ReadDiagnosisGate(r, view));
   TELIC_ASSIGN_OR_RETURN(view.remediation_work_order, NullableObject(r, "remediationWorkOrder"));
   return view;

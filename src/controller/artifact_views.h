@@ -32,7 +32,7 @@ using TestStatus = domain::TestStatus;      // TestResult.status
 enum class CheckStatus : uint8_t { kPass, kFail, kUnverified, kNotApplicable };         // CheckStatus
 enum class VerificationStatus : uint8_t { kPass, kFail, kUnverified, kUnavailable };    // VerificationResult.status
 enum class CriterionStage : uint8_t { kDiagnosis, kCompletion };                        // CriterionStage
-enum class ReviewDecision : uint8_t { kPass, kProceedToFix, kRemediate, kBlock, kPartial };  // QualityReview
+enum class QualityDecision : uint8_t { kPass, kProceedToFix, kRemediate, kBlock, kPartial };  // QualityReview
 enum class AuditDecision : uint8_t { kRelease, kRemediate, kPartial, kBlock };          // ReleaseAudit
 enum class PromptDecision : uint8_t { kPass, kRevise, kBlock };                         // PromptReview
 enum class FindingSeverity : uint8_t { kInfo, kWarning, kBlocking };                    // Finding.severity
@@ -54,7 +54,7 @@ std::string_view Name(ChangeType value);
 std::string_view Name(CheckStatus value);
 std::string_view Name(VerificationStatus value);
 std::string_view Name(CriterionStage value);
-std::string_view Name(ReviewDecision value);
+std::string_view Name(QualityDecision value);
 std::string_view Name(AuditDecision value);
 std::string_view Name(PromptDecision value);
 std::string_view Name(FindingSeverity value);
@@ -225,7 +225,7 @@ struct QualityReviewView {
   std::vector<std::string> rule_compliance_subjects;  // the string subjectRefs (null ones skipped)
   std::vector<VerificationResultView> verification_results;
   int64_t remaining_remediations = 0;
-  ReviewDecision decision = ReviewDecision::kBlock;
+  QualityDecision decision = QualityDecision::kBlock;
   bool has_diagnosis_gate = false;                 // diagnosisGate is an object
   std::vector<std::string> direct_evidence_refs;   // of the diagnosis gate
   const Json* correction_work_order = nullptr;     // the gate's, when an object; into the body

@@ -76,8 +76,8 @@ Result<Control> LatestControl(RunSnapshot& snapshot) {
   if (!control.meta) return control;
   if (rules::IsType(*control.meta, domain::ArtifactType::kQualityReview)) {
     TELIC_ASSIGN_OR_RETURN(QualityReviewView review, rules::ViewOf(snapshot, *control.meta, ViewQualityReview));
-    control.remediation = review.decision == ReviewDecision::kRemediate;
-    control.correction = review.decision == ReviewDecision::kProceedToFix;
+    control.remediation = review.decision == QualityDecision::kRemediate;
+    control.correction = review.decision == QualityDecision::kProceedToFix;
     control.order = control.correction ? review.correction_work_order : review.remediation_work_order;
   } else {
     TELIC_ASSIGN_OR_RETURN(ReleaseAuditView audit, rules::ViewOf(snapshot, *control.meta, ViewReleaseAudit));
