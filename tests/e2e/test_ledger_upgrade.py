@@ -72,7 +72,8 @@ class SqliteLedgerUpgradeTest(LedgerUpgradeMixin, unittest.TestCase):
         shutil.copyfile(os.path.join(FIXTURES, "main.sqlite3"), self.db)
         self.facts = MANIFEST["sqlite"]
 
-    # covers issue 41 item 1 (D-S28): schema 8 rebuilt the tables in place.
+    # covers issue 41 item 1 (D-S28), TEL-255, TEL-256, TEL-013, TEL-007: schema 8
+    # rebuilt the tables in place, every body byte for byte under its hash.
     # Read with Python's sqlite3 as a second opinion: no blobs table is left,
     # every artifact carries the body its sha256 names, the foreign keys and
     # the file are whole, and the append-only guards are back.
@@ -95,6 +96,42 @@ class SqliteLedgerUpgradeTest(LedgerUpgradeMixin, unittest.TestCase):
                 db.rollback()
         finally:
             db.close()
+
+
+    # covers issue 41 item 1 (D-S28), TEL-013: a pre-8 ledger read from disk is
+    # untrusted. One artifact's blob is missing and another's was replaced by
+    # a hostile body (4,000-deep nesting, 2 MB, an escape sequence). Schema 8
+    # keeps both artifact rows (an inner join would drop the first, a NOT NULL
+    # body would refuse the whole ledger), and each reads as data_loss; the
+    # error shows no raw control character and the other run still verifies.
+    def test_a_tampered_pre_8_ledger_migrates_and_shows_its_damage(self):
+        run = self.facts["cancelled_run"]
+        db = sqlite3.connect(self.db)
+        rows = db.execute("SELECT artifact_id, sha256 FROM artifacts WHERE run_id = ? ORDER BY seq", (run,)).fetchall()
+        self.assertEqual(len(rows), 2)
+        (missing_id, missing_sha), (forged_id, forged_sha) = rows
+        for sha in (missing_sha, forged_sha):
+            self.assertEqual(db.execute("SELECT count(*) FROM artifacts WHERE sha256 = ?", (sha,)).fetchone(), (1,))
+        hostile = "[" * 4000 + '"\x1b[31m' + "x" * 2_000_000 + '"' + "]" * 4000
+        db.executescript("DROP TRIGGER blobs_append_only; DROP TRIGGER blobs_immutable;")
+        db.execute("DELETE FROM blobs WHERE sha256 = ?", (missing_sha,))
+        db.execute("UPDATE blobs SET body = ? WHERE sha256 = ?", (hostile, forged_sha))
+        db.commit()
+        db.close()
+        self.cli("verify", self.facts["completed_run"])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TELIC_") or k == "TELIC_BIN"}
+        proc = subprocess.run([telic_binary(), "verify", run, "--db", self.db], capture_output=True, text=True,
+                              timeout=300, env=env, cwd=self.ws.base)
+        self.assertNotEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertNotIn("\x1b", proc.stdout + proc.stderr)
+        self.assertLess(len(proc.stdout + proc.stderr), 20_000)
+        db = sqlite3.connect(self.db)
+        try:
+            kept = dict(db.execute("SELECT artifact_id, body IS NULL FROM artifacts WHERE run_id = ?", (run,)).fetchall())
+        finally:
+            db.close()
+        self.assertEqual(kept, {missing_id: 1, forged_id: 0}, "both artifact rows survive the migration")
+        self.assertIn(run, self.statuses())
 
 
 class PostgresLedgerUpgradeTest(LedgerUpgradeMixin, unittest.TestCase):
